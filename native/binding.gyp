@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "rune_native",
+      "sources": ["src/addon.c", "src/probe.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11"],
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}

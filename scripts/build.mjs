@@ -1,0 +1,192 @@
+#!/usr/bin/env node
+// Builds dist/rune: the native addon (node-gyp), one esbuild bundle per mode, the assets the binary
+// carries (bundles, addons, web files) with a sha256 manifest, then a Node single executable
+// (SEA blob injected with postject) and the check/in/out symlinks.
+//
+//   node scripts/build.mjs [--out DIR] [--no-code-cache] [--no-strip]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as esbuild from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const { values: opts } = parseArgs({
+  options: {
+    out: { type: 'string', default: join(root, 'dist') },
+    'no-code-cache': { type: 'boolean', default: false },
+    'no-strip': { type: 'boolean', default: false },
+  },
+});
+const out = opts.out;
+const assetDir = join(out, 'assets');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const started = Date.now();
+const step = (what) =>
+  process.stderr.write(`build: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+
+/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts). */
+const MODES = {
+  main: 'src/main.ts',
+  cli: 'src/cli/index.ts',
+  notes: 'src/notes/index.ts',
+  concourse: 'src/concourse/index.ts',
+  sandbox: 'src/sandbox/entry.ts',
+};
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function buildNative() {
+  const addon = join(root, 'native/build/Release/rune_native.node');
+  const sources = Math.max(
+    newestMtime(join(root, 'native/src')),
+    statSync(join(root, 'native/binding.gyp')).mtimeMs,
+  );
+  if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
+  const gyp = require.resolve('node-gyp/bin/node-gyp.js');
+  execFileSync(process.execPath, [gyp, 'rebuild', '--directory', join(root, 'native')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return addon;
+}
+
+function sqliteAddon() {
+  const path = join(
+    dirname(require.resolve('better-sqlite3/package.json')),
+    'build/Release/better_sqlite3.node',
+  );
+  if (!existsSync(path)) {
+    throw new Error(
+      `better-sqlite3's native addon was not built (${path} is missing): npm may have held back its install script; run \`npm rebuild better-sqlite3\``,
+    );
+  }
+  return path;
+}
+
+async function bundle() {
+  const result = await esbuild.build({
+    entryPoints: MODES,
+    outdir: join(assetDir, 'js'),
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    keepNames: false,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+    define: { __RUNE_VERSION__: JSON.stringify(pkg.version) },
+    // Optional peers of bundled libraries that rune never uses.
+    external: ['bufferutil', 'utf-8-validate', 'pino-pretty'],
+  });
+  writeFileSync(join(out, 'meta.json'), JSON.stringify(result.metafile));
+}
+
+function listFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+function collectAssets(nativeAddon) {
+  mkdirSync(join(assetDir, 'native'), { recursive: true });
+  copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
+  copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
+  rmSync(join(assetDir, 'web'), { recursive: true, force: true });
+  for (const file of listFiles(join(root, 'web'))) {
+    const target = join(assetDir, 'web', relative(join(root, 'web'), file));
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(file, target);
+  }
+  const names = listFiles(assetDir)
+    .map((file) => relative(assetDir, file))
+    .filter((name) => name !== 'manifest.json' && name !== 'js/main.cjs')
+    .sort();
+  const sha256 = {};
+  for (const name of names)
+    sha256[name] = createHash('sha256')
+      .update(readFileSync(join(assetDir, name)))
+      .digest('hex');
+  writeFileSync(join(assetDir, 'manifest.json'), JSON.stringify({ version: pkg.version, sha256 }));
+  return [...names, 'manifest.json'];
+}
+
+async function makeExecutable(assets) {
+  const seaConfig = {
+    main: join(assetDir, 'js/main.cjs'),
+    output: join(out, 'sea-prep.blob'),
+    disableExperimentalSEAWarning: true,
+    useCodeCache: !opts['no-code-cache'],
+    useSnapshot: false,
+    assets: Object.fromEntries(assets.map((name) => [name, join(assetDir, name)])),
+  };
+  writeFileSync(join(out, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
+  execFileSync(process.execPath, ['--experimental-sea-config', join(out, 'sea-config.json')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+
+  const tmp = join(out, 'rune.tmp');
+  copyFileSync(process.execPath, tmp);
+  chmodSync(tmp, 0o755);
+  if (!opts['no-strip']) {
+    try {
+      execFileSync('strip', ['--strip-all', tmp], { stdio: 'ignore' });
+    } catch {
+      step('strip not available; the binary keeps its symbols');
+    }
+  }
+  const { inject } = require('postject');
+  await inject(tmp, 'NODE_SEA_BLOB', readFileSync(seaConfig.output), {
+    sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+  });
+  renameSync(tmp, join(out, 'rune'));
+  for (const name of ['check', 'in', 'out']) {
+    rmSync(join(out, name), { force: true });
+    symlinkSync('rune', join(out, name));
+  }
+}
+
+mkdirSync(out, { recursive: true });
+const nativeAddon = buildNative();
+step('native addon ready');
+await bundle();
+step('bundled');
+const assets = collectAssets(nativeAddon);
+step(`${assets.length} assets collected`);
+// postject prints LIEF warnings about .note sections; they are harmless (see PROBE-FINDINGS).
+const realWarn = console.warn;
+console.warn = () => {};
+try {
+  await makeExecutable(assets);
+} finally {
+  console.warn = realWarn;
+}
+step(
+  `${relative(root, join(out, 'rune'))} written (${(statSync(join(out, 'rune')).size / 2 ** 20).toFixed(1)} MiB)`,
+);

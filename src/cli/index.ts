@@ -1,0 +1,59 @@
+// The agent CLI program (SPEC §1): commander parses flags and subcommands here, after main.ts has
+// ruled out the Concourse, sandbox and notes programs.
+import { Command, CommanderError, Option } from 'commander';
+import { loadConfig } from '../config/load.ts';
+import type { ModeContext } from '../core/bundles.ts';
+import { RuneError } from '../core/errors.ts';
+import { VERSION } from '../core/version.ts';
+import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
+
+function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('rune')
+    .description('A zero-trust AI agent: every tool call passes a policy and runs in a kernel sandbox.')
+    .version(`rune ${VERSION}`, '-V, --version')
+    .showHelpAfterError('(run rune --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(text),
+      writeErr: (text) => process.stderr.write(text),
+    });
+
+  program
+    .command('doctor')
+    .description(
+      'Show the version, embedded SQLite, the sandbox layers this machine offers, and the config in use',
+    )
+    .addOption(new Option('--json', 'print one JSON object'))
+    .action((options: { json?: boolean }) => {
+      const report = collectDoctorReport();
+      process.stdout.write(
+        options.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctorReport(report),
+      );
+      if (!report.config.valid) setExit(new RuneError('CONFIG_INVALID', '').exitCode);
+    });
+
+  program.argument('[prompt...]', 'the task; stdin is joined to it when it is not a terminal').action(() => {
+    // Validating the configuration first gives a clear error before anything else happens.
+    loadConfig();
+    throw new RuneError('USAGE', 'the agent is not part of this build yet; try `rune doctor`');
+  });
+
+  return program;
+}
+
+export async function run(context: ModeContext): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram((code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(context.args, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end through here with exit code 0; parse errors were already printed.
+      return error.exitCode === 0 ? 0 : new RuneError('USAGE', '').exitCode;
+    }
+    throw error;
+  }
+  return exitCode;
+}

@@ -1,0 +1,196 @@
+// Reads rune.toml, the RUNE_* variables and the flags, checks each layer against the one schema,
+// reports every problem at once as `source: key.path: message`, then merges
+// (defaults < file < env < flags) and freezes the result.
+import { readFileSync } from 'node:fs';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import type { z } from 'zod/v4';
+import { RuneError } from '../core/errors.ts';
+import { configFile } from '../core/paths.ts';
+import { type ConfigLayer, configLayerSchema, DEFAULTS, type RuneConfig } from './schema.ts';
+
+/** RUNE_* variables and the key each sets. Numbers are parsed here; the schema judges the result. */
+export const ENV_KEYS: Record<string, string> = {
+  RUNE_MODEL: 'model',
+  RUNE_API_KEY: 'api_key',
+  RUNE_PROVIDER: 'provider',
+  RUNE_BASE_URL: 'base_url',
+  RUNE_SKILLS_DIR: 'skills_dir',
+  RUNE_SYSTEM_PROMPT: 'system_prompt',
+  RUNE_MAX_STEPS: 'max_steps',
+  RUNE_TOKEN_BUDGET: 'token_budget',
+  RUNE_MAX_OUTPUT_TOKENS: 'max_output_tokens',
+  RUNE_TIMEOUT_SECS: 'timeout_secs',
+  RUNE_CONTEXT_WINDOW: 'context_window',
+  RUNE_TRACE: 'trace',
+  RUNE_LOG_LEVEL: 'log_level',
+  RUNE_POLICY_MODE: 'policy.mode',
+  RUNE_SANDBOX: 'sandbox.mode',
+};
+
+const NUMERIC = new Set(['max_steps', 'token_budget', 'max_output_tokens', 'timeout_secs', 'context_window']);
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Values from command-line flags, already shaped like the file. */
+  flags?: ConfigLayer;
+  /** Label of each flag key path for error messages, e.g. `max_steps` → `--max-steps`. */
+  flagLabels?: Record<string, string>;
+  /** An explicit config file (--config); it must exist. Default: $RUNE_HOME/rune.toml if present. */
+  file?: string;
+  readFile?: (path: string) => string;
+}
+
+export interface LoadedConfig {
+  config: RuneConfig;
+  /** The config file consulted, and whether it existed. */
+  file: string;
+  fileFound: boolean;
+}
+
+type Problem = string;
+
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const read = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
+  const file = options.file ?? configFile(env);
+  const problems: Problem[] = [];
+
+  let fileLayer: ConfigLayer = {};
+  let fileFound = false;
+  let text: string | undefined;
+  try {
+    text = read(file);
+    fileFound = true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' || options.file !== undefined) {
+      problems.push(`${file}: cannot read: ${(error as Error).message}`);
+    }
+  }
+  if (text !== undefined) {
+    const raw = parseTomlText(file, text, problems);
+    if (raw) fileLayer = checkLayer(raw, problems, (path) => `${file}: ${path || '(top level)'}`);
+  }
+
+  const envLayer = checkLayer(envToRaw(env), problems, (path) => envLabel(path));
+  const flagLayer = checkLayer(options.flags ?? {}, problems, (path) => options.flagLabels?.[path] ?? path);
+
+  if (problems.length > 0) {
+    throw new RuneError(
+      'CONFIG_INVALID',
+      `invalid configuration (${problems.length} problem${problems.length > 1 ? 's' : ''})`,
+      {
+        details: problems,
+      },
+    );
+  }
+
+  const merged = mergeLayers([fileLayer, envLayer, flagLayer]);
+  return { config: deepFreeze(withDefaults(merged)), file, fileFound };
+}
+
+export function parseTomlText(
+  file: string,
+  text: string,
+  problems: Problem[],
+): Record<string, unknown> | undefined {
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof TomlError) {
+      problems.push(`${file}: line ${error.line}, column ${error.column}: ${firstLine(error.message)}`);
+    } else {
+      problems.push(`${file}: ${(error as Error).message}`);
+    }
+    return undefined;
+  }
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}
+
+function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => string): ConfigLayer {
+  const result = configLayerSchema.safeParse(raw);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) problems.push(describeIssue(issue, label));
+  return {};
+}
+
+function describeIssue(issue: z.core.$ZodIssue, label: (path: string) => string): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${label(path ? `${path}.${key}` : key)}: unknown key`).join('\n');
+  }
+  return `${label(path)}: ${issue.message}`;
+}
+
+function envLabel(path: string): string {
+  const name = Object.entries(ENV_KEYS).find(([, key]) => key === path)?.[0];
+  return name ?? `environment: ${path}`;
+}
+
+function envToRaw(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  for (const [name, path] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    const parsed = NUMERIC.has(path) && /^\d+$/.test(value) ? Number(value) : value;
+    setPath(raw, path.split('.'), parsed);
+  }
+  return raw;
+}
+
+function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+/** Later layers win key by key inside tables; arrays are replaced, except MCP servers, which add up. */
+export function mergeLayers(layers: ConfigLayer[]): ConfigLayer {
+  const out: Record<string, unknown> = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      if (key === 'mcp') {
+        out.mcp = [...((out.mcp as unknown[]) ?? []), ...(value as unknown[])];
+      } else if (isTable(value)) {
+        out[key] = { ...((out[key] as object) ?? {}), ...stripUndefined(value) };
+      } else {
+        out[key] = value;
+      }
+    }
+  }
+  return out as ConfigLayer;
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stripUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined));
+}
+
+function withDefaults(layer: ConfigLayer): RuneConfig {
+  return {
+    ...DEFAULTS,
+    ...stripUndefined(layer),
+    policy: { ...DEFAULTS.policy, ...layer.policy },
+    sandbox: { ...DEFAULTS.sandbox, ...layer.sandbox },
+    notes: { ...DEFAULTS.notes, ...layer.notes },
+    mcp: layer.mcp ?? [],
+  } as RuneConfig;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,21 @@
+// Which of rune's programs an invocation means (SPEC §0), decided from the invoked name and the
+// first argument before any option parser runs. Pure, so the order of the rules is tested directly.
+import type { ModeName } from './core/bundles.ts';
+
+const CONCOURSE_NAMES = new Set(['check', 'in', 'out']);
+/** The hidden re-exec protocol of the sandbox; never listed in --help, never renamed. */
+export const SANDBOX_SUBCOMMANDS: ReadonlySet<string> = new Set(['_landlock', '_seccomp', '_net-guard']);
+
+export interface Dispatch {
+  mode: ModeName | 'version';
+  args: string[];
+}
+
+export function chooseMode(invokedAs: string, args: readonly string[]): Dispatch {
+  if (CONCOURSE_NAMES.has(invokedAs)) return { mode: 'concourse', args: [...args] };
+  const first = args[0];
+  if (first !== undefined && SANDBOX_SUBCOMMANDS.has(first)) return { mode: 'sandbox', args: [...args] };
+  if (first === 'notes') return { mode: 'notes', args: args.slice(1) };
+  if (args.length === 1 && (first === '--version' || first === '-V')) return { mode: 'version', args: [] };
+  return { mode: 'cli', args: [...args] };
+}

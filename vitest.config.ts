@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// unit: fast tests next to the code. e2e/sandbox/browser: drive the built binary (dist/rune, or
+// RUNE_BIN) and real processes, so they get longer timeouts and run one file at a time per worker.
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['src/**/*.test.ts'], testTimeout: 15_000 } },
+      {
+        test: {
+          name: 'e2e',
+          include: ['tests/e2e/**/*.test.ts', 'tests/sandbox/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['tests/browser/**/*.test.ts'],
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
