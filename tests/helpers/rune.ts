@@ -1,6 +1,6 @@
 // Runs the built binary the way users and Concourse do. RUNE_BIN points at another build
 // (helpers building in parallel use their own output folder); the default is dist/rune.
-import { spawn, type SpawnOptions } from 'node:child_process';
+import { type SpawnOptions, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

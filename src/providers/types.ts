@@ -1,0 +1,56 @@
+// The one provider interface every model backend implements (OpenAI-compatible, OpenRouter,
+// Copilot, Gemini, Anthropic). Messages are rune's own shape; each provider converts at its edge.
+import type { ProviderName } from '../config/schema.ts';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments exactly as the model sent them (JSON text); validated by the tool, not here. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  /** Empty on the answer-now round: the model must answer with what it has. */
+  tools: readonly ToolDefinition[];
+  maxOutputTokens: number;
+  signal?: AbortSignal;
+  /** Streamed text deltas, for the interactive session and the notes chat. */
+  onText?: (delta: string) => void;
+}
+
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+
+export interface ChatResponse {
+  content: string;
+  toolCalls: ToolCall[];
+  usage: Usage;
+  finishReason: FinishReason;
+  /** The model that answered, as the provider names it. */
+  model: string;
+}
+
+export interface Provider {
+  readonly name: ProviderName;
+  complete(request: ChatRequest): Promise<ChatResponse>;
+}

@@ -1,0 +1,62 @@
+// What the agent, the tools and the MCP client see of the sandbox: run a command (or start a
+// long-lived process) inside every layer this machine offers, and say which layers were applied.
+
+export type LayerName = 'cgroups' | 'network' | 'seccomp' | 'landlock' | 'dns' | 'namespaces' | 'rlimits';
+
+export interface LayerReport {
+  layer: LayerName;
+  applied: boolean;
+  /** What was enforced when applied (e.g. "ABI 7, 4 ro + 1 rw paths"), the reason when skipped. */
+  detail: string;
+}
+
+export interface SandboxRequest {
+  /** argv; execute_cmd passes ['/bin/sh', '-c', text]. */
+  argv: string[];
+  cwd: string;
+  /** The complete environment of the process (already scrubbed by the caller or the executor). */
+  env: Record<string, string>;
+  readOnlyPaths: string[];
+  readWritePaths: string[];
+  /** Host names the process may reach; empty means no network at all. */
+  allowedDomains: string[];
+  /** Wall-clock limit; the whole process group is killed when it expires. */
+  timeoutMs: number;
+  /** Each of stdout and stderr is capped at this many bytes (the rest is counted, not kept). */
+  maxOutputBytes: number;
+  stdin?: string;
+  signal?: AbortSignal;
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** Bytes dropped beyond maxOutputBytes. */
+  stdoutDropped: number;
+  stderrDropped: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  layers: LayerReport[];
+  durationMs: number;
+}
+
+/** A long-lived sandboxed process with stdio pipes (MCP servers). */
+export interface SandboxedProcess {
+  readonly pid: number | undefined;
+  readonly stdin: NodeJS.WritableStream;
+  readonly stdout: NodeJS.ReadableStream;
+  readonly stderr: NodeJS.ReadableStream;
+  readonly layers: LayerReport[];
+  /** Resolves when the process (and its group) has exited. */
+  readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  kill(): void;
+}
+
+export interface SandboxExecutor {
+  run(request: SandboxRequest): Promise<SandboxResult>;
+  spawn(request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>): SandboxedProcess;
+  /** The layers a call would get on this machine, with reasons for the skipped ones. */
+  describe(): LayerReport[];
+}
