@@ -1,0 +1,88 @@
+// The agent run as other modes see it: the CLI's pipe mode and session, the notes chat and the
+// Concourse resource all call runAgent() with these options and read this result.
+import type { RuneConfig } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Confirmer, PolicyDecision } from '../policy/types.ts';
+import type { ChatMessage, ToolDefinition, Usage } from '../providers/types.ts';
+import type { LayerReport } from '../sandbox/types.ts';
+
+export type StopReason = 'FinalAnswer' | 'MaxSteps' | 'TokenBudgetExhausted' | 'Error' | 'UserInterrupt';
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  /** Arguments as the model sent them, redacted. */
+  arguments: string;
+  decision: PolicyDecision['kind'];
+  rule: string;
+  isError: boolean;
+  /** The sandbox layers of the process the tool ran, when it ran one. */
+  layers?: LayerReport[];
+  durationMs: number;
+}
+
+export type AgentEvent =
+  | { type: 'run_start'; sessionId: string; model: string; provider: string }
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
+  | { type: 'policy_decision'; id: string; name: string; decision: PolicyDecision }
+  | {
+      type: 'tool_result';
+      id: string;
+      name: string;
+      isError: boolean;
+      content: string;
+      layers?: LayerReport[];
+    }
+  | { type: 'model_usage'; step: number; usage: Usage }
+  | { type: 'compaction'; beforeTokens: number; afterTokens: number }
+  | { type: 'run_end'; status: StopReason; steps: number; usage: Usage };
+
+/** A tool offered to the model beyond the six built-ins (notes tools, MCP tools). */
+export interface ExtraTool {
+  definition: ToolDefinition;
+  source: 'builtin' | 'mcp';
+  server?: string;
+  readOnly?: boolean;
+  execute(
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ content: string; isError?: boolean }>;
+}
+
+export interface AgentRunOptions {
+  prompt: string;
+  config: RuneConfig;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** Replaces the active system prompt (AGENTS.md from cwd is still appended). */
+  systemPrompt?: string;
+  /** Appended to the active system prompt. */
+  appendSystemPrompt?: string;
+  /** Earlier conversation (a resumed session or a notes chat). */
+  history?: ChatMessage[];
+  /** Extra folders the agent may read (Concourse inputs), added to allowed_paths_ro. */
+  readPaths?: string[];
+  extraTools?: ExtraTool[];
+  /** When absent, nothing is ever asked: an "ask" becomes a deny, or an allow with `yes`. */
+  confirmer?: Confirmer;
+  yes?: boolean;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  sessionId?: string;
+}
+
+export interface AgentRunResult {
+  answer: string;
+  status: StopReason;
+  steps: number;
+  usage: Usage;
+  toolCalls: ToolCallRecord[];
+  model: string;
+  sessionId: string;
+  /** The whole conversation, for sessions and chats. */
+  messages: ChatMessage[];
+  /** Set when status is Error. */
+  error?: { code: string; message: string };
+}
