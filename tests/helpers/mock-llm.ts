@@ -1,0 +1,498 @@
+// A scripted model server for tests: OpenAI chat completions, Gemini generateContent, Anthropic
+// Messages and the Copilot token endpoint on 127.0.0.1, all answering from one queue of steps.
+//
+//   const mock = await startMockLlm();
+//   mock.script([{ toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo hi' } }] }, { text: 'done' }]);
+//   rune --base-url ${mock.baseUrl} --api-key sk-test …        // OpenAI wire (also OpenRouter, Copilot)
+//   provider gemini:    base_url = mock.geminiBaseUrl          // …/v1beta
+//   provider anthropic: base_url = mock.baseUrl                // …/v1/messages
+//   provider copilot:   RUNE_COPILOT_TOKEN_URL = mock.copilotTokenUrl (the token names mock.url as its API)
+//
+// Every model call takes the next step (or the fallback when the queue is empty) and renders it in
+// the wire format of the endpoint called, streaming (SSE) when the request asks for it.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type WireKind = 'openai' | 'gemini' | 'anthropic';
+
+export interface MockToolCall {
+  /** Default: call_N (OpenAI), toolu_N (Anthropic), none (Gemini, as the real API). */
+  id?: string;
+  name: string;
+  /** An object is JSON-encoded; a string is sent as is (so tests can send broken JSON). */
+  arguments: string | Record<string, unknown>;
+}
+
+export interface MockStepSpec {
+  text?: string;
+  toolCalls?: MockToolCall[];
+  /** Default { input: 10, output: 5 }. */
+  usage?: { input: number; output: number };
+  /** Default: tool_calls when there are tool calls, else stop (mapped per wire). */
+  finishReason?: 'stop' | 'tool_calls' | 'length';
+  /** An HTTP error status: the body is `body`, or the wire's usual error object carrying `text`. */
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Milliseconds to wait before answering. */
+  delay?: number;
+  /** Never answer (until the client gives up or the mock closes): for timeouts and cancellation. */
+  hang?: boolean;
+  /** Destroy the connection without an answer: a network error. */
+  disconnect?: boolean;
+  /** Characters per streamed text chunk and per tool-argument chunk. Default 4. */
+  chunkSize?: number;
+  /** Model name reported back. Default: the requested model. */
+  model?: string;
+}
+
+export type MockStep = MockStepSpec | ((request: RecordedRequest) => MockStepSpec | Promise<MockStepSpec>);
+
+export interface RecordedRequest {
+  kind: WireKind | 'copilot-token';
+  method: string;
+  /** Path with query, e.g. /v1/chat/completions or /v1beta/models/m:streamGenerateContent?alt=sse. */
+  path: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (or the raw text when it is not JSON; undefined when empty). */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary wire JSON without ceremony
+  body: any;
+  stream: boolean;
+  /** The model asked for (from the body, or the Gemini URL). */
+  model: string | undefined;
+}
+
+export interface CopilotTokenSpec {
+  token?: string;
+  /** Seconds until expires_at. Default 1800. */
+  expiresIn?: number;
+  status?: number;
+  body?: unknown;
+}
+
+export interface MockLlm {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** url + /v1: OpenAI-compatible base URL (and Anthropic's). */
+  baseUrl: string;
+  /** url + /v1beta: Gemini base URL. */
+  geminiBaseUrl: string;
+  /** url + /copilot_internal/v2/token */
+  copilotTokenUrl: string;
+  /** Model calls received, in order (all wires; token requests are in tokenRequests). */
+  requests: RecordedRequest[];
+  tokenRequests: RecordedRequest[];
+  /** Replaces the pending steps. */
+  script(steps: MockStep[]): void;
+  /** Appends one step. */
+  push(step: MockStep): void;
+  /** Answers model calls once the queue is empty. Default: HTTP 400 "no scripted step left". */
+  setFallback(fallback: MockStep | undefined): void;
+  /** How the Copilot token endpoint answers. Default: a fresh token valid for 1800 s. */
+  setCopilotToken(spec: CopilotTokenSpec | ((request: RecordedRequest) => CopilotTokenSpec)): void;
+  /** Steps not yet used. */
+  readonly pending: number;
+  close(): Promise<void>;
+}
+
+const DEFAULT_USAGE = { input: 10, output: 5 };
+
+export async function startMockLlm(): Promise<MockLlm> {
+  let queue: MockStep[] = [];
+  let fallback: MockStep | undefined;
+  let tokenSpec: CopilotTokenSpec | ((request: RecordedRequest) => CopilotTokenSpec) = {};
+  let tokenCount = 0;
+  let callCount = 0;
+  const requests: RecordedRequest[] = [];
+  const tokenRequests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `mock-llm failure: ${String(error)}` } }));
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = req.url ?? '/';
+    const pathname = path.split('?')[0] ?? path;
+    // biome-ignore lint/suspicious/noExplicitAny: parsed wire JSON, read loosely
+    let body: any;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      body = raw;
+    }
+    const kind = kindOf(pathname);
+    if (!kind) {
+      sendJson(res, 404, { error: { message: `mock-llm: no endpoint ${req.method} ${pathname}` } });
+      return;
+    }
+    const geminiModel = /\/models\/([^/:]+):/.exec(pathname)?.[1];
+    const record: RecordedRequest = {
+      kind,
+      method: req.method ?? 'GET',
+      path,
+      headers: { ...req.headers },
+      body,
+      stream:
+        kind === 'gemini'
+          ? pathname.endsWith(':streamGenerateContent')
+          : Boolean(body && body.stream === true),
+      model: geminiModel ? decodeURIComponent(geminiModel) : body?.model,
+    };
+
+    if (kind === 'copilot-token') {
+      tokenRequests.push(record);
+      const spec = typeof tokenSpec === 'function' ? tokenSpec(record) : tokenSpec;
+      if (spec.status && spec.status >= 400) {
+        sendJson(res, spec.status, spec.body ?? { message: 'Bad credentials' });
+        return;
+      }
+      tokenCount += 1;
+      const expiresAt = Math.floor(Date.now() / 1000) + (spec.expiresIn ?? 1800);
+      sendJson(res, 200, {
+        token: spec.token ?? `tid=mock-copilot-${tokenCount};exp=${expiresAt};sku=test`,
+        expires_at: expiresAt,
+        refresh_in: Math.max(0, (spec.expiresIn ?? 1800) - 300),
+        endpoints: { api: url },
+      });
+      return;
+    }
+
+    requests.push(record);
+    callCount += 1;
+    const next = queue.shift() ?? fallback;
+    const step: MockStepSpec = next
+      ? typeof next === 'function'
+        ? await next(record)
+        : next
+      : { status: 400, text: 'mock-llm: no scripted step left' };
+
+    if (step.delay) await sleep(step.delay);
+    if (step.disconnect) {
+      req.socket.destroy();
+      return;
+    }
+    if (step.hang) return; // the socket is destroyed on close()
+    if (step.status && step.status >= 400) {
+      sendJson(res, step.status, step.body ?? errorBody(kind, step.status, step.text), step.headers);
+      return;
+    }
+    const model = step.model ?? record.model ?? 'mock-model';
+    const render = { openai: renderOpenAi, gemini: renderGemini, anthropic: renderAnthropic }[kind];
+    const out = render(step, model, callCount, record);
+    if (record.stream) {
+      res.writeHead(step.status ?? 200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        ...step.headers,
+      });
+      for (const event of out.events) res.write(event);
+      res.end();
+    } else {
+      sendJson(res, step.status ?? 200, out.json, step.headers);
+    }
+  }
+
+  return {
+    url,
+    baseUrl: `${url}/v1`,
+    geminiBaseUrl: `${url}/v1beta`,
+    copilotTokenUrl: `${url}/copilot_internal/v2/token`,
+    requests,
+    tokenRequests,
+    script(steps) {
+      queue = [...steps];
+    },
+    push(step) {
+      queue.push(step);
+    },
+    setFallback(next) {
+      fallback = next;
+    },
+    setCopilotToken(spec) {
+      tokenSpec = spec;
+    },
+    get pending() {
+      return queue.length;
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function kindOf(pathname: string): RecordedRequest['kind'] | undefined {
+  if (pathname.endsWith('/copilot_internal/v2/token')) return 'copilot-token';
+  if (pathname.endsWith('/chat/completions')) return 'openai';
+  if (/\/models\/[^/]+:(stream)?[gG]enerateContent$/.test(pathname)) return 'gemini';
+  if (pathname.endsWith('/messages')) return 'anthropic';
+  return undefined;
+}
+
+interface Rendered {
+  json: unknown;
+  events: string[];
+}
+
+function argsText(call: MockToolCall): string {
+  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+}
+
+function argsObject(call: MockToolCall): unknown {
+  if (typeof call.arguments !== 'string') return call.arguments;
+  try {
+    return JSON.parse(call.arguments);
+  } catch {
+    return call.arguments;
+  }
+}
+
+function pieces(text: string, size: number): string[] {
+  if (text === '') return [];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function renderOpenAi(step: MockStepSpec, model: string, n: number, request: RecordedRequest): Rendered {
+  const usage = step.usage ?? DEFAULT_USAGE;
+  const calls = (step.toolCalls ?? []).map((call, i) => ({ ...call, id: call.id ?? `call_${n}_${i}` }));
+  const finish = step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
+  const id = `chatcmpl-mock-${n}`;
+  const created = Math.floor(Date.now() / 1000);
+  const usageJson = {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+  };
+  const json = {
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: step.text ?? (calls.length > 0 ? null : ''),
+          ...(calls.length > 0
+            ? {
+                tool_calls: calls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: argsText(call) },
+                })),
+              }
+            : {}),
+        },
+        finish_reason: finish,
+      },
+    ],
+    usage: usageJson,
+  };
+
+  const size = step.chunkSize ?? 4;
+  const chunk = (delta: unknown, finishReason: string | null = null) =>
+    sse({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    });
+  const events = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of pieces(step.text ?? '', size)) events.push(chunk({ content: piece }));
+  calls.forEach((call, index) => {
+    events.push(
+      chunk({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      }),
+    );
+    // Arguments split across chunks, as real servers do.
+    for (const piece of pieces(argsText(call), size)) {
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  events.push(chunk({}, finish));
+  if (request.body?.stream_options?.include_usage) {
+    events.push(sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageJson }));
+  }
+  events.push('data: [DONE]\n\n');
+  return { json, events };
+}
+
+function renderGemini(step: MockStepSpec, model: string, _n: number): Rendered {
+  const usage = step.usage ?? DEFAULT_USAGE;
+  const calls = step.toolCalls ?? [];
+  const finish = step.finishReason === 'length' ? 'MAX_TOKENS' : 'STOP';
+  const usageMetadata = {
+    promptTokenCount: usage.input,
+    candidatesTokenCount: usage.output,
+    totalTokenCount: usage.input + usage.output,
+  };
+  const callParts = calls.map((call) => ({
+    functionCall: { ...(call.id ? { id: call.id } : {}), name: call.name, args: argsObject(call) },
+  }));
+  const json = {
+    candidates: [
+      {
+        content: { role: 'model', parts: [...(step.text ? [{ text: step.text }] : []), ...callParts] },
+        finishReason: finish,
+        index: 0,
+      },
+    ],
+    usageMetadata,
+    modelVersion: model,
+  };
+  const textPieces = pieces(step.text ?? '', step.chunkSize ?? 4);
+  const events: string[] = textPieces.map((text) =>
+    sse({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }], modelVersion: model }),
+  );
+  // Gemini streams each function call whole, and the finish reason and usage with the last chunk.
+  events.push(
+    sse({
+      candidates: [{ content: { role: 'model', parts: callParts }, finishReason: finish, index: 0 }],
+      usageMetadata,
+      modelVersion: model,
+    }),
+  );
+  return { json, events };
+}
+
+function renderAnthropic(step: MockStepSpec, model: string, n: number): Rendered {
+  const usage = step.usage ?? DEFAULT_USAGE;
+  const calls = (step.toolCalls ?? []).map((call, i) => ({ ...call, id: call.id ?? `toolu_${n}_${i}` }));
+  const stopReason =
+    step.finishReason === 'length' ? 'max_tokens' : calls.length > 0 ? 'tool_use' : 'end_turn';
+  const id = `msg_mock_${n}`;
+  const content = [
+    ...(step.text ? [{ type: 'text', text: step.text }] : []),
+    ...calls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: argsObject(call) })),
+  ];
+  const json = {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: { input_tokens: usage.input, output_tokens: usage.output },
+  };
+  const size = step.chunkSize ?? 4;
+  const events = [
+    sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        ...json,
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: usage.input, output_tokens: 1 },
+      },
+    }),
+  ];
+  let index = 0;
+  if (step.text) {
+    events.push(
+      sseEvent('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      }),
+    );
+    for (const text of pieces(step.text, size)) {
+      events.push(
+        sseEvent('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text },
+        }),
+      );
+    }
+    events.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
+    index += 1;
+  }
+  for (const call of calls) {
+    events.push(
+      sseEvent('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      }),
+    );
+    for (const partial_json of pieces(argsText(call), size)) {
+      events.push(
+        sseEvent('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json },
+        }),
+      );
+    }
+    events.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
+    index += 1;
+  }
+  events.push(
+    sseEvent('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    }),
+    sseEvent('message_stop', { type: 'message_stop' }),
+  );
+  return { json, events };
+}
+
+function errorBody(kind: WireKind, status: number, text?: string): unknown {
+  const message = text ?? `mock error ${status}`;
+  if (kind === 'gemini') return { error: { code: status, message, status: 'ERROR' } };
+  if (kind === 'anthropic') return { type: 'error', error: { type: 'api_error', message } };
+  return { error: { message, type: 'mock_error', code: status } };
+}
+
+function sse(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+function sseEvent(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
