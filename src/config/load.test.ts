@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { isRuneError, type RuneError } from '../core/errors.ts';
+import { loadConfig } from './load.ts';
+
+const FILE = '/home/u/.rune/rune.toml';
+
+function load(text: string | undefined, env: NodeJS.ProcessEnv = {}, flags = {}) {
+  return loadConfig({
+    env: { HOME: '/home/u', ...env },
+    flags,
+    flagLabels: { max_steps: '--max-steps', model: '--model' },
+    readFile: (path) => {
+      if (path !== FILE || text === undefined) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+      return text;
+    },
+  });
+}
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (isRuneError(error)) return [...(error as RuneError).details];
+    throw error;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('loadConfig', () => {
+  it('gives the defaults when there is no file', () => {
+    const { config, fileFound, file } = load(undefined);
+    expect(file).toBe(FILE);
+    expect(fileFound).toBe(false);
+    expect(config.policy.mode).toBe('allowlist');
+    expect(config.max_steps).toBe(25);
+    expect(config.max_output_tokens).toBe(8192);
+    expect(config.sandbox.command_timeout_secs).toBe(30);
+  });
+
+  it('layers defaults < file < env < flags, table by table', () => {
+    const { config } = load(
+      'model = "file-model"\nmax_steps = 5\n[policy]\nallowed_commands = ["ls"]\nmode = "confirm"\n',
+      { RUNE_MODEL: 'env-model', RUNE_POLICY_MODE: 'allowlist' },
+      { max_steps: 9 },
+    );
+    expect(config.model).toBe('env-model');
+    expect(config.max_steps).toBe(9);
+    expect(config.policy.mode).toBe('allowlist');
+    // Keys of a table not overridden survive from the file.
+    expect(config.policy.allowed_commands).toEqual(['ls']);
+    expect(config.policy.max_pids).toBe(512);
+  });
+
+  it('returns a frozen object', () => {
+    const { config } = load('[policy]\nallowed_commands = ["ls"]\n');
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.policy.allowed_commands)).toBe(true);
+  });
+
+  it('reports every problem of every layer at once', () => {
+    const found = problems(() =>
+      load(
+        'max_steps = "many"\ncolour = 1\n[policy]\nmode = "yolo"\n',
+        { RUNE_MAX_STEPS: 'lots' },
+        { model: '' },
+      ),
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\/home\/u\/\.rune\/rune\.toml: max_steps: .*number/),
+        `${FILE}: colour: unknown key`,
+        expect.stringMatching(/^\/home\/u\/\.rune\/rune\.toml: policy\.mode: /),
+        expect.stringMatching(/^RUNE_MAX_STEPS: .*number/),
+        expect.stringMatching(/^--model: /),
+      ]),
+    );
+    expect(found).toHaveLength(5);
+  });
+
+  it('never replaces a bad security setting with a default', () => {
+    expect(problems(() => load('[policy]\nmode = "off"\n'))[0]).toMatch(/policy\.mode/);
+    expect(problems(() => load('[sandbox]\nmode = "maybe"\n'))[0]).toMatch(/sandbox\.mode/);
+  });
+
+  it('reports TOML syntax errors with line and column', () => {
+    expect(problems(() => load('a = [1,\n'))[0]).toMatch(
+      /^\/home\/u\/\.rune\/rune\.toml: line \d+, column \d+: /,
+    );
+  });
+
+  it('uses RUNE_HOME for the file and requires an explicit --config file to exist', () => {
+    expect(loadConfig({ env: { RUNE_HOME: '/x' }, readFile: () => '' }).file).toBe('/x/rune.toml');
+    expect(problems(() => loadConfig({ file: '/nope/rune.toml', env: {} }))[0]).toMatch(
+      /^\/nope\/rune\.toml: cannot read/,
+    );
+  });
+
+  it('adds up MCP servers from the file and the flags', () => {
+    const { config } = load(
+      '[[mcp]]\nname = "a"\ncommand = "x"\n',
+      {},
+      { mcp: [{ name: 'b', command: 'y' }] },
+    );
+    expect(config.mcp.map((server) => server.name)).toEqual(['a', 'b']);
+  });
+});
