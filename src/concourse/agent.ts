@@ -1,0 +1,144 @@
+// One agent run for the resource: the source becomes the whole configuration (no rune.toml, no
+// RUNE_* variables: a pipeline's behaviour must not depend on the worker), nothing ever prompts,
+// progress goes to the build log, and a run without a final answer fails the step.
+import { createHash } from 'node:crypto';
+import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
+import { loadConfig } from '../config/load.ts';
+import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
+import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { redact } from '../core/redact.ts';
+import type { Source } from './schema.ts';
+
+export type RunAgentFn = (options: AgentRunOptions) => Promise<AgentRunResult>;
+
+export interface AgentDeps {
+  runAgent: RunAgentFn;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** A build-log line (already without the trailing newline). */
+  log(line: string): void;
+}
+
+export function configFromSource(source: Source): RuneConfig {
+  const layer: ConfigLayer = {};
+  if (source.api_key !== undefined) layer.api_key = source.api_key;
+  if (source.provider !== undefined) layer.provider = source.provider;
+  if (source.base_url !== undefined) layer.base_url = source.base_url;
+  if (source.model !== undefined) layer.model = source.model;
+  if (source.system_prompt !== undefined) layer.system_prompt = source.system_prompt;
+  if (source.max_steps !== undefined) layer.max_steps = source.max_steps;
+  if (source.token_budget !== undefined) layer.token_budget = source.token_budget;
+  if (source.timeout_secs !== undefined) layer.timeout_secs = source.timeout_secs;
+  if (source.policy !== undefined) layer.policy = source.policy;
+  if (source.sandbox !== undefined) layer.sandbox = source.sandbox;
+  const noFile = (): string => {
+    throw Object.assign(new Error('no config file in Concourse mode'), { code: 'ENOENT' });
+  };
+  return loadConfig({ env: {}, flags: layer, readFile: noFile }).config;
+}
+
+export interface PromptRun {
+  source: Source;
+  prompt: string;
+  cwd: string;
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  readPaths?: string[];
+}
+
+/** Runs the agent; anything but a final answer becomes the matching RuneError. */
+export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentRunResult> {
+  const options: AgentRunOptions = {
+    prompt: run.prompt,
+    config: configFromSource(run.source),
+    cwd: run.cwd,
+    env: deps.env,
+    logger: deps.logger,
+    onEvent: (event) => logEvent(deps, event),
+  };
+  if (run.systemPrompt !== undefined) options.systemPrompt = run.systemPrompt;
+  if (run.appendSystemPrompt !== undefined) options.appendSystemPrompt = run.appendSystemPrompt;
+  if (run.readPaths && run.readPaths.length > 0) options.readPaths = run.readPaths;
+  const result = await deps.runAgent(options);
+  if (result.status === 'FinalAnswer') return result;
+  if (result.answer) deps.log(`rune: partial answer:\n${redact(result.answer)}`);
+  throw failure(result);
+}
+
+function failure(result: AgentRunResult): RuneError {
+  switch (result.status) {
+    case 'MaxSteps':
+      return new RuneError(
+        'MAX_STEPS',
+        `the agent reached max_steps (${result.steps}) without a final answer`,
+      );
+    case 'TokenBudgetExhausted':
+      return new RuneError('TOKEN_BUDGET', 'the agent used up token_budget without a final answer');
+    case 'UserInterrupt':
+      return new RuneError('TERMINATED', 'the agent run was interrupted');
+    default: {
+      const code = result.error?.code;
+      const known = code !== undefined && code in EXIT_CODES ? (code as ErrorCode) : 'PROVIDER_ERROR';
+      return new RuneError(known, `the agent run failed: ${result.error?.message ?? 'no reason given'}`);
+    }
+  }
+}
+
+/** A short, readable trace of the run for the build log. */
+function logEvent(deps: AgentDeps, event: AgentEvent): void {
+  if (deps.logger.verbose) deps.logger.debug('agent_event', { ...event });
+  switch (event.type) {
+    case 'run_start':
+      deps.log(`rune: running ${event.model} (${event.provider})`);
+      break;
+    case 'tool_call':
+      deps.log(`rune: → ${event.name} ${clip(event.arguments, 200)}`);
+      break;
+    case 'policy_decision':
+      if (event.decision.kind !== 'allow') {
+        deps.log(`rune:   blocked by ${event.decision.rule}: ${event.decision.reason}`);
+      }
+      break;
+    case 'tool_result':
+      if (event.isError) deps.log(`rune:   error: ${clip(event.content, 300)}`);
+      break;
+    case 'run_end':
+      deps.log(`rune: ${event.status} after ${event.steps} step(s), ${event.usage.totalTokens} tokens`);
+      break;
+    default:
+      break;
+  }
+}
+
+function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/** The version ref of an answer. */
+export function digestOf(answer: string): string {
+  return `sha256:${createHash('sha256').update(answer, 'utf8').digest('hex')}`;
+}
+
+/** Metadata every step that ran the agent reports: strings only, as Concourse requires. */
+export function runMetadata(
+  result: AgentRunResult,
+  env: NodeJS.ProcessEnv,
+): { name: string; value: string }[] {
+  const metadata = [
+    { name: 'model', value: result.model },
+    { name: 'stop_reason', value: result.status },
+    { name: 'steps', value: String(result.steps) },
+    { name: 'tokens', value: String(result.usage.totalTokens) },
+    { name: 'input_tokens', value: String(result.usage.inputTokens) },
+    { name: 'output_tokens', value: String(result.usage.outputTokens) },
+    { name: 'tool_calls', value: String(result.toolCalls.length) },
+  ];
+  return [...metadata, ...buildMetadata(env)];
+}
+
+/** BUILD_* identify the build: they belong in metadata and never in a version. */
+export function buildMetadata(env: NodeJS.ProcessEnv): { name: string; value: string }[] {
+  return env.BUILD_URL ? [{ name: 'build_url', value: env.BUILD_URL }] : [];
+}

@@ -1,0 +1,39 @@
+// Paths that come from params resolve inside the put folder; anything that escapes it (through `..`,
+// an absolute path or a symlink) is refused. Also lists the put's input folders for the agent.
+import { readdirSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { RuneError } from '../core/errors.ts';
+
+/** Canonical path of `path` under `root`, which must exist and stay inside root after symlinks. */
+export function resolveInside(root: string, path: string, label: string): string {
+  const realRoot = realpathSync(root);
+  let real: string;
+  try {
+    real = realpathSync(resolve(realRoot, path));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new RuneError('USAGE', `${label} "${path}" does not exist under ${root}`);
+    throw new RuneError('IO', `${label} "${path}": ${(error as Error).message}`, { cause: error });
+  }
+  if (!isInside(realRoot, real)) {
+    throw new RuneError('USAGE', `${label} "${path}" resolves outside ${root}; paths must stay inside it`);
+  }
+  return real;
+}
+
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * The put's inputs: Concourse mounts each as a folder directly under src. Symlinks are skipped, so
+ * a crafted input cannot widen what the agent may read beyond src.
+ */
+export function inputFolders(src: string): string[] {
+  const realSrc = realpathSync(src);
+  return readdirSync(realSrc, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => join(realSrc, entry.name))
+    .sort();
+}

@@ -1,0 +1,131 @@
+// The three steps as functions of (arguments, stdin text) → the one JSON value for stdout. No
+// process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { RuneError } from '../core/errors.ts';
+import { registerSecret } from '../core/redact.ts';
+import { inputFolders, resolveInside } from './paths.ts';
+import { type OutParams, parseRequest, type Source, type Step, type Version } from './schema.ts';
+import type { StatelessDeps } from './stateless.ts';
+import * as stateless from './stateless.ts';
+import type { StoreDeps } from './store.ts';
+import * as store from './store.ts';
+
+export type Metadata = { name: string; value: string }[];
+
+export interface StepOutput {
+  version: Version;
+  metadata: Metadata;
+}
+
+export interface OutPrompt {
+  prompt: string;
+  cwd: string;
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  readPaths: string[];
+}
+
+export type StepDeps = StatelessDeps & StoreDeps;
+
+export function isStep(name: string): name is Step {
+  return name === 'check' || name === 'in' || name === 'out';
+}
+
+export async function runStep(
+  step: Step,
+  args: readonly string[],
+  stdin: string,
+  deps: StepDeps,
+): Promise<Version[] | StepOutput> {
+  registerSecretsOf(stdin);
+  switch (step) {
+    case 'check': {
+      const request = parseRequest('check', stdin);
+      const source = requireSource('check', request.source);
+      if (source.notes) return store.check(deps, source, source.notes, request.version);
+      return stateless.check(deps, source, request.version);
+    }
+    case 'in': {
+      const request = parseRequest('in', stdin);
+      const dest = requireFolderArg('in', args, 'destination');
+      const source = requireSource('in', request.source);
+      if (!request.version)
+        throw new RuneError('USAGE', 'in: no version given; Concourse passes the one to fetch');
+      if (source.notes) return store.get(deps, source.notes, request.version, request.params, dest);
+      return stateless.get(deps, source, request.version, request.params, dest);
+    }
+    case 'out': {
+      const request = parseRequest('out', stdin);
+      const src = requireFolderArg('out', args, 'source');
+      const source = requireSource('out', request.source);
+      const run = outPrompt(src, request.params);
+      if (source.notes) return store.put(deps, source, source.notes, run);
+      return stateless.put(deps, source, run);
+    }
+  }
+}
+
+/** Registered before validation: a rejected source must not leak its key through a later message. */
+function registerSecretsOf(stdin: string): void {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdin);
+  } catch {
+    return;
+  }
+  const source = (raw as { source?: unknown } | null)?.source;
+  if (typeof source !== 'object' || source === null) return;
+  const { api_key, notes } = source as { api_key?: unknown; notes?: { token?: unknown } };
+  if (typeof api_key === 'string') registerSecret(api_key);
+  if (typeof notes === 'object' && notes !== null && typeof notes.token === 'string')
+    registerSecret(notes.token);
+}
+
+function requireSource(step: Step, source: Source | null): Source {
+  if (source) return source;
+  throw new RuneError(
+    'USAGE',
+    `${step}: source is null; set source.prompt (stateless) or source.notes (a notes store) in the resource`,
+  );
+}
+
+function requireFolderArg(step: Step, args: readonly string[], what: string): string {
+  const folder = args[0];
+  if (!folder)
+    throw new RuneError('USAGE', `${step}: missing the ${what} folder argument (${step} <folder>)`);
+  return folder;
+}
+
+/** The put's prompt and where it runs: cwd = src, the inputs readable, prompt_file inside src. */
+export function outPrompt(src: string, params: OutParams): OutPrompt {
+  let cwd: string;
+  try {
+    cwd = realpathSync(src);
+    if (!statSync(cwd).isDirectory()) throw new Error('not a folder');
+  } catch (error) {
+    throw new RuneError('USAGE', `out: the source folder ${src} is not usable: ${(error as Error).message}`);
+  }
+  if (params.prompt !== undefined && params.prompt_file !== undefined) {
+    throw new RuneError('USAGE', 'out: give params.prompt or params.prompt_file, not both');
+  }
+  let prompt = params.prompt;
+  if (params.prompt_file !== undefined) {
+    const file = resolveInside(cwd, params.prompt_file, 'out: params.prompt_file');
+    try {
+      prompt = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new RuneError('IO', `out: cannot read params.prompt_file: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (prompt.trim() === '')
+      throw new RuneError('USAGE', `out: params.prompt_file ${params.prompt_file} is empty`);
+  }
+  if (prompt === undefined) {
+    throw new RuneError('USAGE', 'out: params.prompt or params.prompt_file is required');
+  }
+  const run: OutPrompt = { prompt, cwd, readPaths: inputFolders(cwd) };
+  if (params.system_prompt !== undefined) run.systemPrompt = params.system_prompt;
+  if (params.append_system_prompt !== undefined) run.appendSystemPrompt = params.append_system_prompt;
+  return run;
+}

@@ -1,0 +1,92 @@
+// The stateless way (the original program's): versions are digests of answers. check runs
+// source.prompt, in re-runs it and reports whether the digest still matches, out runs the put's prompt.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentRunResult } from '../agent/types.ts';
+import { RuneError } from '../core/errors.ts';
+import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import type { Metadata, OutPrompt, StepOutput } from './protocol.ts';
+import type { InParams, Source, Version } from './schema.ts';
+
+export interface StatelessDeps extends AgentDeps {
+  now(): Date;
+}
+
+function sourcePrompt(step: string, source: Source): string {
+  if (source.prompt) return source.prompt;
+  throw new RuneError(
+    'USAGE',
+    `${step}: source.prompt is not set; the stateless resource runs it on every ${step} (or configure source.notes to keep answers)`,
+  );
+}
+
+export async function check(deps: StatelessDeps, source: Source, given: Version | null): Promise<Version[]> {
+  const prompt = sourcePrompt('check', source);
+  // A fresh empty folder: check has no inputs, and the worker's cwd must not leak into the answer.
+  const cwd = mkdtempSync(join(tmpdir(), 'rune-check-'));
+  try {
+    const result = await runPrompt(deps, { source, prompt, cwd });
+    const ref = digestOf(result.answer);
+    return given?.ref === ref ? [given] : [{ ref }];
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+export async function get(
+  deps: StatelessDeps,
+  source: Source,
+  version: Version,
+  params: InParams,
+  dest: string,
+): Promise<StepOutput> {
+  if (params.skip_download) return { version, metadata: [{ name: 'skipped', value: 'true' }] };
+  const prompt = sourcePrompt('in', source);
+  mkdirSync(dest, { recursive: true });
+  const result = await runPrompt(deps, { source, prompt, cwd: dest });
+  const ref = digestOf(result.answer);
+  writeAnswer(dest, { prompt, result, ref, timestamp: deps.now() });
+  const matched = version.ref === ref;
+  if (!matched) {
+    deps.log(`rune: the answer changed since ${version.ref ?? 'this version'}; it is now ${ref}`);
+  }
+  const metadata: Metadata = [
+    { name: 'digest_matched', value: String(matched) },
+    { name: 'ref', value: ref },
+    ...runMetadata(result, deps.env),
+  ];
+  return { version, metadata };
+}
+
+export async function put(deps: StatelessDeps, source: Source, run: OutPrompt): Promise<StepOutput> {
+  const result = await runPrompt(deps, { source, ...run });
+  deps.log(`rune: answer:\n${result.answer}`);
+  return { version: { ref: digestOf(result.answer) }, metadata: runMetadata(result, deps.env) };
+}
+
+export interface Answer {
+  prompt: string;
+  result: Pick<AgentRunResult, 'answer' | 'model' | 'usage' | 'status'>;
+  ref: string;
+  timestamp: Date;
+}
+
+/** response.txt holds the answer byte for byte; payload.json the run around it. */
+export function writeAnswer(dest: string, answer: Answer): void {
+  writeFileSync(join(dest, 'response.txt'), answer.result.answer);
+  const payload = {
+    prompt: answer.prompt,
+    response: answer.result.answer,
+    ref: answer.ref,
+    model: answer.result.model,
+    timestamp: answer.timestamp.toISOString(),
+    usage: {
+      input_tokens: answer.result.usage.inputTokens,
+      output_tokens: answer.result.usage.outputTokens,
+      total_tokens: answer.result.usage.totalTokens,
+    },
+    stop_reason: answer.result.status,
+  };
+  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(payload, null, 2)}\n`);
+}
