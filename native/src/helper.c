@@ -1,0 +1,944 @@
+/* rune-sandbox: applies every sandbox layer in one step and execve's the command. A static,
+ * single-threaded C program, because a Node start costs ~65 ms and unshare(CLONE_NEWUSER) fails
+ * inside Node's threads. rune embeds it as a SEA asset and runs it for every tool process.
+ *
+ *   rune-sandbox [options] -- PROGRAM ARGS...
+ *
+ * The parent stays in the host namespaces: it waits for the sandboxed child, and with --allow-addr
+ * it is also the net guard (seccomp user notification + SECCOMP_IOCTL_NOTIF_ADDFD, see
+ * docs/adr). The child is created with clone(NEWUSER|NEWNET|NEWNS|NEWPID), so it is PID 1 of its
+ * namespace: when it exits, the kernel kills everything it left behind.
+ *
+ * Layer reports go to --report FD as lines "layer<TAB>applied|skipped|failed<TAB>detail"; the fd is
+ * close-on-exec, so its EOF tells rune the command was exec'd (or "exec<TAB>failed<TAB>why"). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+/* ---- Landlock UAPI, defined here: Debian's header is older than the kernel ---- */
+#define LL_CREATE_RULESET 444
+#define LL_ADD_RULE 445
+#define LL_RESTRICT_SELF 446
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+#define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
+struct ll_ruleset_attr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+struct ll_path_beneath_attr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__((packed));
+
+/* ---- syscalls newer than the headers ---- */
+#ifndef __NR_open_tree_attr
+#define __NR_open_tree_attr 467
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+#define MAX_PATHS 256
+#define MAX_ADDRS 256
+
+struct addr {
+  int family;
+  unsigned char bytes[16];
+};
+
+static struct {
+  const char *ro[MAX_PATHS];
+  int n_ro;
+  const char *rw[MAX_PATHS];
+  int n_rw;
+  const char *protect[MAX_PATHS];
+  int n_protect;
+  const char *hosts[MAX_PATHS]; /* "name ip" lines for /etc/hosts */
+  int n_hosts;
+  struct addr allow[MAX_ADDRS];
+  int n_allow;
+  int landlock, seccomp, namespaces, net_isolate, strict;
+  long tmp_mb;
+  long long fsize, data;
+  long nofile, nproc;
+  const char *cwd;
+  const char *cgroup;
+  int report_fd;
+  char **argv;
+} opt = {.landlock = 1, .seccomp = 1, .namespaces = 1, .net_isolate = 1, .report_fd = -1, .fsize = -1, .data = -1,
+         .nofile = -1, .nproc = -1};
+
+static int layer_failed; /* set when a layer the caller required could not be applied */
+
+static void report(const char *layer, const char *state, const char *fmt, ...) {
+  if (opt.report_fd < 0) return;
+  char buf[1024];
+  int n = snprintf(buf, sizeof buf, "%s\t%s\t", layer, state);
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (n >= (int)sizeof buf - 1) n = (int)sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t w = write(opt.report_fd, buf, (size_t)n);
+  (void)w;
+}
+
+/* A layer that could not be applied: reported; in strict mode the command is not started. */
+static void skip(const char *layer, const char *fmt, const char *arg, int err) {
+  char why[512];
+  snprintf(why, sizeof why, fmt, arg);
+  report(layer, opt.strict ? "failed" : "skipped", "%s%s%s", why, err ? ": " : "", err ? strerror(err) : "");
+  if (opt.strict) layer_failed = 1;
+}
+
+static void die(const char *what) {
+  report("setup", "failed", "%s: %s", what, strerror(errno));
+  fprintf(stderr, "rune-sandbox: %s: %s\n", what, strerror(errno));
+  _exit(125);
+}
+
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- mount namespace */
+
+/* Read-only bind of `path` over itself. Remounting in a user namespace must keep the locked
+ * flags (nosuid, nodev, noexec, atime) of the underlying mount, or the kernel refuses. */
+static int bind_readonly(const char *src, const char *dst) {
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
+  struct statvfs sv;
+  unsigned long keep = 0;
+  if (statvfs(dst, &sv) == 0) {
+    if (sv.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME) keep |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME) keep |= MS_RELATIME;
+  }
+  return mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL);
+}
+
+/* Writes `text` into a fresh file on the private tmpfs, binds it read-only over `target`, and
+ * unlinks the source so the sandboxed program cannot edit it through /tmp. */
+static int bind_text_over(const char *target, const char *name, const char *text) {
+  char src[64];
+  snprintf(src, sizeof src, "/tmp/.rune-%s", name);
+  int fd = open(src, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  if (fd < 0) return -1;
+  size_t len = strlen(text);
+  ssize_t n = write(fd, text, len);
+  close(fd);
+  if (n != (ssize_t)len) return -1;
+  int rc = bind_readonly(src, target);
+  int saved = errno;
+  unlink(src);
+  errno = saved;
+  return rc;
+}
+
+/* mkdir -p for the parents of `path`, then an empty directory or file to bind onto. */
+static int make_mount_point(const char *path, int is_dir) {
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (is_dir) return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
+  int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return errno == EEXIST ? 0 : -1;
+  close(fd);
+  return 0;
+}
+
+static void setup_mounts(int have_tmp_target) {
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    skip("namespaces", "mount propagation could not be made private", "", errno);
+    return;
+  }
+  /* A fresh /proc shows only this PID namespace. */
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+    report("namespaces", "skipped", "private /proc: %s (the host's /proc stays visible; Landlock still "
+           "blocks other processes)", strerror(errno));
+
+  int tmp_ok = 0;
+  if (opt.tmp_mb > 0 && have_tmp_target) {
+    /* Allowed paths under the host's /tmp must survive the private tmpfs: hold them open, then bind
+     * them back at the same place inside it. */
+    static int held[MAX_PATHS * 2 + 1];
+    static const char *held_path[MAX_PATHS * 2 + 1];
+    int n_held = 0;
+    const char **lists[] = {opt.ro, opt.rw, &opt.cwd};
+    int counts[] = {opt.n_ro, opt.n_rw, opt.cwd ? 1 : 0};
+    for (int l = 0; l < 3; l++) {
+      for (int k = 0; k < counts[l]; k++) {
+        const char *p = lists[l][k];
+        if (strncmp(p, "/tmp/", 5) != 0 || n_held >= (int)(sizeof held / sizeof held[0])) continue;
+        int fd = open(p, O_PATH | O_CLOEXEC);
+        if (fd < 0) continue;
+        held[n_held] = fd;
+        held_path[n_held++] = p;
+      }
+    }
+    char data[64];
+    snprintf(data, sizeof data, "size=%ldm,mode=1777", opt.tmp_mb);
+    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, data) == 0) tmp_ok = 1;
+    else skip("namespaces", "private /tmp%s", "", errno);
+    for (int k = 0; k < n_held; k++) {
+      if (tmp_ok) {
+        struct stat st;
+        char src[64];
+        snprintf(src, sizeof src, "/proc/self/fd/%d", held[k]);
+        if (fstat(held[k], &st) == 0 && make_mount_point(held_path[k], S_ISDIR(st.st_mode)) == 0 &&
+            mount(src, held_path[k], NULL, MS_BIND | MS_REC, NULL) != 0)
+          skip("namespaces", "re-binding %s inside the private /tmp", held_path[k], errno);
+      }
+      close(held[k]);
+    }
+  }
+
+  int protected = 0;
+  for (int i = 0; i < opt.n_protect; i++) {
+    struct stat st;
+    if (lstat(opt.protect[i], &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (bind_readonly(opt.protect[i], opt.protect[i]) == 0) protected++;
+    else skip("namespaces", "read-only bind of %s", opt.protect[i], errno);
+  }
+
+  if (opt.n_allow > 0 || opt.n_hosts > 0) {
+    if (!tmp_ok) {
+      skip("dns", "generated /etc/hosts needs the private /tmp%s", "", 0);
+    } else {
+      static char hosts[65536];
+      size_t used = (size_t)snprintf(hosts, sizeof hosts, "127.0.0.1 localhost\n::1 localhost\n");
+      for (int i = 0; i < opt.n_hosts && used < sizeof hosts; i++)
+        used += (size_t)snprintf(hosts + used, sizeof hosts - used, "%s\n", opt.hosts[i]);
+      /* No resolver is reachable from the namespace: names not in the hosts file do not resolve. */
+      const char *resolv = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
+      if (bind_text_over("/etc/hosts", "hosts", hosts) != 0)
+        skip("dns", "binding the generated /etc/hosts%s", "", errno);
+      else if (access("/etc/resolv.conf", F_OK) == 0 && bind_text_over("/etc/resolv.conf", "resolv", resolv) != 0)
+        skip("dns", "binding /etc/resolv.conf%s", "", errno);
+      else
+        report("dns", "applied", "/etc/hosts holds %d allowed name(s); no resolver reachable", opt.n_hosts);
+    }
+  }
+  report("namespaces", "applied", "user+mount+pid%s namespaces, %s/proc, %s%d protected path(s) read-only",
+         opt.net_isolate ? "+net" : "", "private ", tmp_ok ? "private /tmp, " : "", protected);
+}
+
+static void loopback_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return;
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strcpy(ifr.ifr_name, "lo");
+  if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) { /* a down loopback only costs localhost inside */
+    }
+  }
+  close(s);
+}
+
+/* ---------------------------------------------------------------- Landlock */
+
+static uint64_t landlock_fs_rights(int abi) {
+  uint64_t r = (LL_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0..12 */
+  if (abi >= 2) r |= LL_FS_REFER;
+  if (abi >= 3) r |= LL_FS_TRUNCATE;
+  if (abi >= 5) r |= LL_FS_IOCTL_DEV;
+  return r;
+}
+
+static int add_path_rule(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= LL_FILE_RIGHTS;
+  struct ll_path_beneath_attr attr = {.allowed_access = rights & handled, .parent_fd = fd};
+  long rc = syscall(LL_ADD_RULE, ruleset, LL_RULE_PATH_BENEATH, &attr, 0);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc == 0 ? 1 : -1;
+}
+
+static void apply_landlock(void) {
+  int abi = (int)syscall(LL_CREATE_RULESET, NULL, 0, 1U /* VERSION */);
+  if (abi <= 0) {
+    skip("landlock", "Landlock is not available%s", "", errno);
+    return;
+  }
+  struct ll_ruleset_attr attr = {0};
+  attr.handled_access_fs = landlock_fs_rights(abi);
+  size_t size = 8;
+  if (abi >= 4) {
+    /* No TCP port is allowed: permitted connections arrive already connected from the net guard. */
+    attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+    size = 16;
+  }
+  if (abi >= 6) {
+    attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+    size = 24;
+  }
+  int ruleset = (int)syscall(LL_CREATE_RULESET, &attr, size, 0);
+  if (ruleset < 0) {
+    skip("landlock", "landlock_create_ruleset%s", "", errno);
+    return;
+  }
+  uint64_t all = attr.handled_access_fs;
+  uint64_t ro = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+  int n_ro = 0, n_rw = 0;
+  for (int i = 0; i < opt.n_ro; i++) {
+    int rc = add_path_rule(ruleset, opt.ro[i], ro, all);
+    if (rc < 0) {
+      skip("landlock", "rule for %s", opt.ro[i], errno);
+      close(ruleset);
+      return;
+    }
+    n_ro += rc;
+  }
+  for (int i = 0; i < opt.n_rw; i++) {
+    int rc = add_path_rule(ruleset, opt.rw[i], all, all);
+    if (rc < 0) {
+      skip("landlock", "rule for %s", opt.rw[i], errno);
+      close(ruleset);
+      return;
+    }
+    n_rw += rc;
+  }
+  if (syscall(LL_RESTRICT_SELF, ruleset, 0) != 0) {
+    skip("landlock", "landlock_restrict_self%s", "", errno);
+    close(ruleset);
+    return;
+  }
+  close(ruleset);
+  report("landlock", "applied", "ABI %d, %d read-only + %d writable path(s)%s%s", abi, n_ro, n_rw,
+         abi >= 4 ? ", TCP bind/connect denied" : "", abi >= 6 ? ", abstract-socket and signal scoping" : "");
+}
+
+/* ---------------------------------------------------------------- seccomp-BPF */
+
+#define ARCH_NR AUDIT_ARCH_X86_64
+#define NS_FLAGS                                                                                        \
+  (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | \
+   0x00000080 /* CLONE_NEWTIME */)
+
+static const int denied[] = {
+    __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_mount, __NR_umount2, __NR_pivot_root,
+    __NR_open_tree, __NR_open_tree_attr, __NR_move_mount, __NR_fsopen, __NR_fsmount, __NR_fsconfig,
+    __NR_fspick, __NR_mount_setattr, __NR_kexec_load, __NR_kexec_file_load, __NR_bpf, __NR_perf_event_open,
+    __NR_userfaultfd, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_init_module, __NR_finit_module,
+    __NR_delete_module, __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register, __NR_unshare,
+    __NR_setns, __NR_iopl, __NR_ioperm, __NR_chroot, __NR_acct, __NR_swapon, __NR_swapoff, __NR_reboot,
+    __NR_syslog, __NR_open_by_handle_at, __NR_name_to_handle_at, __NR_pidfd_getfd, __NR_quotactl,
+    __NR_vhangup, __NR_settimeofday, __NR_clock_settime, __NR_clock_adjtime, __NR_adjtimex, __NR_lookup_dcookie,
+    __NR_memfd_secret,
+};
+
+#define STMT(code, k) ((struct sock_filter)BPF_STMT((code), (k)))
+#define JUMP(code, k, jt, jf) ((struct sock_filter)BPF_JUMP((code), (k), (jt), (jf)))
+#define LOAD_NR STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LOAD_ARG(i) STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * (i))
+#define RET(v) STMT(BPF_RET | BPF_K, (v))
+#define ERRNO(e) RET(SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+
+static int build_filter(struct sock_filter *f, int notify_connect) {
+  int n = 0;
+  f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_NR, 1, 0);
+  f[n++] = RET(SECCOMP_RET_KILL_PROCESS); /* i386 or any foreign architecture */
+  f[n++] = LOAD_NR;
+  f[n++] = JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U /* __X32_SYSCALL_BIT */, 0, 1);
+  f[n++] = RET(SECCOMP_RET_KILL_PROCESS);
+  for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied[i], 0, 1);
+    f[n++] = ERRNO(EPERM);
+  }
+  /* clone3 hides its flags in memory BPF cannot read: make libc fall back to clone. */
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+  f[n++] = ERRNO(ENOSYS);
+
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4);
+  f[n++] = LOAD_ARG(0);
+  f[n++] = JUMP(BPF_JMP | BPF_JSET | BPF_K, NS_FLAGS, 0, 1);
+  f[n++] = ERRNO(EPERM);
+  f[n++] = RET(SECCOMP_RET_ALLOW);
+
+  /* ioctl request numbers are compared on their low 32 bits (the kernel truncates them too). */
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 5);
+  f[n++] = LOAD_ARG(1);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0);
+  f[n++] = RET(SECCOMP_RET_ALLOW);
+  f[n++] = ERRNO(EPERM);
+
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 4);
+  f[n++] = LOAD_ARG(0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU /* query only */, 1, 0);
+  f[n++] = ERRNO(EPERM);
+  f[n++] = RET(SECCOMP_RET_ALLOW);
+
+  /* socket(): unix, inet and inet6 only, and never raw or packet sockets. */
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 10);
+  f[n++] = LOAD_ARG(0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 3, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0);
+  f[n++] = ERRNO(EAFNOSUPPORT);
+  f[n++] = LOAD_ARG(1);
+  f[n++] = STMT(BPF_ALU | BPF_AND | BPF_K, 0xf);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 1, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 0, 1);
+  f[n++] = ERRNO(EPERM);
+  /* falls through to the connect check and the final allow */
+  f[n++] = LOAD_NR;
+  if (notify_connect) {
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 1);
+    f[n++] = RET(SECCOMP_RET_USER_NOTIF);
+  }
+  f[n++] = RET(SECCOMP_RET_ALLOW);
+  return n;
+}
+
+/* Returns the user-notification listener fd (or -1 without one). */
+static int apply_seccomp(int notify_connect) {
+  static struct sock_filter filter[256];
+  int n = build_filter(filter, notify_connect);
+  struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
+  unsigned flags = notify_connect ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  long rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  if (rc < 0) {
+    skip("seccomp", "seccomp filter%s", "", errno);
+    return -1;
+  }
+  report("seccomp", "applied", "x86_64 only, %d denied calls, clone3 ENOSYS, namespace clone flags, "
+         "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
+         (int)(sizeof denied / sizeof denied[0]), notify_connect ? ", connect() supervised" : "");
+  return notify_connect ? (int)rc : -1;
+}
+
+/* ---------------------------------------------------------------- capabilities, fds, signals */
+
+/* Running as root maps uid 0 into the namespace; root keeps its capabilities across execve unless
+ * securebits say otherwise. Drop everything so the command never holds a capability. */
+static void drop_capabilities(void) {
+  for (int cap = 0; cap <= 63; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+        0, 0, 0);
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  syscall(__NR_capset, &hdr, data);
+}
+
+static void reset_process_state(void) {
+  /* Node marks 0-2 close-on-exec and non-blocking, and ignores SIGPIPE/SIGXFSZ: undo all of it. */
+  for (int fd = 0; fd <= 2; fd++) {
+    int fl = fcntl(fd, F_GETFD);
+    if (fl >= 0) fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
+    int st = fcntl(fd, F_GETFL);
+    if (st >= 0 && (st & O_NONBLOCK)) fcntl(fd, F_SETFL, st & ~O_NONBLOCK);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &sa, NULL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void set_limit(int resource, long long value, const char *name, char *summary, size_t size) {
+  if (value < 0) return;
+  struct rlimit rl = {(rlim_t)value, (rlim_t)value};
+  struct rlimit cur;
+  if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < rl.rlim_max)
+    rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+  if (setrlimit(resource, &rl) != 0) {
+    skip("rlimits", "%s", name, errno);
+    return;
+  }
+  size_t used = strlen(summary);
+  snprintf(summary + used, size - used, "%s%s=%lld", used ? " " : "", name, (long long)rl.rlim_cur);
+}
+
+/* ---------------------------------------------------------------- the sandboxed child */
+
+struct child_args {
+  int sock;      /* to the supervisor: carries the notification listener */
+  int sync_read; /* the parent writes the id maps... no: closed when the parent is ready */
+  uid_t uid;
+  gid_t gid;
+};
+
+static int send_fd(int sock, int fd) {
+  char byte = 'L';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock) {
+  char byte;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
+  int fd;
+  memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
+  if (in_namespaces) {
+    char map[64];
+    if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) die("setgroups deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    if (write_file("/proc/self/uid_map", map) != 0) die("uid_map");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    if (write_file("/proc/self/gid_map", map) != 0) die("gid_map");
+    if (opt.net_isolate) loopback_up();
+    setup_mounts(access("/tmp", F_OK) == 0);
+  }
+  if (opt.cwd && chdir(opt.cwd) != 0) die("chdir");
+  if (setsid() < 0 && errno != EPERM) die("setsid");
+
+  char limits[256] = "";
+  set_limit(RLIMIT_FSIZE, opt.fsize, "fsize", limits, sizeof limits);
+  set_limit(RLIMIT_NOFILE, opt.nofile, "nofile", limits, sizeof limits);
+  set_limit(RLIMIT_NPROC, opt.nproc, "nproc", limits, sizeof limits);
+  set_limit(RLIMIT_DATA, opt.data, "data", limits, sizeof limits);
+  set_limit(RLIMIT_CORE, 0, "core", limits, sizeof limits);
+  report("rlimits", "applied", "%s", limits);
+
+  drop_capabilities();
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("PR_SET_NO_NEW_PRIVS");
+  if (opt.landlock) apply_landlock();
+  else report("landlock", "skipped", "switched off for this call");
+  if (opt.seccomp) {
+    int listener = apply_seccomp(guard_sock >= 0);
+    if (guard_sock >= 0) {
+      if (listener < 0 || send_fd(guard_sock, listener) != 0) die("handing the listener to the net guard");
+      close(listener);
+      close(guard_sock);
+    }
+  } else {
+    report("seccomp", "skipped", "switched off for this call");
+  }
+  if (layer_failed) {
+    report("setup", "failed", "strict mode: a layer could not be applied");
+    _exit(125);
+  }
+
+  reset_process_state();
+  /* Every fd above 2 goes at exec, the report pipe included: its EOF means "exec'd". */
+  if (syscall(__NR_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) != 0) {
+    for (int fd = 3; fd < 65536; fd++)
+      if (fd != opt.report_fd) close(fd);
+    if (opt.report_fd >= 0) fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC);
+  }
+  execvp(opt.argv[0], opt.argv);
+  int err = errno;
+  report("exec", "failed", "%s: %s", opt.argv[0], strerror(err));
+  fprintf(stderr, "rune-sandbox: %s: %s\n", opt.argv[0], strerror(err));
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+/* ---------------------------------------------------------------- the net guard */
+
+static int addr_allowed(int family, const void *bytes) {
+  for (int i = 0; i < opt.n_allow; i++) {
+    if (opt.allow[i].family != family) continue;
+    if (memcmp(opt.allow[i].bytes, bytes, family == AF_INET ? 4 : 16) == 0) return 1;
+  }
+  return 0;
+}
+
+static int fd_flags(pid_t pid, int fd) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", pid, fd);
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0) return 0;
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  char *p = strstr(buf, "flags:");
+  return p ? (int)strtol(p + 6, NULL, 8) : 0;
+}
+
+/* One connect(): when the target is an allowed TCP address, connect our own socket to the address
+ * we copied (the program can no longer change it) and put it in place of the program's fd,
+ * atomically with the reply. Everything else continues into the empty namespace, where it fails. */
+static void handle_notification(int listener, struct seccomp_notif *req, struct seccomp_notif_resp *resp) {
+  memset(resp, 0, sizeof *resp);
+  resp->id = req->id;
+  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  pid_t pid = (pid_t)req->pid;
+  int target_fd = (int)req->data.args[0];
+  unsigned long addr_ptr = (unsigned long)req->data.args[1];
+  size_t len = (size_t)req->data.args[2];
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  if (req->data.nr != __NR_connect || len < sizeof(sa_family_t) || len > sizeof ss) goto reply;
+  struct iovec local = {.iov_base = &ss, .iov_len = len};
+  struct iovec remote = {.iov_base = (void *)addr_ptr, .iov_len = len};
+  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) goto reply;
+  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) return; /* the caller is gone */
+
+  const void *ip = NULL;
+  if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) ip = &((struct sockaddr_in *)&ss)->sin_addr;
+  else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+    ip = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+  if (!ip || !addr_allowed(ss.ss_family, ip)) goto reply;
+
+  int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+  if (pidfd < 0) goto reply;
+  int theirs = (int)syscall(__NR_pidfd_getfd, pidfd, target_fd, 0);
+  close(pidfd);
+  if (theirs < 0) goto reply;
+  int domain = 0, type = 0;
+  socklen_t sl = sizeof domain;
+  getsockopt(theirs, SOL_SOCKET, SO_DOMAIN, &domain, &sl);
+  sl = sizeof type;
+  getsockopt(theirs, SOL_SOCKET, SO_TYPE, &type, &sl);
+  close(theirs);
+  if (type != SOCK_STREAM || domain != ss.ss_family) goto reply; /* UDP and raw never leave */
+
+  int ours = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ours < 0) {
+    resp->flags = 0;
+    resp->error = -errno;
+    goto reply;
+  }
+  struct timeval tv = {.tv_sec = 15, .tv_usec = 0};
+  setsockopt(ours, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(ours, (struct sockaddr *)&ss, (socklen_t)len) != 0) {
+    resp->flags = 0;
+    resp->error = -errno;
+    close(ours);
+    goto reply;
+  }
+  struct timeval zero = {0, 0};
+  setsockopt(ours, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
+  int flags = fd_flags(pid, target_fd);
+  if (flags & O_NONBLOCK) fcntl(ours, F_SETFL, O_RDWR | O_NONBLOCK);
+  struct seccomp_notif_addfd addfd = {
+      .id = req->id,
+      .flags = SECCOMP_ADDFD_FLAG_SETFD | SECCOMP_ADDFD_FLAG_SEND,
+      .srcfd = (unsigned)ours,
+      .newfd = (unsigned)target_fd,
+      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+  };
+  long rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+  close(ours);
+  if (rc >= 0) return; /* SEND replied for us: connect() returned 0 */
+  resp->flags = 0;
+  resp->error = -ECONNREFUSED;
+reply:
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+static void net_guard(int listener) {
+  struct seccomp_notif_sizes sizes;
+  if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) return;
+  struct seccomp_notif *req = calloc(1, sizes.seccomp_notif > sizeof *req ? sizes.seccomp_notif : sizeof *req);
+  struct seccomp_notif_resp *resp =
+      calloc(1, sizes.seccomp_notif_resp > sizeof *resp ? sizes.seccomp_notif_resp : sizeof *resp);
+  if (!req || !resp) return;
+  for (;;) {
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    int rc = poll(&p, 1, -1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL))) break;
+    memset(req, 0, sizes.seccomp_notif);
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
+      if (errno == EINTR || errno == ENOENT) continue;
+      break;
+    }
+    handle_notification(listener, req, resp);
+  }
+  free(req);
+  free(resp);
+}
+
+/* ---------------------------------------------------------------- the parent */
+
+static pid_t child_pid;
+
+static void forward_signal(int sig) {
+  if (child_pid > 0) kill(child_pid, SIGKILL); /* PID 1 ignores other signals from outside */
+  (void)sig;
+}
+
+static int parse_addr(const char *text, struct addr *out) {
+  memset(out, 0, sizeof *out);
+  if (inet_pton(AF_INET, text, out->bytes) == 1) out->family = AF_INET;
+  else if (inet_pton(AF_INET6, text, out->bytes) == 1) out->family = AF_INET6;
+  else return -1;
+  return 0;
+}
+
+static void usage(const char *why) {
+  fprintf(stderr,
+          "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP] "
+          "[--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
+          "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
+          "[--share-net] [--probe] -- PROGRAM ARGS...\n",
+          why);
+  exit(2);
+}
+
+static void print_probe(void) {
+  struct rune_probe p;
+  rune_probe_kernel(&p);
+  printf("{\"landlockAbi\":%d,\"seccompFilter\":%d,\"seccompUserNotif\":%d,\"currentSeccomp\":%d,"
+         "\"noNewPrivs\":%d,\"userns\":%d,\"netns\":%d,\"mountns\":%d,\"pidns\":%d}\n",
+         p.landlock_abi, p.seccomp_filter, p.seccomp_user_notif, p.current_seccomp, p.no_new_privs, p.userns,
+         p.netns, p.mountns, p.pidns);
+}
+
+int main(int argc, char **argv) {
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE \
+  if (!v) usage("missing value"); \
+  i++
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (strcmp(a, "--ro") == 0) {
+      NEED_VALUE;
+      if (opt.n_ro < MAX_PATHS) opt.ro[opt.n_ro++] = v;
+    } else if (strcmp(a, "--rw") == 0) {
+      NEED_VALUE;
+      if (opt.n_rw < MAX_PATHS) opt.rw[opt.n_rw++] = v;
+    } else if (strcmp(a, "--protect") == 0) {
+      NEED_VALUE;
+      if (opt.n_protect < MAX_PATHS) opt.protect[opt.n_protect++] = v;
+    } else if (strcmp(a, "--host") == 0) {
+      NEED_VALUE;
+      if (strchr(v, '\n')) usage("a --host entry contains a newline");
+      if (opt.n_hosts < MAX_PATHS) opt.hosts[opt.n_hosts++] = v;
+    } else if (strcmp(a, "--allow-addr") == 0) {
+      NEED_VALUE;
+      if (opt.n_allow >= MAX_ADDRS || parse_addr(v, &opt.allow[opt.n_allow]) != 0) usage("bad --allow-addr");
+      opt.n_allow++;
+    } else if (strcmp(a, "--tmp-mb") == 0) {
+      NEED_VALUE;
+      opt.tmp_mb = atol(v);
+    } else if (strcmp(a, "--fsize") == 0) {
+      NEED_VALUE;
+      opt.fsize = atoll(v);
+    } else if (strcmp(a, "--data") == 0) {
+      NEED_VALUE;
+      opt.data = atoll(v);
+    } else if (strcmp(a, "--nofile") == 0) {
+      NEED_VALUE;
+      opt.nofile = atol(v);
+    } else if (strcmp(a, "--nproc") == 0) {
+      NEED_VALUE;
+      opt.nproc = atol(v);
+    } else if (strcmp(a, "--cwd") == 0) {
+      NEED_VALUE;
+      opt.cwd = v;
+    } else if (strcmp(a, "--cgroup") == 0) {
+      NEED_VALUE;
+      opt.cgroup = v;
+    } else if (strcmp(a, "--report") == 0) {
+      NEED_VALUE;
+      opt.report_fd = atoi(v);
+    } else if (strcmp(a, "--strict") == 0) {
+      opt.strict = 1;
+    } else if (strcmp(a, "--no-landlock") == 0) {
+      opt.landlock = 0;
+    } else if (strcmp(a, "--no-seccomp") == 0) {
+      opt.seccomp = 0;
+    } else if (strcmp(a, "--no-namespaces") == 0) {
+      opt.namespaces = 0;
+    } else if (strcmp(a, "--share-net") == 0) {
+      opt.net_isolate = 0;
+    } else if (strcmp(a, "--probe") == 0) {
+      print_probe();
+      return 0;
+    } else {
+      usage("unknown option");
+    }
+  }
+  if (i >= argc) usage("no command after --");
+  opt.argv = argv + i;
+  if (opt.report_fd >= 0 && fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC) != 0) opt.report_fd = -1;
+
+  if (opt.cgroup) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cgroup.procs", opt.cgroup);
+    if (write_file(path, "0") != 0) skip("cgroups", "joining %s", opt.cgroup, errno);
+    else report("cgroups", "applied", "%s", opt.cgroup);
+  }
+
+  int guard[2] = {-1, -1};
+  int use_guard = opt.n_allow > 0 && opt.namespaces && opt.net_isolate && opt.seccomp;
+  if (opt.n_allow > 0 && !use_guard)
+    skip("network", "the net guard needs namespaces and seccomp%s", "", 0);
+  if (use_guard && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, guard) != 0) die("socketpair");
+
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  int in_namespaces = 0;
+  pid_t pid = -1;
+  if (opt.namespaces) {
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (opt.net_isolate ? CLONE_NEWNET : 0);
+    pid = (pid_t)syscall(__NR_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid < 0) skip("namespaces", "clone with new namespaces%s", "", errno);
+    else in_namespaces = 1;
+  } else {
+    report("namespaces", "skipped", "switched off for this call");
+  }
+  if (!in_namespaces) {
+    if (opt.net_isolate) skip("network", "no network namespace: the host network stays reachable%s", "", 0);
+    pid = fork();
+    if (pid < 0) die("fork");
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (guard[0] >= 0) close(guard[0]);
+    if (in_namespaces && opt.net_isolate) {
+      if (use_guard)
+        report("network", "applied", "empty network namespace; TCP to %d address(es) of allowed names through the "
+               "net guard", opt.n_allow);
+      else
+        report("network", "applied", "empty network namespace (loopback only)");
+    }
+    run_child(in_namespaces, use_guard ? guard[1] : -1, uid, gid);
+  }
+
+  child_pid = pid;
+  signal(SIGTERM, forward_signal);
+  signal(SIGINT, forward_signal);
+  signal(SIGHUP, forward_signal);
+  if (opt.report_fd >= 0) close(opt.report_fd);
+  if (use_guard) {
+    close(guard[1]);
+    int listener = recv_fd(guard[0]);
+    close(guard[0]);
+    if (listener >= 0) {
+      net_guard(listener);
+      close(listener);
+    }
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 125;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    /* Die the same way, so the caller sees the command's signal. */
+    int sig = WTERMSIG(status);
+    signal(sig, SIG_DFL);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    kill(getpid(), sig);
+    return 128 + sig;
+  }
+  return 125;
+}
