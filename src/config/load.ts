@@ -86,7 +86,28 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   }
 
   const merged = mergeLayers([fileLayer, envLayer, flagLayer]);
-  return { config: deepFreeze(withDefaults(merged)), file, fileFound };
+  const config = deepFreeze(withDefaults(merged));
+  const origins: Record<string, ConfigOrigin> = {};
+  for (const [origin, layer] of [
+    ['file', fileLayer],
+    ['env', envLayer],
+    ['flag', flagLayer],
+  ] as const) {
+    for (const [key, value] of Object.entries(layer)) if (value !== undefined) origins[key] = origin;
+  }
+  ORIGINS.set(config, origins);
+  return { config, file, fileFound };
+}
+
+export type ConfigOrigin = 'file' | 'env' | 'flag';
+
+// Which layer set each top-level key, kept beside the frozen config rather than in it: the provider
+// needs it because a provider's own key variable ranks between RUNE_API_KEY and the file.
+const ORIGINS = new WeakMap<object, Record<string, ConfigOrigin>>();
+
+/** The layer a top-level key of a loadConfig() result came from; undefined for defaults or other configs. */
+export function configOrigin(config: RuneConfig, key: keyof ConfigLayer): ConfigOrigin | undefined {
+  return ORIGINS.get(config)?.[key];
 }
 
 export function parseTomlText(

@@ -40,6 +40,8 @@ export interface MockStepSpec {
   hang?: boolean;
   /** Destroy the connection without an answer: a network error. */
   disconnect?: boolean;
+  /** Streaming only: send this many SSE events, then drop the connection (a stream broken midway). */
+  cutAfter?: number;
   /** Characters per streamed text chunk and per tool-argument chunk. Default 4. */
   chunkSize?: number;
   /** Model name reported back. Default: the requested model. */
@@ -197,7 +199,14 @@ export async function startMockLlm(): Promise<MockLlm> {
         'cache-control': 'no-cache',
         ...step.headers,
       });
-      for (const event of out.events) res.write(event);
+      const events = step.cutAfter === undefined ? out.events : out.events.slice(0, step.cutAfter);
+      for (const event of events) res.write(event);
+      if (step.cutAfter !== undefined) {
+        // Let the written events reach the client before the connection drops.
+        await sleep(20);
+        res.socket?.destroy();
+        return;
+      }
       res.end();
     } else {
       sendJson(res, step.status ?? 200, out.json, step.headers);

@@ -1,0 +1,140 @@
+// Which provider to talk to, with which key, at which endpoint: a pure function of the merged
+// config, the layer its api_key came from and the environment. Keys: flag > RUNE_API_KEY >
+// the provider's own variable > config file.
+import type { ProviderName } from '../config/schema.ts';
+import { RuneError } from '../core/errors.ts';
+
+export type KeyOrigin = 'file' | 'env' | 'flag';
+
+/** Each provider's own variables, most specific first. */
+export const PROVIDER_ENV: Record<ProviderName, readonly string[]> = {
+  openai: ['OPENAI_API_KEY'],
+  openrouter: ['OPENROUTER_API_KEY'],
+  copilot: ['COPILOT_GITHUB_TOKEN', 'GH_COPILOT_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN'],
+  gemini: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  anthropic: ['ANTHROPIC_API_KEY'],
+};
+
+// Scanned when nothing names the provider. GITHUB_TOKEN and GH_TOKEN are left out on purpose: CI
+// sets them for other work, and silently sending one to Copilot would surprise.
+const AUTO_ENV: readonly [string, ProviderName][] = [
+  ['OPENAI_API_KEY', 'openai'],
+  ['ANTHROPIC_API_KEY', 'anthropic'],
+  ['GEMINI_API_KEY', 'gemini'],
+  ['GOOGLE_API_KEY', 'gemini'],
+  ['OPENROUTER_API_KEY', 'openrouter'],
+  ['COPILOT_GITHUB_TOKEN', 'copilot'],
+];
+
+export const PROVIDER_LABELS: Record<ProviderName, string> = {
+  openai: 'OpenAI-compatible provider',
+  openrouter: 'OpenRouter',
+  copilot: 'GitHub Copilot',
+  gemini: 'Gemini',
+  anthropic: 'Anthropic',
+};
+
+/** The provider a key's prefix names, or undefined for keys without a known prefix. */
+export function providerFromKey(key: string): ProviderName | undefined {
+  if (/^gh[up]_/.test(key) || key.startsWith('github_pat_')) return 'copilot';
+  if (key.startsWith('AIza')) return 'gemini';
+  if (key.startsWith('sk-or-')) return 'openrouter';
+  if (key.startsWith('sk-ant-')) return 'anthropic';
+  if (key.startsWith('sk-')) return 'openai';
+  return undefined;
+}
+
+export interface Credentials {
+  provider: ProviderName;
+  /** Undefined only for an OpenAI-compatible server at a custom base URL (llama.cpp, Ollama). */
+  apiKey: string | undefined;
+  /** Where the key came from, for messages: `--api-key`, `RUNE_API_KEY`, `OPENAI_API_KEY`, `config file`. */
+  keySource: string | undefined;
+  baseUrl: string | undefined;
+}
+
+export interface CredentialInput {
+  provider?: ProviderName | undefined;
+  apiKey?: string | undefined;
+  baseUrl?: string | undefined;
+  /** The config layer api_key came from; undefined when unknown (then treated as explicit). */
+  apiKeyOrigin?: KeyOrigin | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+export function resolveCredentials(input: CredentialInput): Credentials {
+  const { env, baseUrl } = input;
+  const origin = input.apiKey === undefined ? undefined : (input.apiKeyOrigin ?? inferOrigin(input));
+  const explicitKey = origin === 'flag' || origin === 'env' ? input.apiKey : undefined;
+  const fileKey = origin === 'file' ? input.apiKey : undefined;
+  const explicitSource = origin === 'flag' ? '--api-key' : 'RUNE_API_KEY';
+
+  if (explicitKey !== undefined) {
+    const provider = input.provider ?? providerFromKey(explicitKey) ?? 'openai';
+    return { provider, apiKey: explicitKey, keySource: explicitSource, baseUrl };
+  }
+
+  if (input.provider) {
+    const fromEnv = firstEnv(env, PROVIDER_ENV[input.provider]);
+    if (fromEnv) return { provider: input.provider, apiKey: fromEnv.value, keySource: fromEnv.name, baseUrl };
+    if (fileKey) return { provider: input.provider, apiKey: fileKey, keySource: 'config file', baseUrl };
+    if (input.provider === 'openai' && baseUrl) {
+      return { provider: 'openai', apiKey: undefined, keySource: undefined, baseUrl };
+    }
+    return noKey(input.provider);
+  }
+
+  if (fileKey) {
+    // The file's key names the provider; that provider's own variable, when set, is newer.
+    const provider = providerFromKey(fileKey) ?? 'openai';
+    const fromEnv = firstEnv(
+      env,
+      PROVIDER_ENV[provider].filter((name) => name !== 'GITHUB_TOKEN' && name !== 'GH_TOKEN'),
+    );
+    if (fromEnv) return { provider, apiKey: fromEnv.value, keySource: fromEnv.name, baseUrl };
+    return { provider, apiKey: fileKey, keySource: 'config file', baseUrl };
+  }
+
+  if (baseUrl) {
+    // A custom endpoint speaks the OpenAI wire unless told otherwise; its key, if any, is OPENAI_API_KEY.
+    const fromEnv = firstEnv(env, PROVIDER_ENV.openai);
+    return { provider: 'openai', apiKey: fromEnv?.value, keySource: fromEnv?.name, baseUrl };
+  }
+
+  for (const [name, provider] of AUTO_ENV) {
+    const value = env[name];
+    if (value) return { provider, apiKey: value, keySource: name, baseUrl };
+  }
+  return noKey(undefined);
+}
+
+function inferOrigin(input: CredentialInput): KeyOrigin {
+  return input.env.RUNE_API_KEY !== undefined && input.env.RUNE_API_KEY === input.apiKey ? 'env' : 'flag';
+}
+
+function firstEnv(
+  env: NodeJS.ProcessEnv,
+  names: readonly string[],
+): { name: string; value: string } | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value) return { name, value };
+  }
+  return undefined;
+}
+
+function noKey(provider: ProviderName | undefined): never {
+  const own = provider
+    ? PROVIDER_ENV[provider].join(', ')
+    : 'OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …';
+  throw new RuneError(
+    'PROVIDER_AUTH',
+    provider ? `no API key for ${PROVIDER_LABELS[provider]}` : 'no API key and no base URL configured',
+    {
+      details: [
+        `set one of: --api-key, RUNE_API_KEY, ${own}, or api_key in rune.toml`,
+        ...(provider ? [] : ['or point --base-url (RUNE_BASE_URL, base_url) at an OpenAI-compatible server']),
+      ],
+    },
+  );
+}
