@@ -1,0 +1,11 @@
+// The MCP client as the rest of rune sees it: start the configured servers, offer their tools,
+// describe them for /tools and /info, shut them down.
+export type { McpServerInfo, McpToolInfo, StartMcpOptions } from './manager.ts';
+export {
+  BUILTIN_TOOL_NAMES,
+  formatServers,
+  formatServerTools,
+  McpManager,
+  serversFromFlags,
+  startMcpServers,
+} from './manager.ts';

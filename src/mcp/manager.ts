@@ -1,0 +1,276 @@
+// All MCP servers of a run: started in parallel, their tools offered to the agent as ExtraTools
+// (through the same policy gate as built-ins), withdrawn when a server ends, shut down on exit.
+import type { ExtraTool } from '../agent/types.ts';
+import type { McpServerConfig } from '../config/schema.ts';
+import { RuneError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
+import { packageName } from './locate.ts';
+import {
+  assignToolNames,
+  SERVER_NAME_PATTERN,
+  serverNameFromArgv,
+  splitCommandLine,
+  uniqueNames,
+} from './naming.ts';
+import { McpServer, type ServerState } from './server.ts';
+
+/** The six tools every agent run has; MCP tools never take their names. */
+export const BUILTIN_TOOL_NAMES = [
+  'read_file',
+  'write_file',
+  'list_dir',
+  'execute_cmd',
+  'fetch_url',
+  'inspect_process',
+] as const;
+
+export interface McpToolInfo {
+  /** The name the model sees. */
+  name: string;
+  /** The name the server gave it. */
+  serverTool: string;
+  description: string;
+  readOnly: boolean;
+  /** Set when the tool is not offered: the owner of its name. */
+  hiddenBy?: string;
+}
+
+export interface McpServerInfo {
+  name: string;
+  state: ServerState;
+  required: boolean;
+  command: string;
+  pid?: number;
+  /** Why it failed or ended. */
+  reason?: string;
+  tools: McpToolInfo[];
+  layers: LayerReport[];
+}
+
+export interface StartMcpOptions {
+  servers: readonly McpServerConfig[];
+  executor: SandboxExecutor;
+  logger: Logger;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Names already taken by the run's own tools (default: the six built-ins). */
+  reservedNames?: readonly string[];
+  startupTimeoutMs?: number;
+  maxResultBytes?: number;
+}
+
+/** Turns `--mcp-stdio "cmd args"` values into server tables, named after their program or package. */
+export function serversFromFlags(
+  values: readonly string[],
+  taken: readonly string[] = [],
+): McpServerConfig[] {
+  const parsed = values.map((value) => {
+    const argv = splitCommandLine(value);
+    const [command, ...args] = argv;
+    if (!command)
+      throw new RuneError('USAGE', '--mcp-stdio needs a command, e.g. --mcp-stdio "node server.js"');
+    return { argv, command, args };
+  });
+  const names = uniqueNames(
+    parsed.map(({ argv }) => serverNameFromArgv(argv, packageName)),
+    taken,
+  );
+  return parsed.map(({ command, args }, i) => ({ name: names[i] as string, command, args }));
+}
+
+function checkNames(servers: readonly McpServerConfig[]): void {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const server of servers) {
+    if (!SERVER_NAME_PATTERN.test(server.name)) {
+      problems.push(`mcp: "${server.name}": a server name may hold only letters, digits, _ and -`);
+    }
+    if (seen.has(server.name)) problems.push(`mcp: two servers are named "${server.name}"`);
+    seen.add(server.name);
+  }
+  if (problems.length > 0) {
+    throw new RuneError('CONFIG_INVALID', 'invalid MCP server configuration', { details: problems });
+  }
+}
+
+export class McpManager {
+  private offered: Array<{ server: McpServer; tool: string; name: string; extra: ExtraTool }> = [];
+  private hidden: Array<{ server: string; tool: string; name: string; owner: string }> = [];
+  private notices: string[] = [];
+  private readonly changeListeners: Array<() => void> = [];
+
+  constructor(
+    private readonly servers: McpServer[],
+    private readonly logger: Logger,
+  ) {}
+
+  /** @internal Builds the offered tool list once every server has started or failed. */
+  assign(reservedNames: readonly string[]): void {
+    const candidates = this.servers
+      .filter((server) => server.state === 'ready')
+      .flatMap((server) =>
+        server.tools.map((tool) => ({ server: server.name, tool: tool.name, instance: server, spec: tool })),
+      );
+    const { offered, hidden } = assignToolNames(reservedNames, candidates);
+    for (const entry of hidden)
+      this.logger.warn('mcp.tool_hidden', { message: entry.warning, server: entry.server, tool: entry.tool });
+    this.hidden = hidden.map(({ server, tool, name, owner }) => ({ server, tool, name, owner }));
+    this.offered = offered.map(({ instance, spec, name }) => {
+      const { $schema: _ignored, ...parameters } = (spec.inputSchema ?? { type: 'object' }) as Record<
+        string,
+        unknown
+      >;
+      const extra: ExtraTool = {
+        definition: {
+          name,
+          description: spec.description ?? spec.title ?? `Tool ${spec.name} of MCP server ${instance.name}`,
+          parameters,
+        },
+        source: 'mcp',
+        server: instance.name,
+        readOnly: spec.annotations?.readOnlyHint === true,
+        execute: (args, signal) => instance.call(spec.name, args, signal),
+      };
+      return { server: instance, tool: spec.name, name, extra };
+    });
+    for (const server of this.servers) server.onEnd((ended) => this.withdraw(ended));
+  }
+
+  private withdraw(server: McpServer): void {
+    const names = this.offered.filter((entry) => entry.server === server).map((entry) => entry.name);
+    const notice =
+      `MCP server "${server.name}" has stopped (${server.reason ?? 'connection closed'}); ` +
+      (names.length > 0 ? `its tools are no longer available: ${names.join(', ')}.` : 'it offered no tools.');
+    this.logger.warn('mcp.server_ended', { message: notice, server: server.name, reason: server.reason });
+    this.notices.push(notice);
+    for (const listener of this.changeListeners) listener();
+  }
+
+  /** The tools to offer the model now: those of servers still running. */
+  tools(): ExtraTool[] {
+    return this.offered.filter((entry) => entry.server.state === 'ready').map((entry) => entry.extra);
+  }
+
+  /**
+   * Every tool ever offered, for a run loop that takes a fixed list: calls to a withdrawn tool
+   * return an error result saying the server stopped.
+   */
+  allTools(): ExtraTool[] {
+    return this.offered.map((entry) => entry.extra);
+  }
+
+  /** Messages for the model about servers that ended since the last call (each returned once). */
+  takeNotices(): string[] {
+    const taken = this.notices;
+    this.notices = [];
+    return taken;
+  }
+
+  /** Called when the set of offered tools changes (a server ended). */
+  onToolsChanged(listener: () => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  /** Plain data for /info and /tools. */
+  describeServers(): McpServerInfo[] {
+    return this.servers.map((server) => {
+      const tools: McpToolInfo[] = server.tools.map((tool) => {
+        const offered = this.offered.find((entry) => entry.server === server && entry.tool === tool.name);
+        const hidden = this.hidden.find((entry) => entry.server === server.name && entry.tool === tool.name);
+        return {
+          name: offered?.name ?? hidden?.name ?? tool.name,
+          serverTool: tool.name,
+          description: tool.description ?? '',
+          readOnly: tool.annotations?.readOnlyHint === true,
+          ...(hidden ? { hiddenBy: hidden.owner } : {}),
+        };
+      });
+      return {
+        name: server.name,
+        state: server.state,
+        required: server.config.required === true,
+        command: [server.config.command, ...(server.config.args ?? [])].join(' '),
+        ...(server.pid !== undefined ? { pid: server.pid } : {}),
+        ...(server.reason !== undefined ? { reason: server.reason } : {}),
+        tools,
+        layers: server.layers,
+      };
+    });
+  }
+
+  /** Ends every server: stdin closed, a grace period, then the process group killed. */
+  async shutdown(): Promise<void> {
+    await Promise.all(this.servers.map((server) => server.stop()));
+  }
+}
+
+/** One line per server for /info. */
+export function formatServers(servers: readonly McpServerInfo[]): string {
+  if (servers.length === 0) return 'MCP servers: none';
+  const lines = ['MCP servers:'];
+  for (const server of servers) {
+    const offered = server.tools.filter((tool) => !tool.hiddenBy).length;
+    const detail =
+      server.state === 'ready'
+        ? `ready, ${offered} tool${offered === 1 ? '' : 's'}${server.pid ? `, pid ${server.pid}` : ''}`
+        : `${server.state}${server.reason ? `: ${server.reason.split('\n')[0]}` : ''}`;
+    lines.push(`  ${server.name}${server.required ? ' (required)' : ''}: ${detail}`);
+  }
+  return lines.join('\n');
+}
+
+/** The MCP part of /tools: each server's tools, marking read-only, hidden and withdrawn ones. */
+export function formatServerTools(servers: readonly McpServerInfo[]): string {
+  const lines: string[] = [];
+  for (const server of servers) {
+    const state = server.state === 'ready' ? '' : ` (${server.state}: tools withdrawn)`;
+    lines.push(`MCP server ${server.name}${state}:`);
+    if (server.tools.length === 0) lines.push('  (no tools)');
+    for (const tool of server.tools) {
+      const flags = [tool.readOnly ? 'read-only' : 'may change things'];
+      if (tool.hiddenBy) flags.push(`hidden: name taken by the ${tool.hiddenBy}`);
+      const summary = tool.description.split('\n')[0] ?? '';
+      lines.push(`  ${tool.name}${summary ? ` — ${summary}` : ''} [${flags.join('; ')}]`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Starts every server in parallel. A `required` server that fails stops rune (MCP_REQUIRED, naming
+ * it); any other failure is a warning and the run goes on without that server.
+ */
+export async function startMcpServers(options: StartMcpOptions): Promise<McpManager> {
+  checkNames(options.servers);
+  const servers = options.servers.map(
+    (config) =>
+      new McpServer(config, {
+        executor: options.executor,
+        logger: options.logger,
+        cwd: options.cwd,
+        env: options.env,
+        ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
+        ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+      }),
+  );
+  const results = await Promise.allSettled(servers.map((server) => server.start()));
+  const requiredFailures: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled') return;
+    const server = servers[i] as McpServer;
+    const message = `MCP server "${server.name}" could not start: ${server.reason ?? String(result.reason)}`;
+    if (server.config.required) requiredFailures.push(message);
+    else options.logger.warn('mcp.server_failed', { message, server: server.name });
+  });
+  const manager = new McpManager(servers, options.logger);
+  if (requiredFailures.length > 0) {
+    await manager.shutdown();
+    const names = servers.filter((s) => s.config.required && s.state === 'failed').map((s) => `"${s.name}"`);
+    throw new RuneError('MCP_REQUIRED', `required MCP server ${names.join(', ')} could not start`, {
+      details: requiredFailures,
+    });
+  }
+  manager.assign(options.reservedNames ?? BUILTIN_TOOL_NAMES);
+  return manager;
+}

@@ -1,0 +1,168 @@
+// An MCP stdio transport over a process the sandbox started: newline-delimited JSON-RPC on its
+// stdin/stdout. The SDK's own StdioClientTransport would spawn the server outside the sandbox.
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { SandboxedProcess } from '../sandbox/types.ts';
+
+export interface ExitInfo {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export interface SandboxedStdioTransportOptions {
+  /** Each chunk the server writes to stderr (servers log there; it is never protocol). */
+  onStderr?: (text: string) => void;
+  /** How long close() waits after ending stdin before it kills the process group. */
+  closeGraceMs?: number;
+  /** Largest single message accepted from the server; a bigger one closes the connection. */
+  maxMessageBytes?: number;
+}
+
+const STDERR_TAIL_BYTES = 4096;
+// After the process exits, stdout may still hold the last messages; wait this long for its end.
+const STDOUT_DRAIN_MS = 200;
+
+export class SandboxedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  private readonly readBuffer: ReadBuffer;
+  private process: SandboxedProcess | undefined;
+  private closed = false;
+  private stderrTail = '';
+  private exit: ExitInfo | undefined;
+
+  constructor(
+    private readonly spawnProcess: () => SandboxedProcess,
+    private readonly options: SandboxedStdioTransportOptions = {},
+  ) {
+    this.readBuffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes });
+  }
+
+  /** The process id, once started. */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  /** How the process ended, once it has. */
+  get exitInfo(): ExitInfo | undefined {
+    return this.exit;
+  }
+
+  /** The last few KiB the server wrote to stderr, for error messages. */
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  get sandboxProcess(): SandboxedProcess | undefined {
+    return this.process;
+  }
+
+  async start(): Promise<void> {
+    if (this.process) throw new Error('SandboxedStdioTransport already started');
+    const child = this.spawnProcess();
+    this.process = child;
+    let stdoutEnded = false;
+    let stdoutEnd: (() => void) | undefined;
+    const stdoutDone = new Promise<void>((resolve) => {
+      stdoutEnd = resolve;
+    });
+
+    child.stdout.on('data', (chunk: Buffer | string) => {
+      try {
+        this.readBuffer.append(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      } catch (error) {
+        // An oversized message: the stream cannot be resynchronised, so the connection ends.
+        this.onerror?.(error as Error);
+        void this.close();
+        return;
+      }
+      this.drain();
+    });
+    const onEnd = () => {
+      stdoutEnded = true;
+      stdoutEnd?.();
+    };
+    child.stdout.on('end', onEnd);
+    child.stdout.on('close', onEnd);
+    child.stdout.on('error', (error: Error) => this.onerror?.(error));
+    // EPIPE when the server has gone: the exit handler reports it, this keeps Node from throwing.
+    child.stdin.on('error', (error: Error) => this.onerror?.(error));
+    child.stderr.on('data', (chunk: Buffer | string) => {
+      const text = chunk.toString();
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_BYTES);
+      this.options.onStderr?.(text);
+    });
+    child.stderr.on('error', () => {});
+
+    void child.exited.then(async (info) => {
+      this.exit = info;
+      if (!stdoutEnded) {
+        await Promise.race([stdoutDone, new Promise((resolve) => setTimeout(resolve, STDOUT_DRAIN_MS))]);
+      }
+      this.finish();
+    });
+  }
+
+  private drain(): void {
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.readBuffer.readMessage();
+      } catch (error) {
+        // A line that is not JSON-RPC (a server printing to stdout): reported, then skipped.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const child = this.process;
+    if (!child || this.closed || this.exit) return Promise.reject(new Error('MCP server is not running'));
+    return new Promise((resolve, reject) => {
+      const ok = child.stdin.write(serializeMessage(message), (error) => {
+        if (error) reject(error);
+      });
+      if (ok) resolve();
+      else child.stdin.once('drain', () => resolve());
+    });
+  }
+
+  /** Ends stdin (the MCP way to ask a stdio server to stop), then kills the group after the grace time. */
+  async close(): Promise<void> {
+    const child = this.process;
+    if (!child) {
+      this.finish();
+      return;
+    }
+    if (!this.exit) {
+      try {
+        child.stdin.end();
+      } catch {
+        // stdin is already gone; the kill below ends the process.
+      }
+      const grace = this.options.closeGraceMs ?? 2000;
+      const exitedInTime = await Promise.race([
+        child.exited.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), grace).unref()),
+      ]);
+      if (!exitedInTime) {
+        child.kill();
+        await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      }
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.readBuffer.clear();
+    this.onclose?.();
+  }
+}
