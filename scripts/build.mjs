@@ -73,6 +73,22 @@ function buildNative() {
   return addon;
 }
 
+// The sandbox helper: a static C program (no libc needed on the target), so it runs the same
+// inside any mount namespace. Debian's libc6-dev ships the libc.a it links against.
+function buildSandboxHelper() {
+  const helper = join(root, 'native/build/rune-sandbox');
+  const sources = ['helper.c', 'probe.c', 'probe.h'].map((f) => join(root, 'native/src', f));
+  if (existsSync(helper) && statSync(helper).mtimeMs >= Math.max(...sources.map((f) => statSync(f).mtimeMs)))
+    return helper;
+  mkdirSync(dirname(helper), { recursive: true });
+  execFileSync(
+    'gcc',
+    ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-std=gnu11', '-o', helper, sources[0], sources[1]],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  return helper;
+}
+
 function sqliteAddon() {
   const path = join(
     dirname(require.resolve('better-sqlite3/package.json')),
@@ -118,6 +134,7 @@ function collectAssets(nativeAddon) {
   mkdirSync(join(assetDir, 'native'), { recursive: true });
   copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
   copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
+  copyFileSync(buildSandboxHelper(), join(assetDir, 'native/rune-sandbox'));
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
   for (const file of listFiles(join(root, 'web'))) {
     const target = join(assetDir, 'web', relative(join(root, 'web'), file));

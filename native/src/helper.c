@@ -117,6 +117,10 @@ static struct {
   int n_rw;
   const char *protect[MAX_PATHS];
   int n_protect;
+  const char *pin[MAX_PATHS]; /* bound onto themselves so they cannot be renamed or removed */
+  int n_pin;
+  const char *hide[MAX_PATHS]; /* replaced by an empty file or folder */
+  int n_hide;
   const char *hosts[MAX_PATHS]; /* "name ip" lines for /etc/hosts */
   int n_hosts;
   struct addr allow[MAX_ADDRS];
@@ -270,6 +274,24 @@ static void setup_mounts(int have_tmp_target) {
       }
       close(held[k]);
     }
+  }
+
+  if (tmp_ok && mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") != 0 &&
+      errno != ENOENT)
+    skip("namespaces", "private /dev/shm%s", "", errno);
+
+  for (int i = 0; i < opt.n_hide; i++) {
+    struct stat st;
+    if (lstat(opt.hide[i], &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    int rc = S_ISDIR(st.st_mode) ? mount("tmpfs", opt.hide[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+             : tmp_ok              ? bind_text_over(opt.hide[i], "hidden", "")
+                                   : (errno = ENOTDIR, -1);
+    if (rc != 0) skip("namespaces", "hiding %s", opt.hide[i], errno);
+  }
+  for (int i = 0; i < opt.n_pin; i++) {
+    struct stat st;
+    if (lstat(opt.pin[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (mount(opt.pin[i], opt.pin[i], NULL, MS_BIND | MS_REC, NULL) != 0) skip("namespaces", "pinning %s", opt.pin[i], errno);
   }
 
   int protected = 0;
@@ -599,7 +621,8 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
     setup_mounts(access("/tmp", F_OK) == 0);
   }
   if (opt.cwd && chdir(opt.cwd) != 0) die("chdir");
-  if (setsid() < 0 && errno != EPERM) die("setsid");
+  /* Outside a PID namespace the caller's process-group kill is what ends stragglers: keep the group. */
+  if (in_namespaces && setsid() < 0 && errno != EPERM) die("setsid");
 
   char limits[256] = "";
   set_limit(RLIMIT_FSIZE, opt.fsize, "fsize", limits, sizeof limits);
@@ -780,7 +803,7 @@ static int parse_addr(const char *text, struct addr *out) {
 static void usage(const char *why) {
   fprintf(stderr,
           "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP] "
-          "[--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
+          "[--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
           "[--share-net] [--probe] -- PROGRAM ARGS...\n",
           why);
@@ -816,6 +839,12 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--protect") == 0) {
       NEED_VALUE;
       if (opt.n_protect < MAX_PATHS) opt.protect[opt.n_protect++] = v;
+    } else if (strcmp(a, "--pin") == 0) {
+      NEED_VALUE;
+      if (opt.n_pin < MAX_PATHS) opt.pin[opt.n_pin++] = v;
+    } else if (strcmp(a, "--hide") == 0) {
+      NEED_VALUE;
+      if (opt.n_hide < MAX_PATHS) opt.hide[opt.n_hide++] = v;
     } else if (strcmp(a, "--host") == 0) {
       NEED_VALUE;
       if (strchr(v, '\n')) usage("a --host entry contains a newline");

@@ -47,6 +47,13 @@ export const sandboxSchema = z.strictObject({
   env_passthrough: z
     .array(z.string().min(1))
     .describe('Variables passed to tools even though their names look secret (KEY, SECRET, TOKEN, PASSWORD)'),
+  max_file_mb: positiveInt
+    .optional()
+    .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
+  tmp_mb: positiveInt.optional().describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
+  cpu_percent: positiveInt
+    .optional()
+    .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
 });
 
 export const mcpServerSchema = z.strictObject({

@@ -1,9 +1,26 @@
-// Runs tool processes for the agent, the tools and the MCP client: spawn in a new process group,
-// cap output, kill the whole group on timeout or cancel, and report which sandbox layers applied.
-import { spawn as spawnChild } from 'node:child_process';
+// Runs tool processes for the agent, the tools and the MCP client inside every sandbox layer this
+// machine offers (through the static helper, native/src/helper.c), caps their output, kills the
+// whole process tree on timeout or cancel, and reports which layers were applied and why not.
+import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { runeHome } from '../core/paths.ts';
+import { describeCapabilities, readSystemFacts, type SandboxCapabilities } from './capabilities.ts';
+import { sandboxHelperPath } from './helper.ts';
+import { runeNative } from './native.ts';
+import {
+  HIDDEN_SYSTEM_FILES,
+  isInside,
+  parseReport,
+  planHelperArgs,
+  protectedCandidates,
+  type ResolvedName,
+  scrubEnvironment,
+} from './plan.ts';
 import type {
   LayerName,
   LayerReport,
@@ -19,10 +36,108 @@ export interface SandboxExecutorOptions {
   mode?: SandboxMode;
 }
 
-const ALL_LAYERS: LayerName[] = ['namespaces', 'network', 'dns', 'seccomp', 'landlock', 'cgroups', 'rlimits'];
+export const LAYER_ORDER: LayerName[] = [
+  'cgroups',
+  'network',
+  'dns',
+  'seccomp',
+  'landlock',
+  'namespaces',
+  'rlimits',
+];
+const REPORT_FD = 3;
 
-function notBuilt(): LayerReport[] {
-  return ALL_LAYERS.map((layer) => ({ layer, applied: false, detail: 'sandbox not built yet' }));
+let capabilitiesCache: SandboxCapabilities | undefined;
+
+/** What this machine offers, probed once per process. */
+export function sandboxCapabilities(): SandboxCapabilities {
+  if (!capabilitiesCache) {
+    const facts = readSystemFacts();
+    try {
+      capabilitiesCache = describeCapabilities(runeNative().probe(), facts);
+    } catch (error) {
+      const why = `kernel probe failed: ${(error as Error).message}`;
+      const none = { available: false, detail: why };
+      capabilitiesCache = describeCapabilities(
+        {
+          landlockAbi: -38,
+          seccompFilter: -38,
+          seccompUserNotif: -38,
+          currentSeccomp: 0,
+          noNewPrivs: 0,
+          userns: -38,
+          netns: -38,
+          mountns: -38,
+          pidns: -38,
+        },
+        facts,
+      );
+      capabilitiesCache = { ...capabilitiesCache, landlock: { ...none, abi: 0 }, seccomp: none };
+    }
+  }
+  return capabilitiesCache;
+}
+
+type CgroupPlan =
+  | { kind: 'systemd'; prefix: string[]; detail: string }
+  | { kind: 'delegated'; base: string; detail: string }
+  | { kind: 'none'; detail: string };
+
+function planCgroups(caps: SandboxCapabilities, config: RuneConfig): CgroupPlan {
+  const memory = config.policy.max_memory_mb;
+  const pids = config.policy.max_pids;
+  const cpu = config.sandbox.cpu_percent;
+  const limits = `memory.max ${memory} MiB, pids.max ${pids}${cpu ? `, cpu.max ${cpu}%` : ''}`;
+  if (caps.userSystemd.available) {
+    const prefix = ['systemd-run', '--user', '--scope', '--quiet', '--collect'];
+    prefix.push('-p', `MemoryMax=${memory}M`, '-p', `TasksMax=${pids}`);
+    if (cpu) prefix.push('-p', `CPUQuota=${cpu}%`);
+    return { kind: 'systemd', prefix: [...prefix, '--'], detail: `systemd-run --user --scope: ${limits}` };
+  }
+  if (caps.cgroupV2.available) {
+    const facts = readSystemFacts();
+    const base = join(facts.cgroup2Mount ?? '/sys/fs/cgroup', facts.cgroup2Path ?? '');
+    try {
+      writeFileSync(join(base, 'cgroup.subtree_control'), `+memory +pids${cpu ? ' +cpu' : ''}`);
+      return { kind: 'delegated', base, detail: `delegated cgroup v2 under ${base}: ${limits}` };
+    } catch (error) {
+      return {
+        kind: 'none',
+        detail: `cannot enable controllers in ${base} (${(error as Error).message}); rlimits and the wall-clock kill still apply`,
+      };
+    }
+  }
+  const why = caps.userSystemd.detail;
+  return {
+    kind: 'none',
+    detail: `${caps.cgroupV2.detail}; ${why}; rlimits and the wall-clock kill of the whole tree still apply`,
+  };
+}
+
+let cgroupCounter = 0;
+
+function makeCgroup(base: string, config: RuneConfig): string {
+  const dir = join(base, `rune-${process.pid}-${++cgroupCounter}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'memory.max'), String(config.policy.max_memory_mb * 1024 * 1024));
+  writeFileSync(join(dir, 'pids.max'), String(config.policy.max_pids));
+  if (config.sandbox.cpu_percent)
+    writeFileSync(join(dir, 'cpu.max'), `${config.sandbox.cpu_percent * 1000} 100000`);
+  return dir;
+}
+
+function removeCgroup(dir: string | undefined): void {
+  if (!dir) return;
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // Older kernels have no cgroup.kill; the process group was killed already.
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Still draining; the kernel frees it when the last process is reaped.
+  }
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -55,94 +170,358 @@ class CappedBuffer {
   }
 }
 
-export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
-  const { logger } = options;
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 
-  const run = (request: SandboxRequest): Promise<SandboxResult> => {
-    const started = performance.now();
-    const layers = notBuilt();
-    return new Promise((resolve) => {
-      const [file, ...args] = request.argv;
-      if (!file) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-      const child = spawnChild(file, args, {
-        cwd: request.cwd,
-        env: request.env,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const out = new CappedBuffer(request.maxOutputBytes);
-      const err = new CappedBuffer(request.maxOutputBytes);
-      let timedOut = false;
-      let cancelled = false;
-      let spawnError: Error | undefined;
-      child.stdout.on('data', (c: Buffer) => out.push(c));
-      child.stderr.on('data', (c: Buffer) => err.push(c));
-      child.stdin.on('error', () => {});
-      child.stdin.end(request.stdin ?? '');
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup(child.pid);
-      }, request.timeoutMs);
-      const onAbort = () => {
-        cancelled = true;
-        killGroup(child.pid);
+/** The layers a call would get, from the capabilities alone (before anything ran). */
+export function expectedLayers(
+  caps: SandboxCapabilities,
+  cgroups: CgroupPlan,
+  config: RuneConfig,
+): LayerReport[] {
+  const ns = caps.userNamespaces.available && caps.mountNamespaces.available && caps.pidNamespaces.available;
+  const net = ns && caps.netNamespaces.available;
+  const guard = caps.seccompUserNotif.available && caps.seccomp.available;
+  const nsDetail = [caps.userNamespaces, caps.mountNamespaces, caps.pidNamespaces].find(
+    (c) => !c.available,
+  )?.detail;
+  const maxFile = config.sandbox.max_file_mb ?? 1024;
+  return [
+    { layer: 'cgroups', applied: cgroups.kind !== 'none', detail: cgroups.detail },
+    {
+      layer: 'network',
+      applied: net,
+      detail: net
+        ? `empty network namespace${guard ? '; allowed domains through the net guard (seccomp user notification + ADDFD)' : '; allowed domains unavailable: no seccomp user notification'}`
+        : `no network namespace: ${caps.netNamespaces.detail}`,
+    },
+    {
+      layer: 'dns',
+      applied: net,
+      detail: net
+        ? 'generated /etc/hosts with the allowed names only; no resolver reachable'
+        : 'no network namespace',
+    },
+    { layer: 'seccomp', applied: caps.seccomp.available, detail: caps.seccomp.detail },
+    { layer: 'landlock', applied: caps.landlock.available, detail: caps.landlock.detail },
+    {
+      layer: 'namespaces',
+      applied: ns,
+      detail: ns ? 'user+mount+pid namespaces, private /proc and /tmp' : (nsDetail ?? 'unavailable'),
+    },
+    {
+      layer: 'rlimits',
+      applied: true,
+      detail: `RLIMIT_FSIZE ${maxFile} MiB, RLIMIT_NOFILE, wall-clock kill`,
+    },
+  ];
+}
+
+function switchedOff(reason: string): LayerReport[] {
+  return LAYER_ORDER.map((layer) => ({ layer, applied: false, detail: reason }));
+}
+
+function resolveSync(name: string): string[] {
+  const result = spawnSync('getent', ['ahosts', name], { encoding: 'utf8', timeout: 5000 });
+  if (result.status !== 0 || !result.stdout) return [];
+  return [
+    ...new Set(
+      result.stdout
+        .split('\n')
+        .map((l) => l.split(/\s+/)[0] ?? '')
+        .filter(Boolean),
+    ),
+  ];
+}
+
+async function resolveAsync(name: string): Promise<string[]> {
+  try {
+    const all = await lookup(name, { all: true, verbatim: true });
+    return [...new Set(all.map((a) => a.address))];
+  } catch {
+    return [];
+  }
+}
+
+interface Prepared {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  base: LayerReport[];
+  notes: LayerReport[];
+  cgroupDir?: string;
+  sandboxed: boolean;
+}
+
+export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
+  const { config, logger } = options;
+  const mode: SandboxMode = options.mode ?? config.sandbox.mode;
+  let cgroups: CgroupPlan | undefined;
+  const caps = (): SandboxCapabilities => sandboxCapabilities();
+  const cgroupPlan = (): CgroupPlan => {
+    cgroups ??= planCgroups(caps(), config);
+    return cgroups;
+  };
+
+  const describe = (): LayerReport[] => {
+    if (mode === 'off') return switchedOff('sandbox.mode = off');
+    return expectedLayers(caps(), cgroupPlan(), config);
+  };
+
+  const prepare = (
+    request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>,
+    resolved: ResolvedName[],
+  ): Prepared => {
+    const scrubbed = scrubEnvironment(request.env, config.sandbox.env_passthrough);
+    if (scrubbed.removed.length > 0) logger.debug('sandbox.env_scrubbed', { names: scrubbed.removed });
+    const cwd = resolve(request.cwd);
+    if (mode === 'off') {
+      return {
+        argv: request.argv,
+        env: scrubbed.env,
+        cwd,
+        base: switchedOff('sandbox.mode = off'),
+        notes: [],
+        sandboxed: false,
       };
-      request.signal?.addEventListener('abort', onAbort, { once: true });
-      if (request.signal?.aborted) onAbort();
-      child.on('error', (e) => {
-        spawnError = e;
+    }
+    const base = describe();
+    const missing = base.filter((l) => !l.applied);
+    if (mode === 'strict' && missing.length > 0) {
+      throw new RuneError('SANDBOX_SETUP', 'sandbox strict: a layer this machine lacks would be skipped', {
+        details: missing.map((l) => `${l.layer}: ${l.detail}`),
       });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
-        killGroup(child.pid);
-        if (spawnError) logger.debug('sandbox.spawn_failed', { message: spawnError.message });
-        resolve({
-          exitCode: spawnError ? 127 : code,
-          signal,
-          stdout: out.text(),
-          stderr: spawnError ? `${err.text()}${spawnError.message}\n` : err.text(),
-          stdoutDropped: out.dropped,
-          stderrDropped: err.dropped,
-          timedOut,
-          cancelled,
-          layers,
-          durationMs: performance.now() - started,
-        });
-      });
+    }
+    let helper: string;
+    try {
+      helper = sandboxHelperPath();
+    } catch (error) {
+      if (mode === 'strict') throw error;
+      const why = `sandbox helper unavailable: ${(error as Error).message}`;
+      logger.warn('sandbox.helper_missing', { message: why });
+      return {
+        argv: request.argv,
+        env: scrubbed.env,
+        cwd,
+        base: switchedOff(why),
+        notes: [],
+        sandboxed: false,
+      };
+    }
+    const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
+    const rwRoots = request.readWritePaths.map((p) => resolve(cwd, p));
+    const protectedPaths: string[] = [];
+    const pinPaths: string[] = [];
+    const home = resolve(runeHome());
+    for (const root of rwRoots) {
+      protectedPaths.push(...protectedCandidates(root, listDir(root)));
+      pinPaths.push(join(root, '.git'));
+      if (isInside(home, root)) protectedPaths.push(home);
+    }
+    const hidePaths = [
+      ...HIDDEN_SYSTEM_FILES,
+      ...listDir('/etc/ssh')
+        .filter((n) => n.endsWith('_key'))
+        .map((n) => join('/etc/ssh', n)),
+    ];
+    const plan = cgroupPlan();
+    let cgroupDir: string | undefined;
+    if (plan.kind === 'delegated') {
+      try {
+        cgroupDir = makeCgroup(plan.base, config);
+      } catch (error) {
+        logger.warn('sandbox.cgroup_failed', { message: (error as Error).message });
+      }
+    }
+    const { args, notes } = planHelperArgs({
+      request: { ...request, cwd },
+      strict: mode === 'strict',
+      namespaces,
+      protectedPaths,
+      pinPaths,
+      hidePaths,
+      resolved,
+      limits: {
+        fsizeBytes: (config.sandbox.max_file_mb ?? 1024) * 1024 * 1024,
+        nofile: 4096,
+        nproc: config.policy.max_pids,
+        tmpMb: config.sandbox.tmp_mb ?? 512,
+        dataBytes: config.policy.max_memory_mb * 1024 * 1024,
+      },
+      ...(cgroupDir ? { cgroupDir } : {}),
+      reportFd: REPORT_FD,
     });
+    const prefix = plan.kind === 'systemd' ? plan.prefix : [];
+    const cgroupReport: LayerReport =
+      plan.kind === 'delegated' && !cgroupDir
+        ? { layer: 'cgroups', applied: false, detail: 'creating the cgroup failed' }
+        : { layer: 'cgroups', applied: plan.kind !== 'none', detail: plan.detail };
+    return {
+      argv: [...prefix, helper, ...args],
+      env: scrubbed.env,
+      cwd,
+      base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
+      notes,
+      ...(cgroupDir ? { cgroupDir } : {}),
+      sandboxed: true,
+    };
+  };
+
+  /** The final report: what the helper said, the decisions made here, then the expectations. */
+  const mergeLayers = (
+    prepared: Prepared,
+    reportText: string,
+  ): { layers: LayerReport[]; setupError?: string } => {
+    if (!prepared.sandboxed) return { layers: prepared.base };
+    const parsed = parseReport(reportText);
+    const layers = LAYER_ORDER.map((name): LayerReport => {
+      const note = prepared.notes.find((n) => n.layer === name);
+      const fromHelper = parsed.layers.get(name);
+      if (name === 'cgroups') {
+        const own = prepared.base.find((l) => l.layer === 'cgroups') as LayerReport;
+        return fromHelper ?? own;
+      }
+      if (name === 'dns' && !fromHelper) {
+        const net = parsed.layers.get('network');
+        if (net?.applied)
+          return {
+            layer: 'dns',
+            applied: true,
+            detail: note?.detail ?? 'empty network namespace: no name resolves',
+          };
+      }
+      const report = fromHelper ?? {
+        layer: name,
+        applied: false,
+        detail: parsed.setupError ?? 'not reported by the sandbox helper',
+      };
+      return note ? { ...report, detail: `${report.detail}; ${note.detail}` } : report;
+    });
+    return parsed.setupError === undefined ? { layers } : { layers, setupError: parsed.setupError };
+  };
+
+  const start = (prepared: Prepared): ChildProcess => {
+    const [file, ...args] = prepared.argv;
+    if (!file) throw new RuneError('INTERNAL', 'sandbox: empty argv');
+    return spawnChild(file, args, {
+      cwd: prepared.cwd,
+      env: prepared.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', ...(prepared.sandboxed ? (['pipe'] as const) : [])],
+    });
+  };
+
+  const readReport = (child: ChildProcess): Promise<string> =>
+    new Promise((resolveText) => {
+      const stream = child.stdio[REPORT_FD] as NodeJS.ReadableStream | null | undefined;
+      if (!stream) return resolveText('');
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('error', () => resolveText(Buffer.concat(chunks).toString('utf8')));
+      stream.on('close', () => resolveText(Buffer.concat(chunks).toString('utf8')));
+    });
+
+  const run = async (request: SandboxRequest): Promise<SandboxResult> => {
+    const started = performance.now();
+    if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
+    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
+    const resolved =
+      mode === 'off' || domains.length === 0
+        ? []
+        : await Promise.all(domains.map(async (name) => ({ name, addresses: await resolveAsync(name) })));
+    const prepared = prepare(request, resolved);
+    const child = start(prepared);
+    const reportText = readReport(child);
+    const out = new CappedBuffer(request.maxOutputBytes);
+    const err = new CappedBuffer(request.maxOutputBytes);
+    let timedOut = false;
+    let cancelled = false;
+    let spawnError: Error | undefined;
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(request.stdin ?? '');
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, request.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      killGroup(child.pid);
+    };
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    if (request.signal?.aborted) onAbort();
+    child.on('error', (e) => {
+      spawnError = e;
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) => {
+      child.on('close', (c, s) => done([c, s]));
+    });
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+    killGroup(child.pid);
+    removeCgroup(prepared.cgroupDir);
+    const merged = mergeLayers(prepared, await reportText);
+    if (merged.setupError && code === 125) {
+      throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
+        details: merged.layers.filter((l) => !l.applied).map((l) => `${l.layer}: ${l.detail}`),
+      });
+    }
+    if (spawnError) logger.debug('sandbox.spawn_failed', { message: spawnError.message });
+    return {
+      exitCode: spawnError ? 127 : code,
+      signal,
+      stdout: out.text(),
+      stderr: spawnError ? `${err.text()}${spawnError.message}\n` : err.text(),
+      stdoutDropped: out.dropped,
+      stderrDropped: err.dropped,
+      timedOut,
+      cancelled,
+      layers: merged.layers,
+      durationMs: performance.now() - started,
+    };
   };
 
   const spawn = (
     request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>,
   ): SandboxedProcess => {
-    const [file, ...args] = request.argv;
-    if (!file) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-    const child = spawnChild(file, args, {
-      cwd: request.cwd,
-      env: request.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+    if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
+    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
+    const resolved = mode === 'off' ? [] : domains.map((name) => ({ name, addresses: resolveSync(name) }));
+    const prepared = prepare(request, resolved);
+    const child = start(prepared);
+    const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
+    void readReport(child).then((text) => {
+      const merged = mergeLayers(prepared, text).layers;
+      layers.splice(0, layers.length, ...merged);
     });
-    const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
-      child.on('error', () => resolve({ exitCode: 127, signal: null }));
+    const exited = new Promise<{ exitCode: number | null; signal: string | null }>((done) => {
+      child.on('error', () => done({ exitCode: 127, signal: null }));
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
-        resolve({ exitCode, signal });
+        removeCgroup(prepared.cgroupDir);
+        done({ exitCode, signal });
       });
     });
     const kill = () => killGroup(child.pid);
     request.signal?.addEventListener('abort', kill, { once: true });
+    if (!child.stdin || !child.stdout || !child.stderr)
+      throw new RuneError('INTERNAL', 'sandbox: missing stdio');
     return {
       pid: child.pid,
       stdin: child.stdin,
       stdout: child.stdout,
       stderr: child.stderr,
-      layers: notBuilt(),
+      layers,
       exited,
       kill,
     };
   };
 
-  return { run, spawn, describe: notBuilt };
+  return { run, spawn, describe };
 }

@@ -1,0 +1,107 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
+import { silentLogger } from '../core/logger.ts';
+import { createSandboxExecutor } from './executor.ts';
+import type { SandboxRequest } from './types.ts';
+
+const config = { ...DEFAULTS, mcp: [] } as unknown as RuneConfig;
+
+function request(argv: string[], extra: Partial<SandboxRequest> = {}): SandboxRequest {
+  return {
+    argv,
+    cwd: process.cwd(),
+    env: { PATH: '/usr/bin:/bin' },
+    readOnlyPaths: [],
+    readWritePaths: [],
+    allowedDomains: [],
+    timeoutMs: 10_000,
+    maxOutputBytes: 1_000_000,
+    ...extra,
+  };
+}
+
+describe('sandbox executor', () => {
+  const executor = createSandboxExecutor({ config, logger: silentLogger });
+
+  it('runs a command, passes stdin, and reports the layers the helper applied', async () => {
+    const result = await executor.run(request(['/bin/sh', '-c', 'cat; exit 7'], { stdin: 'hello' }));
+    expect(result.exitCode).toBe(7);
+    expect(result.stdout).toBe('hello');
+    const layers = Object.fromEntries(result.layers.map((l) => [l.layer, l]));
+    expect(layers.landlock?.applied).toBe(true);
+    expect(layers.seccomp?.applied).toBe(true);
+    expect(layers.namespaces?.applied).toBe(true);
+    expect(layers.network?.applied).toBe(true);
+    expect(result.layers.map((l) => l.layer).sort()).toEqual(
+      ['cgroups', 'dns', 'landlock', 'namespaces', 'network', 'rlimits', 'seccomp'].sort(),
+    );
+  });
+
+  it('caps output and counts what it dropped', async () => {
+    const result = await executor.run(
+      request(['/bin/sh', '-c', 'head -c 5000 /dev/zero'], { maxOutputBytes: 1000 }),
+    );
+    expect(result.stdout.length).toBe(1000);
+    expect(result.stdoutDropped).toBe(4000);
+  });
+
+  it('kills the whole tree on timeout', async () => {
+    const result = await executor.run(request(['/bin/sh', '-c', 'sleep 30 & sleep 30'], { timeoutMs: 300 }));
+    expect(result.timedOut).toBe(true);
+    expect(result.signal).toBe('SIGKILL');
+  });
+
+  it('scrubs secret-looking variables unless passed through', async () => {
+    const withPass = createSandboxExecutor({
+      config: { ...config, sandbox: { ...config.sandbox, env_passthrough: ['GH_TOKEN'] } },
+      logger: silentLogger,
+    });
+    const env = { PATH: '/usr/bin:/bin', MY_API_KEY: 'k', DB_PASSWORD: 'p', GH_TOKEN: 'g', PLAIN: 'x' };
+    const result = await withPass.run(request(['/usr/bin/env'], { env }));
+    expect(result.stdout).toContain('PLAIN=x');
+    expect(result.stdout).toContain('GH_TOKEN=g');
+    expect(result.stdout).not.toContain('MY_API_KEY');
+    expect(result.stdout).not.toContain('DB_PASSWORD');
+  });
+
+  it('lets a writable root be written but keeps its .env and .git/hooks read-only', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rune-exec-'));
+    writeFileSync(join(root, '.env'), 'A=1\n');
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    const script = [
+      'echo ok > out.txt && cat out.txt',
+      'echo B=2 >> .env || echo env-denied',
+      'echo x > .git/hooks/pre-commit || echo hooks-denied',
+    ].join('; ');
+    const result = await executor.run(
+      request(['/bin/sh', '-c', script], { cwd: root, readWritePaths: [root] }),
+    );
+    expect(result.stdout).toBe('ok\nenv-denied\nhooks-denied\n');
+  });
+
+  it('spawns a long-lived process with pipes and layers', async () => {
+    const proc = executor.spawn({ ...request(['/bin/cat']) });
+    const chunks: Buffer[] = [];
+    proc.stdout.on('data', (c: Buffer) => chunks.push(c));
+    proc.stdin.write('ping\n');
+    proc.stdin.end();
+    const exit = await proc.exited;
+    expect(exit.exitCode).toBe(0);
+    expect(Buffer.concat(chunks).toString()).toBe('ping\n');
+    expect(proc.layers.find((l) => l.layer === 'landlock')?.applied).toBe(true);
+  });
+
+  it('turns a missing layer into SANDBOX_SETUP in strict mode', async () => {
+    const strict = createSandboxExecutor({ config, logger: silentLogger, mode: 'strict' });
+    const missing = strict.describe().filter((l) => !l.applied);
+    if (missing.length === 0) {
+      const result = await strict.run(request(['/bin/true']));
+      expect(result.exitCode).toBe(0);
+      return;
+    }
+    await expect(strict.run(request(['/bin/true']))).rejects.toMatchObject({ code: 'SANDBOX_SETUP' });
+  });
+});

@@ -1,0 +1,161 @@
+// Turns one sandbox request into the helper's command line: which paths are read-only, writable,
+// protected or hidden, which addresses the net guard lets through, which limits apply. Pure: the
+// file-system facts it needs (protected files found, resolved addresses) are passed in.
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { LayerReport, SandboxRequest } from './types.ts';
+
+/** Folders every command needs to read and run programs. */
+export const SYSTEM_READ_ONLY = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/proc',
+  '/sys',
+  '/dev',
+];
+
+/** Device files and folders a command may write; /tmp is the private tmpfs of the call. */
+export const SYSTEM_READ_WRITE = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/full',
+  '/dev/tty',
+  '/dev/ptmx',
+  '/dev/pts',
+  '/dev/shm',
+];
+
+/** Files that are readable by root under /etc but none of a tool's business. */
+export const HIDDEN_SYSTEM_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/security/opasswd'];
+
+const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
+
+/** Drops variables whose names look secret unless they are listed in `passthrough`. */
+export function scrubEnvironment(
+  env: Record<string, string>,
+  passthrough: readonly string[],
+): { env: Record<string, string>; removed: string[] } {
+  const allowed = new Set(passthrough);
+  const out: Record<string, string> = {};
+  const removed: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (SECRET_NAME.test(name) && !allowed.has(name)) removed.push(name);
+    else out[name] = value;
+  }
+  return { env: out, removed };
+}
+
+/** Names (relative to a writable root) that stay read-only even inside it. */
+export function protectedCandidates(root: string, entries: readonly string[]): string[] {
+  const out = ['.git/hooks', '.git/config', 'rune.toml', '.rune'].map((p) => join(root, p));
+  for (const name of entries) if (name.startsWith('.env')) out.push(join(root, name));
+  return out;
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+export interface ResolvedName {
+  name: string;
+  addresses: string[];
+}
+
+export interface PlanInput {
+  request: Pick<SandboxRequest, 'argv' | 'cwd' | 'readOnlyPaths' | 'readWritePaths' | 'allowedDomains'>;
+  strict: boolean;
+  namespaces: boolean;
+  /** Protected paths that exist (found by the caller under the writable roots). */
+  protectedPaths: string[];
+  /** Folders bound onto themselves so they cannot be renamed away (.git). */
+  pinPaths: string[];
+  hidePaths: string[];
+  resolved: ResolvedName[];
+  limits: { fsizeBytes: number; nofile: number; nproc?: number; tmpMb: number; dataBytes?: number };
+  cgroupDir?: string;
+  reportFd: number;
+}
+
+export interface Plan {
+  args: string[];
+  /** Layer reports decided here rather than by the helper (the DNS view of wildcard names). */
+  notes: LayerReport[];
+}
+
+export function planHelperArgs(input: PlanInput): Plan {
+  const { request } = input;
+  const cwd = resolve(request.cwd);
+  const rw = [...new Set(request.readWritePaths.map((p) => resolve(cwd, p)))];
+  const ro = [...new Set([...SYSTEM_READ_ONLY, cwd, ...request.readOnlyPaths.map((p) => resolve(cwd, p))])];
+  const args: string[] = ['--report', String(input.reportFd), '--cwd', cwd];
+  for (const p of ro) args.push('--ro', p);
+  for (const p of [...SYSTEM_READ_WRITE, ...(input.namespaces ? ['/tmp'] : []), ...rw]) args.push('--rw', p);
+  for (const p of input.pinPaths) args.push('--pin', p);
+  for (const p of input.protectedPaths) args.push('--protect', p);
+  for (const p of input.hidePaths) args.push('--hide', p);
+  const addresses = new Set<string>();
+  for (const entry of input.resolved) {
+    for (const address of entry.addresses) {
+      addresses.add(address);
+      args.push('--host', `${address} ${entry.name}`);
+    }
+  }
+  for (const address of addresses) args.push('--allow-addr', address);
+  args.push('--tmp-mb', String(input.limits.tmpMb));
+  args.push('--fsize', String(input.limits.fsizeBytes), '--nofile', String(input.limits.nofile));
+  if (input.limits.nproc !== undefined) args.push('--nproc', String(input.limits.nproc));
+  if (input.limits.dataBytes !== undefined) args.push('--data', String(input.limits.dataBytes));
+  if (input.cgroupDir) args.push('--cgroup', input.cgroupDir);
+  if (input.strict) args.push('--strict');
+  if (!input.namespaces) args.push('--no-namespaces');
+  args.push('--', ...request.argv);
+
+  const notes: LayerReport[] = [];
+  const wildcards = request.allowedDomains.filter((d) => d.startsWith('*.'));
+  const unresolved = input.resolved.filter((r) => r.addresses.length === 0).map((r) => r.name);
+  if (wildcards.length > 0 || unresolved.length > 0) {
+    const parts = [];
+    if (wildcards.length > 0) parts.push(`wildcards cannot be resolved ahead: ${wildcards.join(', ')}`);
+    if (unresolved.length > 0) parts.push(`did not resolve: ${unresolved.join(', ')}`);
+    notes.push({ layer: 'dns', applied: true, detail: parts.join('; ') });
+  }
+  return { args, notes };
+}
+
+/** Parses the helper's "layer<TAB>state<TAB>detail" lines; the last line of a layer wins. */
+export function parseReport(text: string): { layers: Map<string, LayerReport>; setupError?: string } {
+  const layers = new Map<string, LayerReport>();
+  let setupError: string | undefined;
+  for (const line of text.split('\n')) {
+    const [layer, state, ...rest] = line.split('\t');
+    if (!layer || !state) continue;
+    const detail = rest.join('\t');
+    if (layer === 'setup' || layer === 'exec') {
+      if (state === 'failed') setupError = `${layer}: ${detail}`;
+      continue;
+    }
+    const previous = layers.get(layer);
+    // A partial skip (one bind failed) must not hide that the layer itself applied, and vice versa.
+    if (previous?.applied && state !== 'applied') {
+      previous.detail += `; ${state}: ${detail}`;
+      continue;
+    }
+    if (previous && !previous.applied && state === 'applied') {
+      layers.set(layer, {
+        layer: layer as LayerReport['layer'],
+        applied: true,
+        detail: `${detail}; ${previous.detail}`,
+      });
+      continue;
+    }
+    layers.set(layer, { layer: layer as LayerReport['layer'], applied: state === 'applied', detail });
+  }
+  return setupError === undefined ? { layers } : { layers, setupError };
+}
