@@ -94,9 +94,12 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
         now,
         logger,
       });
+      let haveToken = false;
       const chat = openAiAttempt({
         endpoint: async (signal) => {
+          haveToken = false;
           const token = await tokens.get(signal);
+          haveToken = true;
           return {
             baseUrl: trimSlash(credentials.baseUrl ?? token.apiBase ?? COPILOT_API),
             apiKey: token.token,
@@ -112,7 +115,8 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
         try {
           return await chat(request, signal);
         } catch (error) {
-          if (!(error instanceof ProviderFailure) || error.status !== 401) throw error;
+          // A refusal of the exchange itself is final; only the chat endpoint's refusal is retried.
+          if (!(error instanceof ProviderFailure) || error.status !== 401 || !haveToken) throw error;
           tokens.invalidate();
           return chat(request, signal);
         }

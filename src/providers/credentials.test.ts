@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config/load.ts';
+import { isRuneError } from '../core/errors.ts';
+import { providerFromKey, resolveCredentials } from './credentials.ts';
+import { createProvider } from './index.ts';
+import { memoryLogger } from './test-support.ts';
+
+describe('providerFromKey', () => {
+  it.each([
+    ['ghu_abcdef', 'copilot'],
+    ['ghp_abcdef', 'copilot'],
+    ['AIzaSyAbc', 'gemini'],
+    ['sk-or-v1-abc', 'openrouter'],
+    ['sk-ant-api03-abc', 'anthropic'],
+    ['sk-proj-abc', 'openai'],
+    ['sk-abc', 'openai'],
+    ['local-key', undefined],
+  ])('%s → %s', (key, provider) => {
+    expect(providerFromKey(key)).toBe(provider);
+  });
+});
+
+describe('resolveCredentials', () => {
+  it('a flag key wins over RUNE_API_KEY-less provider variables, and its prefix picks the provider', () => {
+    const result = resolveCredentials({
+      apiKey: 'sk-ant-flag',
+      apiKeyOrigin: 'flag',
+      env: { OPENAI_API_KEY: 'sk-env', ANTHROPIC_API_KEY: 'sk-ant-env' },
+    });
+    expect(result).toEqual({
+      provider: 'anthropic',
+      apiKey: 'sk-ant-flag',
+      keySource: '--api-key',
+      baseUrl: undefined,
+    });
+  });
+
+  it('the provider setting overrides the prefix', () => {
+    expect(
+      resolveCredentials({ apiKey: 'sk-x', apiKeyOrigin: 'env', provider: 'openrouter', env: {} }).provider,
+    ).toBe('openrouter');
+  });
+
+  it("a provider's own variable beats the config file's key", () => {
+    const result = resolveCredentials({
+      apiKey: 'sk-ant-file',
+      apiKeyOrigin: 'file',
+      env: { ANTHROPIC_API_KEY: 'sk-ant-newer' },
+    });
+    expect(result).toMatchObject({
+      provider: 'anthropic',
+      apiKey: 'sk-ant-newer',
+      keySource: 'ANTHROPIC_API_KEY',
+    });
+  });
+
+  it('falls back to the file key when no variable is set', () => {
+    const result = resolveCredentials({ apiKey: 'AIzaFile', apiKeyOrigin: 'file', env: {} });
+    expect(result).toMatchObject({ provider: 'gemini', apiKey: 'AIzaFile', keySource: 'config file' });
+  });
+
+  it('with an explicit provider, reads that provider’s variables (GITHUB_TOKEN for copilot)', () => {
+    const result = resolveCredentials({
+      provider: 'copilot',
+      env: { GITHUB_TOKEN: 'ghs_ci', OPENAI_API_KEY: 'sk-o' },
+    });
+    expect(result).toMatchObject({ provider: 'copilot', apiKey: 'ghs_ci', keySource: 'GITHUB_TOKEN' });
+  });
+
+  it('does not pick up GITHUB_TOKEN without being asked for copilot', () => {
+    expect(() => resolveCredentials({ env: { GITHUB_TOKEN: 'ghs_ci' } })).toThrow(/no API key/);
+  });
+
+  it('scans the provider variables when nothing else is configured', () => {
+    expect(resolveCredentials({ env: { GEMINI_API_KEY: 'AIzaEnv' } })).toMatchObject({
+      provider: 'gemini',
+      keySource: 'GEMINI_API_KEY',
+    });
+  });
+
+  it('a custom base URL without a key is an OpenAI-compatible server (llama.cpp, Ollama)', () => {
+    expect(resolveCredentials({ baseUrl: 'http://127.0.0.1:8080/v1', env: {} })).toEqual({
+      provider: 'openai',
+      apiKey: undefined,
+      keySource: undefined,
+      baseUrl: 'http://127.0.0.1:8080/v1',
+    });
+  });
+
+  it('a custom base URL with an unknown key shape is OpenAI-compatible too', () => {
+    expect(
+      resolveCredentials({ apiKey: 'whatever', apiKeyOrigin: 'flag', baseUrl: 'http://x/v1', env: {} })
+        .provider,
+    ).toBe('openai');
+  });
+
+  it('no key and no base URL: PROVIDER_AUTH naming what to set', () => {
+    let error: unknown;
+    try {
+      resolveCredentials({ env: {} });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isRuneError(error) && error.code).toBe('PROVIDER_AUTH');
+    const text = [(error as Error).message, ...(isRuneError(error) ? error.details : [])].join('\n');
+    expect(text).toContain('RUNE_API_KEY');
+    expect(text).toContain('--api-key');
+    expect(text).toContain('--base-url');
+  });
+
+  it('an explicit provider without a key names its own variables', () => {
+    expect(() => resolveCredentials({ provider: 'anthropic', env: {} })).toThrow(/Anthropic/);
+  });
+});
+
+describe('key precedence through loadConfig', () => {
+  const file = 'api_key = "sk-ant-from-file-0000"\n';
+  const load = (env: NodeJS.ProcessEnv, flags = {}) =>
+    loadConfig({ env, flags, file: '/virtual/rune.toml', readFile: () => file }).config;
+  const keySource = (env: NodeJS.ProcessEnv, flags = {}) =>
+    createProvider({ config: load(env, flags), env, logger: memoryLogger() }).info.keySource;
+
+  it('flag > RUNE_API_KEY > provider variable > file', () => {
+    const env = { RUNE_API_KEY: 'sk-ant-rune-env', ANTHROPIC_API_KEY: 'sk-ant-provider-env' };
+    expect(keySource(env, { api_key: 'sk-ant-flag-0000' })).toBe('--api-key');
+    expect(keySource(env)).toBe('RUNE_API_KEY');
+    expect(keySource({ ANTHROPIC_API_KEY: 'sk-ant-provider-env' })).toBe('ANTHROPIC_API_KEY');
+    expect(keySource({})).toBe('config file');
+  });
+});
