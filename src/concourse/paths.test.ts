@@ -48,3 +48,10 @@ describe('inputFolders', () => {
     expect(inputFolders(root)).toEqual([join(root, 'notes'), join(root, 'repo')]);
   });
 });
+
+describe('resolveInside, order of checks', () => {
+  it('calls a path outside the root outside even when it does not exist', () => {
+    const { root } = fixture();
+    expect(() => resolveInside(root, '../../no/such/file', 'prompt_file')).toThrow(/resolves outside/);
+  });
+});

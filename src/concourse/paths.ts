@@ -7,17 +7,19 @@ import { RuneError } from '../core/errors.ts';
 /** Canonical path of `path` under `root`, which must exist and stay inside root after symlinks. */
 export function resolveInside(root: string, path: string, label: string): string {
   const realRoot = realpathSync(root);
+  const outside = (): RuneError =>
+    new RuneError('USAGE', `${label} "${path}" resolves outside ${root}; paths must stay inside it`);
+  const lexical = resolve(realRoot, path);
+  if (!isInside(realRoot, lexical)) throw outside();
   let real: string;
   try {
-    real = realpathSync(resolve(realRoot, path));
+    real = realpathSync(lexical);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new RuneError('USAGE', `${label} "${path}" does not exist under ${root}`);
     throw new RuneError('IO', `${label} "${path}": ${(error as Error).message}`, { cause: error });
   }
-  if (!isInside(realRoot, real)) {
-    throw new RuneError('USAGE', `${label} "${path}" resolves outside ${root}; paths must stay inside it`);
-  }
+  if (!isInside(realRoot, real)) throw outside();
   return real;
 }
 

@@ -36,6 +36,10 @@ describe('parseRequest', () => {
   it.each([
     ['', /stdin is empty/],
     ['{"source": ', /not valid JSON/],
+    [
+      '{"source": {"api_key": "sk-live-1234567890"',
+      /^check: stdin is not valid JSON \(at character \d+\);(?!.*sk-live)/,
+    ],
     ['[1]', /must be a JSON object/],
   ])('refuses %j with one line', (text, pattern) => {
     expect(usageError(() => parseRequest('check', text))).toMatch(pattern);

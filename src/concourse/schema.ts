@@ -89,8 +89,10 @@ export function parseRequest(step: Step, text: string): Request<unknown> {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    const why =
-      text.trim() === '' ? 'stdin is empty' : `stdin is not valid JSON (${(error as Error).message})`;
+    // V8's message quotes the input, which may hold a key: only the position is repeated.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    const where = position === undefined ? '' : ` (at character ${position})`;
+    const why = text.trim() === '' ? 'stdin is empty' : `stdin is not valid JSON${where}`;
     throw new RuneError('USAGE', `${step}: ${why}; Concourse sends {"source": …, "version": …, "params": …}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
