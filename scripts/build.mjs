@@ -130,13 +130,38 @@ function listFiles(dir) {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
-function collectAssets(nativeAddon) {
+/** TypeScript sources of the notes UI and their config: bundled by buildWeb, never shipped as is. */
+const isWebSource = (name) => name.startsWith('src/') || name === 'tsconfig.json';
+
+/** The notes UI for the browser: no Node built-ins; Mermaid and KaTeX become lazily loaded chunks. */
+async function buildWeb() {
+  await esbuild.build({
+    entryPoints: { app: 'web/src/app.ts', public: 'web/src/public.ts', katex: 'katex/dist/katex.min.css' },
+    absWorkingDir: root,
+    outdir: join(assetDir, 'web/js'),
+    bundle: true,
+    splitting: true,
+    platform: 'browser',
+    format: 'esm',
+    target: ['es2022'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    chunkNames: 'chunk-[hash]',
+    assetNames: 'fonts/[name]-[hash]',
+    loader: { '.woff2': 'file', '.woff': 'empty', '.ttf': 'empty' },
+  });
+}
+
+async function collectAssets(nativeAddon) {
   mkdirSync(join(assetDir, 'native'), { recursive: true });
   copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
   copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
   copyFileSync(buildSandboxHelper(), join(assetDir, 'native/rune-sandbox'));
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
+  if (existsSync(join(root, 'web/src'))) await buildWeb();
   for (const file of listFiles(join(root, 'web'))) {
+    if (isWebSource(relative(join(root, 'web'), file))) continue;
     const target = join(assetDir, 'web', relative(join(root, 'web'), file));
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(file, target);
@@ -194,7 +219,7 @@ const nativeAddon = buildNative();
 step('native addon ready');
 await bundle();
 step('bundled');
-const assets = collectAssets(nativeAddon);
+const assets = await collectAssets(nativeAddon);
 step(`${assets.length} assets collected`);
 // postject prints LIEF warnings about .note sections; they are harmless (see PROBE-FINDINGS).
 const realWarn = console.warn;
