@@ -2,6 +2,11 @@
 // exactly one JSON value; everything else goes to stderr, the build log.
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
+import { createLogger } from '../core/logger.ts';
+import { redact } from '../core/redact.ts';
+import type { RunAgentFn } from './agent.ts';
+import { isStep, runStep } from './protocol.ts';
+import { claimStdout } from './stdout.ts';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -9,15 +14,32 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function run(context: ModeContext): Promise<number> {
-  const text = await readStdin();
+function wantsDebug(stdin: string): boolean {
   try {
-    JSON.parse(text);
-  } catch (error) {
-    throw new RuneError(
-      'USAGE',
-      `${context.invokedAs}: stdin is not valid JSON: ${(error as Error).message}`,
-    );
+    return (JSON.parse(stdin) as { source?: { debug?: unknown } } | null)?.source?.debug === true;
+  } catch {
+    return false;
   }
-  throw new RuneError('USAGE', `${context.invokedAs}: the Concourse resource is not part of this build yet`);
+}
+
+export async function run(context: ModeContext): Promise<number> {
+  // First, before anything can create process.stdout: from here on fd 1 is the build log.
+  const stdout = await claimStdout();
+  const step = context.invokedAs;
+  if (!isStep(step)) throw new RuneError('INTERNAL', `not a Concourse step: ${step}`);
+  const stdin = await readStdin();
+  const log = (line: string): void => {
+    process.stderr.write(`${redact(line)}\n`);
+  };
+  const debug = wantsDebug(stdin);
+  const runAgent: RunAgentFn = async (options) => (await import('../agent/run.ts')).runAgent(options);
+  const value = await runStep(step, context.args, stdin, {
+    runAgent,
+    env: process.env,
+    logger: createLogger({ verbose: debug, level: debug ? 'debug' : 'info' }),
+    log,
+    now: () => new Date(),
+  });
+  await stdout.emit(value);
+  return 0;
 }

@@ -1,0 +1,106 @@
+// Bad input to the resource: one clear line on stderr, nothing on stdout, a non-zero exit; and the
+// argv[0] dispatch through the symlinks. No model is needed: all of it is refused before a run.
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/rune.ts';
+import { resourceDir, type Step } from './concourse-harness.ts';
+
+const resource = resourceDir();
+const KEY = 'sk-proj-concourseSecretKey0123456789';
+
+function putFolder(): string {
+  const base = tempDir('rune-put-');
+  const src = join(base, 'src');
+  mkdirSync(join(src, 'repo'), { recursive: true });
+  writeFileSync(join(src, 'repo', 'prompt.md'), 'What changed?');
+  writeFileSync(join(base, 'outside.md'), 'secret prompt');
+  symlinkSync(join(base, 'outside.md'), join(src, 'repo', 'sneaky.md'));
+  return src;
+}
+
+const cases: [string, Step, unknown, RegExp][] = [
+  ['invalid JSON', 'check', '{"source": {', /stdin is not valid JSON/],
+  ['empty stdin', 'in', '', /stdin is empty/],
+  ['a null source (check)', 'check', { source: null }, /source is null; set source\.prompt/],
+  ['a null source (out)', 'out', { source: null, params: { prompt: 'x' } }, /source is null/],
+  [
+    'unknown keys in source and params',
+    'out',
+    { source: { prompt: 'x', modle: 'm', api_key: KEY }, params: { prompt: 'x', promptfile: 'y' } },
+    /unknown key source\.modle; unknown key params\.promptfile/,
+  ],
+  ['a missing prompt (check)', 'check', { source: { api_key: KEY } }, /source\.prompt is not set/],
+  [
+    'a missing prompt (out)',
+    'out',
+    { source: { api_key: KEY }, params: {} },
+    /params\.prompt or params\.prompt_file is required/,
+  ],
+  [
+    'prompt_file escaping src with ..',
+    'out',
+    { source: {}, params: { prompt_file: '../outside.md' } },
+    /params\.prompt_file "\.\.\/outside\.md" resolves outside/,
+  ],
+  [
+    'prompt_file escaping src through a symlink',
+    'out',
+    { source: {}, params: { prompt_file: 'repo/sneaky.md' } },
+    /params\.prompt_file "repo\/sneaky\.md" resolves outside/,
+  ],
+  [
+    'a version with a non-string value',
+    'in',
+    { source: { prompt: 'x' }, version: { ref: 7 } },
+    /version\.ref: must be a string/,
+  ],
+  ['an empty version', 'check', { source: { prompt: 'x' }, version: {} }, /version: must not be empty/],
+  ['in without a version', 'in', { source: { prompt: 'x' } }, /in: no version given/],
+  [
+    'watch and prompt together',
+    'check',
+    {
+      source: {
+        prompt: 'x',
+        notes: { url: 'http://127.0.0.1:9', token: 'rune_abcdef', note: 'n', watch: 'a.md' },
+      },
+    },
+    /source\.prompt and source\.notes\.watch exclude each other/,
+  ],
+];
+
+describe('the resource refuses bad input', () => {
+  it.each(cases)('%s', async (_name, step, input, pattern) => {
+    const result = await resource.step(step, input, step === 'out' ? { folder: putFolder() } : {});
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(lines[0]).toMatch(new RegExp(`^rune: ${step}: `));
+    expect(result.stderr).not.toContain(KEY);
+  });
+
+  it('needs the folder argument for in and out', async () => {
+    const { run } = await import('../helpers/rune.ts');
+    const result = await run(join(resource.dir, 'in'), [], {
+      input: JSON.stringify({ source: { prompt: 'x' }, version: { ref: 'sha256:1' } }),
+    });
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/in: missing the destination folder argument/);
+  });
+
+  it('skip_download emits the version without running anything', async () => {
+    const version = { ref: 'sha256:abc' };
+    const dest = tempDir('rune-in-');
+    const result = await resource.step(
+      'in',
+      { source: { prompt: 'x' }, version, params: { skip_download: true } },
+      { folder: dest },
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ version, metadata: [{ name: 'skipped', value: 'true' }] });
+  });
+});
