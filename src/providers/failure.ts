@@ -27,7 +27,7 @@ export class ProviderFailure extends Error {
     message: string,
     options: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
   ) {
-    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
+    super(redact(message), options.cause === undefined ? undefined : { cause: scrubbed(options.cause) });
     this.name = 'ProviderFailure';
     this.kind = kind;
     this.status = options.status;
@@ -40,6 +40,24 @@ export class ProviderFailure extends Error {
     if (this.kind !== 'http' || this.status === undefined) return false;
     return this.status === 408 || this.status === 429 || this.status >= 500;
   }
+}
+
+/**
+ * A copy of a thrown error whose message, stack and causes are redacted: SDK errors carry the
+ * server's body, and a server may echo the key back in it.
+ */
+export function scrubbed(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error)) return typeof error === 'string' ? redact(error) : error;
+  if (error instanceof ProviderFailure) return error;
+  const copy = new Error(redact(error.message));
+  copy.name = error.name;
+  copy.stack = redact(error.stack ?? '');
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code) (copy as NodeJS.ErrnoException).code = code;
+  const status = (error as { status?: unknown }).status;
+  if (typeof status === 'number') (copy as Error & { status?: number }).status = status;
+  if (error.cause !== undefined && depth < 4) copy.cause = scrubbed(error.cause, depth + 1);
+  return copy;
 }
 
 /** Retry-After is either delta-seconds or an HTTP date; anything else is ignored. */
