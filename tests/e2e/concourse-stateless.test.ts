@@ -1,0 +1,162 @@
+// The stateless resource against the scripted model: check → in → out round trip, digests as
+// versions, stdout one JSON value whatever tools print, the API key never in the build log.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { tempDir } from '../helpers/rune.ts';
+import { BUILD_ENV, protocolValue, resourceDir } from './concourse-harness.ts';
+
+const KEY = 'sk-proj-statelessSecretKey0123456789abcd';
+const resource = resourceDir();
+let mock: MockLlm;
+
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock?.close();
+});
+beforeEach(() => {
+  mock.script([]);
+  mock.setFallback(undefined);
+});
+
+function source(extra: Record<string, unknown> = {}) {
+  return {
+    api_key: KEY,
+    base_url: mock.baseUrl,
+    model: 'mock-model',
+    prompt: 'Summarise the weather.',
+    ...extra,
+  };
+}
+
+const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+type Output = { version: Record<string, string>; metadata: { name: string; value: string }[] };
+const meta = (output: Output, name: string) => output.metadata.find((m) => m.name === name)?.value;
+
+describe('stateless check', () => {
+  it('emits the digest of the answer, and only the given version while the answer stays the same', async () => {
+    mock.script([{ text: 'Sunny.' }]);
+    const first = await resource.step('check', { source: source(), version: null });
+    expect(protocolValue(first)).toEqual([{ ref: sha('Sunny.') }]);
+    expect(mock.requests[mock.requests.length - 1]?.body.messages.at(-1).content).toContain(
+      'Summarise the weather.',
+    );
+
+    mock.script([{ text: 'Sunny.' }]);
+    const same = await resource.step('check', { source: source(), version: { ref: sha('Sunny.') } });
+    expect(protocolValue(same)).toEqual([{ ref: sha('Sunny.') }]);
+
+    mock.script([{ text: 'Rain.' }]);
+    const changed = await resource.step('check', { source: source(), version: { ref: sha('Sunny.') } });
+    expect(protocolValue(changed)).toEqual([{ ref: sha('Rain.') }]);
+  });
+
+  it('fails the check when the model fails, with nothing on stdout', async () => {
+    mock.script([{ status: 401, text: 'bad key' }]);
+    const result = await resource.step('check', { source: source() });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).not.toContain(KEY);
+  });
+});
+
+describe('stateless round trip', () => {
+  it('check → in → out', async () => {
+    mock.script([{ text: 'Answer one.' }]);
+    const [version] = protocolValue(await resource.step('check', { source: source() })) as Record<
+      string,
+      string
+    >[];
+    expect(version).toEqual({ ref: sha('Answer one.') });
+
+    // in re-runs the prompt; the model now answers differently, and the metadata says so.
+    mock.script([{ text: 'Answer one.' }, { text: 'Answer two.' }]);
+    const dest = tempDir('rune-in-');
+    const got = protocolValue(
+      await resource.step('in', { source: source(), version }, { folder: dest }),
+    ) as Output;
+    expect(got.version).toEqual(version);
+    expect(meta(got, 'digest_matched')).toBe('true');
+    expect(readFileSync(join(dest, 'response.txt'), 'utf8')).toBe('Answer one.');
+    const payload = JSON.parse(readFileSync(join(dest, 'payload.json'), 'utf8'));
+    expect(payload).toMatchObject({
+      prompt: 'Summarise the weather.',
+      response: 'Answer one.',
+      ref: sha('Answer one.'),
+      model: 'mock-model',
+      stop_reason: 'FinalAnswer',
+      usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+    });
+    expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false);
+
+    const dest2 = tempDir('rune-in-');
+    const regot = protocolValue(
+      await resource.step('in', { source: source(), version }, { folder: dest2 }),
+    ) as Output;
+    expect(meta(regot, 'digest_matched')).toBe('false');
+    expect(meta(regot, 'ref')).toBe(sha('Answer two.'));
+    expect(readFileSync(join(dest2, 'response.txt'), 'utf8')).toBe('Answer two.');
+
+    // out: cwd = src, prompt from a file of an input, BUILD_URL in metadata and never in the version.
+    const src = tempDir('rune-out-');
+    mkdirSync(join(src, 'repo'));
+    writeFileSync(join(src, 'repo', 'ask.md'), 'Review this repository.');
+    mock.script([{ text: 'Looks good.' }]);
+    const put = await resource.step(
+      'out',
+      { source: source(), params: { prompt_file: 'repo/ask.md', append_system_prompt: 'Be brief.' } },
+      { folder: src },
+    );
+    const out = protocolValue(put) as Output;
+    expect(out.version).toEqual({ ref: sha('Looks good.') });
+    expect(meta(out, 'build_url')).toBe(BUILD_ENV.BUILD_URL);
+    expect(meta(out, 'model')).toBe('mock-model');
+    expect(meta(out, 'stop_reason')).toBe('FinalAnswer');
+    expect(meta(out, 'steps')).toBe('1');
+    expect(meta(out, 'tokens')).toBe('15');
+    expect(meta(out, 'tool_calls')).toBe('0');
+    expect(JSON.stringify(out.version)).not.toContain('ci.example.com');
+    expect(put.stderr).toContain('Looks good.');
+    const request = mock.requests[mock.requests.length - 1]!.body;
+    expect(request.messages.at(-1).content).toContain('Review this repository.');
+    expect(request.messages[0].content).toContain('Be brief.');
+  });
+});
+
+describe('stdout discipline', () => {
+  it('stays one JSON value while a tool prints to stdout, and the key never reaches stderr', async () => {
+    const src = tempDir('rune-out-');
+    mock.script([
+      {
+        toolCalls: [{ name: 'execute_cmd', arguments: { cmd: `echo '{"not":"the answer"}'; echo ${KEY}` } }],
+      },
+      { text: `Done; the key was ${KEY}.` },
+    ]);
+    const put = await resource.step(
+      'out',
+      {
+        // unrestricted: this is about where output goes, not about the policy (which still logs).
+        source: source({ policy: { mode: 'unrestricted' }, debug: true }),
+        params: { prompt: 'Print things.' },
+      },
+      { folder: src },
+    );
+    const out = protocolValue(put) as Output;
+    expect(Object.keys(out)).toEqual(['version', 'metadata']);
+    expect(put.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(meta(out, 'tool_calls')).toBe('1');
+    // The command really ran and printed: the model got its output back.
+    const toolMessage = mock.requests[mock.requests.length - 1]!.body.messages.find(
+      (m: { role: string }) => m.role === 'tool',
+    );
+    expect(toolMessage.content).toContain('{"not":"the answer"}');
+    expect(put.stderr).toContain('execute_cmd');
+    expect(put.stderr).toContain('[REDACTED]');
+    expect(put.stderr).not.toContain(KEY);
+    expect(put.stdout).not.toContain(KEY);
+  });
+});
