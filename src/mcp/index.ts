@@ -9,3 +9,4 @@ export {
   serversFromFlags,
   startMcpServers,
 } from './manager.ts';
+export { type StartMcpForRunOptions, startMcpForRun } from './wire.ts';

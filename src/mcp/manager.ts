@@ -58,6 +58,8 @@ export interface StartMcpOptions {
   reservedNames?: readonly string[];
   startupTimeoutMs?: number;
   maxResultBytes?: number;
+  /** Kill the server process groups if rune exits without calling shutdown() (they run detached). */
+  killOnExit?: boolean;
 }
 
 /** Turns `--mcp-stdio "cmd args"` values into server tables, named after their program or package. */
@@ -99,11 +101,17 @@ export class McpManager {
   private hidden: Array<{ server: string; tool: string; name: string; owner: string }> = [];
   private notices: string[] = [];
   private readonly changeListeners: Array<() => void> = [];
+  private readonly killOnExit = () => this.killAll();
 
   constructor(
     private readonly servers: McpServer[],
     private readonly logger: Logger,
   ) {}
+
+  /** @internal Arms the kill of every server group when the process exits. */
+  killAllOnExit(): void {
+    process.once('exit', this.killOnExit);
+  }
 
   /** @internal Builds the offered tool list once every server has started or failed. */
   assign(reservedNames: readonly string[]): void {
@@ -199,8 +207,14 @@ export class McpManager {
     });
   }
 
+  /** Kills every server process group at once; safe to call from a process 'exit' handler. */
+  killAll(): void {
+    for (const server of this.servers) server.killNow();
+  }
+
   /** Ends every server: stdin closed, a grace period, then the process group killed. */
   async shutdown(): Promise<void> {
+    process.off('exit', this.killOnExit);
     await Promise.all(this.servers.map((server) => server.stop()));
   }
 }
@@ -264,6 +278,7 @@ export async function startMcpServers(options: StartMcpOptions): Promise<McpMana
     else options.logger.warn('mcp.server_failed', { message, server: server.name });
   });
   const manager = new McpManager(servers, options.logger);
+  if (options.killOnExit) manager.killAllOnExit();
   if (requiredFailures.length > 0) {
     await manager.shutdown();
     const names = servers.filter((s) => s.config.required && s.state === 'failed').map((s) => `"${s.name}"`);

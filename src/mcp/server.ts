@@ -192,6 +192,12 @@ export class McpServer {
     return `${subject} failed: ${(error as Error).message}`;
   }
 
+  /** Kills the process group at once (for process exit, where nothing can be awaited). */
+  killNow(): void {
+    this.stopping = true;
+    this.transport?.sandboxProcess?.kill();
+  }
+
   /** Ends stdin, waits a little, then kills the process group. */
   async stop(): Promise<void> {
     if (this.stopping) return;

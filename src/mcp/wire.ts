@@ -1,0 +1,57 @@
+// How a run uses MCP: the servers of rune.toml plus `--mcp-stdio` values are started, their tools
+// join the run's tool registry (which the agent reads before every model request), and a server
+// that ends has its tools removed from it. The caller shuts the servers down when the run ends.
+import type { RuneConfig } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import type { SandboxExecutor } from '../sandbox/types.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { type McpManager, serversFromFlags, startMcpServers } from './manager.ts';
+
+export interface StartMcpForRunOptions {
+  config: RuneConfig;
+  /** Values of `--mcp-stdio`, each "command args". */
+  mcpStdio?: readonly string[];
+  executor: SandboxExecutor;
+  logger: Logger;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The run's registry: MCP tools are added to it and removed when their server ends. */
+  registry: ToolRegistry;
+  startupTimeoutMs?: number;
+}
+
+/**
+ * Starts the configured servers (none configured: returns undefined at no cost). Throws RuneError
+ * MCP_REQUIRED when a required server fails. Server processes are also killed if rune exits
+ * without calling shutdown().
+ */
+export async function startMcpForRun(options: StartMcpForRunOptions): Promise<McpManager | undefined> {
+  const tables = options.config.mcp;
+  const servers = [
+    ...tables,
+    ...serversFromFlags(
+      options.mcpStdio ?? [],
+      tables.map((server) => server.name),
+    ),
+  ];
+  if (servers.length === 0) return undefined;
+  const manager = await startMcpServers({
+    servers,
+    executor: options.executor,
+    logger: options.logger,
+    cwd: options.cwd,
+    env: options.env,
+    reservedNames: options.registry.names(),
+    killOnExit: true,
+    ...(options.startupTimeoutMs === undefined ? {} : { startupTimeoutMs: options.startupTimeoutMs }),
+  });
+  const added = manager.tools();
+  for (const tool of added) options.registry.add(tool);
+  manager.onToolsChanged(() => {
+    const live = new Set(manager.tools().map((tool) => tool.definition.name));
+    for (const tool of added) {
+      if (!live.has(tool.definition.name)) options.registry.remove(tool.definition.name);
+    }
+  });
+  return manager;
+}
