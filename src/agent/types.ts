@@ -2,9 +2,10 @@
 // Concourse resource all call runAgent() with these options and read this result.
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Confirmer, PolicyDecision } from '../policy/types.ts';
-import type { ChatMessage, ToolDefinition, Usage } from '../providers/types.ts';
-import type { LayerReport } from '../sandbox/types.ts';
+import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
+import type { ChatMessage, Provider, ToolDefinition, Usage } from '../providers/types.ts';
+import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
 
 export type StopReason = 'FinalAnswer' | 'MaxSteps' | 'TokenBudgetExhausted' | 'Error' | 'UserInterrupt';
 
@@ -60,7 +61,10 @@ export interface AgentRunOptions {
   systemPrompt?: string;
   /** Appended to the active system prompt. */
   appendSystemPrompt?: string;
-  /** Earlier conversation (a resumed session or a notes chat). */
+  /**
+   * Earlier conversation (a resumed session or a notes chat). A system message at index 0 is taken
+   * to be the earlier run's main system prompt and replaced by this run's.
+   */
   history?: ChatMessage[];
   /** Extra folders the agent may read (Concourse inputs), added to allowed_paths_ro. */
   readPaths?: string[];
@@ -71,6 +75,12 @@ export interface AgentRunOptions {
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
   sessionId?: string;
+  /** Built from config when absent; injected by tests and by callers that keep them across runs. */
+  provider?: Provider;
+  policy?: PolicyGate;
+  executor?: SandboxExecutor;
+  /** A registry kept across runs (an interactive session adding MCP tools); else built from extraTools. */
+  tools?: ToolRegistry;
 }
 
 export interface AgentRunResult {
@@ -85,4 +95,6 @@ export interface AgentRunResult {
   messages: ChatMessage[];
   /** Set when status is Error. */
   error?: { code: string; message: string };
+  /** `@name` references in the prompt that matched no skill (reported, not fatal). */
+  unknownSkills?: string[];
 }

@@ -1,11 +1,12 @@
 // The agent CLI program (SPEC §1): commander parses flags and subcommands here, after main.ts has
 // ruled out the Concourse, sandbox and notes programs.
 import { Command, CommanderError, Option } from 'commander';
-import { loadConfig } from '../config/load.ts';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
+import { agentAction } from './agent.ts';
 import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
+import { type AgentFlags, addAgentOptions } from './flags.ts';
 
 function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('rune')
@@ -32,11 +33,20 @@ function buildProgram(setExit: (code: number) => void): Command {
       if (!report.config.valid) setExit(new RuneError('CONFIG_INVALID', '').exitCode);
     });
 
-  program.argument('[prompt...]', 'the task; stdin is joined to it when it is not a terminal').action(() => {
-    // Validating the configuration first gives a clear error before anything else happens.
-    loadConfig();
-    throw new RuneError('USAGE', 'the agent is not part of this build yet; try `rune doctor`');
-  });
+  program
+    .command('sessions')
+    .description('List stored sessions, most recent first (continue one with --resume ID)')
+    .addOption(new Option('--json', 'print a JSON array'))
+    .action(async (options: { json?: boolean }) => {
+      const { sessionsCommand } = await import('./sessions.ts');
+      setExit(sessionsCommand(options));
+    });
+
+  addAgentOptions(program)
+    .argument('[prompt...]', 'the task; stdin is joined to it when it is not a terminal')
+    .action(async (prompt: string[], options: AgentFlags) => {
+      setExit(await agentAction(prompt, options));
+    });
 
   return program;
 }

@@ -1,0 +1,405 @@
+// The agent run loop (SPEC §1 "Run loop"): skills, system prompt, model calls with tools, every tool
+// call through the policy gate and (for processes) the sandbox, stop reasons, the answer-now round,
+// parallel read-only calls, compaction near the context window, the whole-run timeout and traces.
+import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
+import { runeHome } from '../core/paths.ts';
+import { redact } from '../core/redact.ts';
+import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
+import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
+import type { SandboxExecutor } from '../sandbox/types.ts';
+import { filterToolsBySkills, loadSkills, resolveSkillRefs, skillMessage } from '../skills/index.ts';
+import { toolEnvironment } from '../tools/env.ts';
+import { executeTool, type RegisteredTool, ToolRegistry } from '../tools/registry.ts';
+import type { ToolContext, ToolOutput } from '../tools/types.ts';
+import { compactMessages, estimateTokens } from './compaction.ts';
+import { createDefaultExecutor, createDefaultPolicy, createDefaultProvider } from './deps.ts';
+import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
+import { writeTrace } from './trace.ts';
+import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
+
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}
+
+/** Skill folders: skills_dir from the config (relative to cwd), then $RUNE_HOME/skills. */
+export function skillDirs(options: Pick<AgentRunOptions, 'config' | 'cwd' | 'env'>): string[] {
+  const dirs: string[] = [];
+  const configured = options.config.skills_dir;
+  if (configured) dirs.push(expandHome(configured, options.env, options.cwd));
+  dirs.push(join(runeHome(options.env), 'skills'));
+  return dirs;
+}
+
+function expandHome(path: string, env: NodeJS.ProcessEnv, cwd: string): string {
+  if (path === '~' || path.startsWith('~/')) return join(env.HOME || homedir(), path.slice(1));
+  return resolve(cwd, path);
+}
+
+interface PlannedCall {
+  call: ToolCall;
+  tool?: RegisteredTool;
+  args?: Record<string, unknown>;
+  decision: PolicyDecision;
+  /** Set when the call must not run (invalid, unknown, denied): the result the model reads. */
+  preset?: ToolOutput;
+}
+
+/** Exit code of a finished run (docs/exit-codes.md). */
+export function exitCodeForResult(result: Pick<AgentRunResult, 'status' | 'error'>): number {
+  switch (result.status) {
+    case 'FinalAnswer':
+      return 0;
+    case 'MaxSteps':
+      return new RuneError('MAX_STEPS', '').exitCode;
+    case 'TokenBudgetExhausted':
+      return new RuneError('TOKEN_BUDGET', '').exitCode;
+    case 'UserInterrupt':
+      return new RuneError('INTERRUPTED', '').exitCode;
+    default:
+      return new RuneError((result.error?.code as ErrorCode) ?? 'INTERNAL', '').exitCode;
+  }
+}
+
+export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
+  const { config, logger, cwd } = options;
+  const sessionId = options.sessionId ?? randomUUID();
+  const startedAt = new Date();
+  const traceEvents: AgentEvent[] = [];
+  const emit = (event: AgentEvent): void => {
+    if (config.trace && event.type !== 'text') traceEvents.push(event);
+    try {
+      options.onEvent?.(event);
+    } catch (error) {
+      logger.warn('event_listener_failed', {
+        message: `an event listener failed: ${(error as Error).message}`,
+      });
+    }
+  };
+
+  // The whole-run timeout and the caller's cancel share one signal; which fired decides the status.
+  const timeoutSignal = config.timeout_secs ? AbortSignal.timeout(config.timeout_secs * 1000) : undefined;
+  const signals = [options.signal, timeoutSignal].filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
+
+  let provider: Provider | undefined = options.provider;
+  let model = config.model ?? '';
+  let messages: ChatMessage[] = [];
+  let usage: Usage = { ...ZERO_USAGE };
+  let steps = 0;
+  const toolCalls: ToolCallRecord[] = [];
+  let unknownSkills: string[] = [];
+
+  const finish = async (status: StopReason, answer: string, error?: RuneError): Promise<AgentRunResult> => {
+    const result: AgentRunResult = {
+      answer,
+      status,
+      steps,
+      usage,
+      toolCalls,
+      model,
+      sessionId,
+      messages,
+      ...(error ? { error: { code: error.code, message: redact(error.message) } } : {}),
+      ...(unknownSkills.length > 0 ? { unknownSkills } : {}),
+    };
+    emit({ type: 'run_end', status, steps, usage });
+    if (config.trace) {
+      try {
+        await writeTrace(config.trace, {
+          options,
+          result,
+          events: traceEvents,
+          startedAt,
+          provider: provider?.name,
+        });
+      } catch (traceError) {
+        logger.warn('trace_failed', {
+          message: `could not write the trace: ${(traceError as Error).message}`,
+        });
+      }
+    }
+    return result;
+  };
+
+  const abortStatus = (): Promise<AgentRunResult> => {
+    if (timeoutSignal?.aborted && !options.signal?.aborted) {
+      return finish(
+        'Error',
+        '',
+        new RuneError('RUN_TIMEOUT', `the run did not finish within ${config.timeout_secs} s (timeout_secs)`),
+      );
+    }
+    return finish('UserInterrupt', '');
+  };
+
+  let policy: PolicyGate;
+  let executor: SandboxExecutor;
+  let registry: ToolRegistry;
+  try {
+    provider ??= await createDefaultProvider(options);
+    executor = options.executor ?? createDefaultExecutor(options);
+    policy = options.policy ?? (await createDefaultPolicy(options, sessionId));
+    registry = options.tools ?? new ToolRegistry(options.extraTools ?? []);
+    if (!model) throw new RuneError('USAGE', 'no model is set: pass --model or set model in rune.toml');
+
+    // 1. Skills named in the prompt.
+    const catalog = loadSkills(skillDirs(options));
+    for (const problem of catalog.problems) logger.warn('skill_invalid', { message: problem });
+    const skills = resolveSkillRefs(options.prompt, catalog);
+    unknownSkills = skills.unknown;
+    for (const name of skills.unknown) {
+      logger.warn('skill_unknown', {
+        message: `unknown skill @${name} (looked in ${skillDirs(options).join(', ')})`,
+      });
+    }
+
+    // 2. System prompt, earlier conversation, skills, the prompt.
+    const system = buildSystemPrompt({
+      config,
+      cwd,
+      ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+      ...(options.appendSystemPrompt === undefined ? {} : { appendSystemPrompt: options.appendSystemPrompt }),
+    });
+    const history = options.history ?? [];
+    messages = [
+      { role: 'system', content: system },
+      ...(history[0]?.role === 'system' ? history.slice(1) : history),
+      ...skills.used.map((skill): ChatMessage => ({ role: 'system', content: skillMessage(skill) })),
+      { role: 'user', content: options.prompt },
+    ];
+    const offered = new Set(filterToolsBySkills(registry.names(), skills.used));
+
+    emit({ type: 'run_start', sessionId, model, provider: provider.name });
+
+    const context: ToolContext = {
+      cwd,
+      config,
+      executor,
+      env: toolEnvironment(options.env, config.sandbox.env_passthrough),
+      readOnlyPaths: [
+        cwd,
+        ...config.policy.allowed_paths_ro.map((p) => expandHome(p, options.env, cwd)),
+        ...config.policy.allowed_files_ro.map((p) => expandHome(p, options.env, cwd)),
+        ...(options.readPaths ?? []),
+      ],
+      readWritePaths: [
+        ...config.policy.allowed_paths_rw.map((p) => expandHome(p, options.env, cwd)),
+        ...config.policy.allowed_files_rw.map((p) => expandHome(p, options.env, cwd)),
+      ],
+      signal,
+    };
+
+    const budget = config.token_budget;
+    let budgetSpent = false;
+    let lastText = '';
+    for (;;) {
+      if (signal.aborted) return await abortStatus();
+      steps += 1;
+      const lastStep = steps >= config.max_steps || budgetSpent;
+
+      // Compaction near the context window, before the request that would overflow it.
+      if (estimateTokens(messages) > config.context_window * config.compact_threshold) {
+        try {
+          const compacted = await compactMessages({ provider, model, messages, signal });
+          if (compacted) {
+            messages = compacted.messages;
+            usage = addUsage(usage, compacted.usage);
+            emit({
+              type: 'compaction',
+              beforeTokens: compacted.beforeTokens,
+              afterTokens: compacted.afterTokens,
+            });
+          }
+        } catch (error) {
+          if (signal.aborted) return await abortStatus();
+          logger.warn('compaction_failed', {
+            message: `context compaction failed: ${(error as Error).message}`,
+          });
+        }
+      }
+
+      if (lastStep && steps > 1) messages.push({ role: 'user', content: ANSWER_NOW_PROMPT });
+      const tools = lastStep
+        ? []
+        : registry
+            .list()
+            .filter((t) => offered.has(t.definition.name))
+            .map((t) => t.definition);
+      let response: Awaited<ReturnType<Provider['complete']>>;
+      try {
+        response = await provider.complete({
+          model,
+          messages,
+          tools,
+          maxOutputTokens: config.max_output_tokens,
+          signal,
+          onText: (delta) => emit({ type: 'text', delta }),
+        });
+      } catch (error) {
+        if (signal.aborted) return await abortStatus();
+        throw error;
+      }
+      usage = addUsage(usage, response.usage);
+      if (response.model) model = response.model;
+      emit({ type: 'model_usage', step: steps, usage: response.usage });
+      if (response.content) lastText = response.content;
+
+      if (response.toolCalls.length === 0 || lastStep) {
+        // Tool calls on the answer-now round cannot run; they are dropped so the stored conversation
+        // never holds a call without its result.
+        messages.push({ role: 'assistant', content: response.content });
+        if (response.content.trim() || !lastStep) return await finish('FinalAnswer', response.content);
+        return await finish(budgetSpent ? 'TokenBudgetExhausted' : 'MaxSteps', lastText);
+      }
+
+      messages.push({ role: 'assistant', content: response.content, toolCalls: response.toolCalls });
+      const results = await runToolCalls(response.toolCalls, {
+        registry,
+        offered,
+        policy,
+        context,
+        emit,
+        toolCalls,
+      });
+      for (const [index, call] of response.toolCalls.entries()) {
+        const output = results[index]!;
+        messages.push({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: output.content,
+          ...(output.isError ? { isError: true } : {}),
+        });
+      }
+      if (signal.aborted) return await abortStatus();
+      if (budget !== undefined && usage.totalTokens >= budget) budgetSpent = true;
+    }
+  } catch (thrown) {
+    if (signal.aborted && !isRuneError(thrown)) return await abortStatus();
+    const error = toRuneError(thrown, 'PROVIDER_ERROR');
+    logger.debug('run_error', { code: error.code, message: error.message });
+    return await finish('Error', '', error);
+  }
+}
+
+interface ToolRunEnv {
+  registry: ToolRegistry;
+  offered: Set<string>;
+  policy: PolicyGate;
+  context: ToolContext;
+  emit: (event: AgentEvent) => void;
+  toolCalls: ToolCallRecord[];
+}
+
+/**
+ * Decides every call in order (a confirmation prompt must not interleave with another), then runs
+ * them: consecutive read-only calls together, every other call alone, so a write is never raced by
+ * a read of the same file. Results come back in the order of the calls.
+ */
+async function runToolCalls(calls: readonly ToolCall[], env: ToolRunEnv): Promise<ToolOutput[]> {
+  const planned: PlannedCall[] = [];
+  for (const call of calls) {
+    env.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: redact(call.arguments) });
+    planned.push(await plan(call, env));
+  }
+  const results: ToolOutput[] = new Array(calls.length);
+  let index = 0;
+  while (index < planned.length) {
+    const group = [index];
+    const parallel = (p: PlannedCall): boolean => p.preset !== undefined || (p.tool?.readOnly ?? false);
+    if (parallel(planned[index]!)) {
+      while (index + group.length < planned.length && parallel(planned[index + group.length]!)) {
+        group.push(index + group.length);
+      }
+    }
+    const done = await Promise.all(group.map((i) => perform(planned[i]!, env)));
+    for (const [offset, { output, record }] of done.entries()) {
+      results[group[offset]!] = output;
+      env.toolCalls.push(record);
+    }
+    index += group.length;
+  }
+  return results;
+}
+
+async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
+  const deny = (rule: string, reason: string): PlannedCall => ({
+    call,
+    decision: { kind: 'deny', reason, rule },
+    preset: { content: `error: ${reason}`, isError: true },
+  });
+  const tool = env.registry.get(call.name);
+  if (!tool || !env.offered.has(call.name)) {
+    const available = [...env.offered].join(', ');
+    return deny('unknown_tool', `there is no tool named "${call.name}" in this run; available: ${available}`);
+  }
+  const parsed = tool.parse(call.arguments);
+  if (!parsed.ok) return deny('invalid_arguments', `${call.name}: ${parsed.error}`);
+
+  let decision: PolicyDecision;
+  try {
+    decision = await env.policy.check({
+      tool: call.name,
+      args: parsed.args,
+      source: tool.source,
+      ...(tool.server === undefined ? {} : { server: tool.server }),
+      readOnly: tool.readOnly,
+    });
+  } catch (error) {
+    decision = {
+      kind: 'deny',
+      reason: `the policy check failed: ${(error as Error).message}`,
+      rule: 'policy_error',
+    };
+  }
+  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision });
+  if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
+  const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
+  return {
+    call,
+    tool,
+    decision,
+    preset: { content: `blocked by policy (${decision.rule}): ${reason}`, isError: true },
+  };
+}
+
+async function perform(
+  planned: PlannedCall,
+  env: ToolRunEnv,
+): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
+  const started = performance.now();
+  const output =
+    planned.preset ??
+    (env.context.signal.aborted
+      ? { content: 'error: cancelled before it started', isError: true }
+      : await executeTool(planned.tool!, planned.args!, env.context));
+  const content = redact(output.content);
+  env.emit({
+    type: 'tool_result',
+    id: planned.call.id,
+    name: planned.call.name,
+    isError: output.isError ?? false,
+    content,
+    ...(output.layers ? { layers: output.layers } : {}),
+  });
+  const record: ToolCallRecord = {
+    id: planned.call.id,
+    name: planned.call.name,
+    arguments: redact(planned.call.arguments),
+    decision: planned.decision.kind,
+    rule: planned.decision.rule,
+    isError: output.isError ?? false,
+    ...(output.layers ? { layers: output.layers } : {}),
+    durationMs: Math.round(performance.now() - started),
+  };
+  return { output: { ...output, content }, record };
+}

@@ -1,0 +1,139 @@
+// The default command: `rune [prompt...]`. Loads the configuration (flags > env > file), reads a
+// piped stdin to EOF, then runs once (pipe mode) or starts the interactive session.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { AgentRunResult } from '../agent/types.ts';
+import { loadConfig } from '../config/load.ts';
+import type { RuneConfig } from '../config/schema.ts';
+import { RuneError } from '../core/errors.ts';
+import { createLogger, type Logger } from '../core/logger.ts';
+import { registerSecret } from '../core/redact.ts';
+import type { ChatMessage } from '../providers/types.ts';
+import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
+import { findSession, type StoredSession } from './sessions.ts';
+
+export interface AgentSetup {
+  config: RuneConfig;
+  configFile: string;
+  logger: Logger;
+  flags: AgentFlags;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  systemPrompt?: string;
+  resumed?: StoredSession;
+}
+
+/** Reads stdin to EOF. Only called when stdin is not a terminal, so it always ends. */
+export async function readStdin(stream: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `git diff | rune "review"`: the prompt from the arguments first, then what came on stdin. */
+export function joinPrompt(args: readonly string[], stdin: string | undefined): string {
+  const fromArgs = args.join(' ').trim();
+  const piped = (stdin ?? '').replace(/\s+$/, '');
+  if (fromArgs && piped.trim()) return `${fromArgs}\n\n${piped}`;
+  return fromArgs || piped.trim();
+}
+
+export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentSetup {
+  // Registered before anything can print, so no error message can echo a key.
+  registerSecret(flags.apiKey);
+  for (const name of [
+    'RUNE_API_KEY',
+    'OPENAI_API_KEY',
+    'OPENROUTER_API_KEY',
+    'GEMINI_API_KEY',
+    'ANTHROPIC_API_KEY',
+    'GITHUB_TOKEN',
+  ]) {
+    registerSecret(env[name]);
+  }
+  if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) {
+    throw new RuneError('USAGE', '--system-prompt and --system-prompt-file cannot be used together');
+  }
+  if (flags.json && flags.output === 'ndjson') {
+    throw new RuneError('USAGE', '--json and --output ndjson cannot be used together');
+  }
+  const loaded = loadConfig({
+    env,
+    flags: flagsToLayer(flags),
+    flagLabels: FLAG_LABELS,
+    ...(flags.config ? { file: resolve(flags.config) } : {}),
+  });
+  registerSecret(loaded.config.api_key);
+  const cwd = process.cwd();
+  let systemPrompt: string | undefined = flags.systemPrompt;
+  if (flags.systemPromptFile !== undefined) {
+    try {
+      systemPrompt = readFileSync(resolve(cwd, flags.systemPromptFile), 'utf8');
+    } catch (error) {
+      throw new RuneError(
+        'USAGE',
+        `--system-prompt-file: cannot read ${flags.systemPromptFile}: ${(error as NodeJS.ErrnoException).code}`,
+      );
+    }
+  }
+  const logger = createLogger({
+    verbose: flags.verbose ?? false,
+    ...(flags.verbose ? {} : { level: loaded.config.log_level }),
+  });
+  const setup: AgentSetup = { config: loaded.config, configFile: loaded.file, logger, flags, env, cwd };
+  if (systemPrompt !== undefined) setup.systemPrompt = systemPrompt;
+  if (flags.resume !== undefined && flags.resume !== false) {
+    setup.resumed = findSession(env, flags.resume === true ? 'last' : flags.resume);
+  }
+  return setup;
+}
+
+/** The conversation a resumed session continues from. */
+export function resumedHistory(setup: AgentSetup): ChatMessage[] | undefined {
+  return setup.resumed?.messages;
+}
+
+/** The JSON object of `--json`. */
+export function resultJson(result: AgentRunResult): Record<string, unknown> {
+  return {
+    answer: result.answer,
+    status: result.status,
+    steps: result.steps,
+    usage: {
+      input_tokens: result.usage.inputTokens,
+      output_tokens: result.usage.outputTokens,
+      total_tokens: result.usage.totalTokens,
+    },
+    tool_calls: result.toolCalls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      decision: call.decision,
+      rule: call.rule,
+      is_error: call.isError,
+      ...(call.layers ? { layers: call.layers } : {}),
+      duration_ms: call.durationMs,
+    })),
+    model: result.model,
+    session_id: result.sessionId,
+    ...(result.error ? { error: result.error } : {}),
+  };
+}
+
+/** `rune [prompt...]`: pipe mode when there is a prompt or a piped stdin, else the interactive session. */
+export async function agentAction(promptArgs: string[], flags: AgentFlags): Promise<number> {
+  const setup = setupAgent(flags);
+  const stdinIsTty = Boolean(process.stdin.isTTY);
+  const piped = stdinIsTty ? undefined : await readStdin();
+  const prompt = joinPrompt(promptArgs, piped);
+  if (!prompt) {
+    if (!stdinIsTty) {
+      throw new RuneError('USAGE', 'no prompt: give one as arguments or on stdin (`echo "task" | rune`)');
+    }
+    const { runSession } = await import('./session.ts');
+    return runSession(setup);
+  }
+  const { runPipe } = await import('./pipe.ts');
+  return runPipe(setup, prompt);
+}

@@ -1,0 +1,101 @@
+// Pipe mode: one run, no questions, the answer alone on stdout (or one JSON object with --json, or
+// one event per line with --output ndjson); progress and the tool trace go to stderr.
+import { exitCodeForResult, runAgent } from '../agent/run.ts';
+import type { AgentEvent } from '../agent/types.ts';
+import { redact, redactValue } from '../core/redact.ts';
+import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
+import { styleFor, ToolLine } from './format.ts';
+import { saveSession } from './sessions.ts';
+
+export interface PipeIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stderrStream: { isTTY?: boolean };
+}
+
+const defaultIo: PipeIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  stderrStream: process.stderr,
+};
+
+const STOP_MESSAGES: Record<string, string> = {
+  MaxSteps: 'stopped: the step limit (--max-steps) was reached without a final answer',
+  TokenBudgetExhausted: 'stopped: the token budget (--token-budget) was used up without a final answer',
+  UserInterrupt: 'interrupted',
+};
+
+export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = defaultIo): Promise<number> {
+  const { flags, config, logger } = setup;
+  const ndjson = flags.output === 'ndjson';
+  const style = styleFor(io.stderrStream, setup.env);
+  const lines = new ToolLine(style);
+
+  // Ctrl-C (or SIGTERM) ends the run cleanly: the running tool's process group is killed.
+  const controller = new AbortController();
+  const onSignal = (): void => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const onEvent = (event: AgentEvent): void => {
+    if (ndjson) {
+      if (event.type !== 'text' && event.type !== 'run_end')
+        io.stdout(`${JSON.stringify(redactValue(event))}\n`);
+      return;
+    }
+    if (event.type === 'tool_call') lines.start(event);
+    else if (event.type === 'policy_decision') lines.decide(event);
+    else if (event.type === 'tool_result') io.stderr(`${lines.finish(event)}\n`);
+  };
+
+  const history = resumedHistory(setup);
+  const result = await runAgent({
+    prompt,
+    config,
+    cwd: setup.cwd,
+    env: setup.env,
+    logger,
+    ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
+    ...(history ? { history } : {}),
+    ...(setup.resumed ? { sessionId: setup.resumed.id } : {}),
+    yes: flags.yes ?? false,
+    signal: controller.signal,
+    onEvent,
+  });
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+
+  try {
+    saveSession(setup.env, result, {
+      cwd: setup.cwd,
+      prompt,
+      ...(setup.resumed ? { previous: setup.resumed } : {}),
+    });
+  } catch (error) {
+    logger.warn('session_not_saved', { message: (error as Error).message });
+  }
+
+  const code = exitCodeForResult(result);
+  if (ndjson) {
+    io.stdout(
+      `${JSON.stringify(
+        redactValue({
+          type: 'run_end',
+          status: result.status,
+          steps: result.steps,
+          usage: result.usage,
+          answer: result.answer,
+          session_id: result.sessionId,
+          ...(result.error ? { error: result.error } : {}),
+        }),
+      )}\n`,
+    );
+  } else if (flags.json) {
+    io.stdout(`${JSON.stringify(redactValue(resultJson(result)))}\n`);
+  } else if (result.answer) {
+    io.stdout(`${redact(result.answer).replace(/\n*$/, '')}\n`);
+  }
+  if (result.error) io.stderr(`rune: ${redact(result.error.message)}\n`);
+  else if (STOP_MESSAGES[result.status]) io.stderr(`rune: ${STOP_MESSAGES[result.status]}\n`);
+  return code;
+}

@@ -1,0 +1,245 @@
+// fetch_url: one http(s) document as readable text. Every hop (the first request and each redirect)
+// is checked: scheme, allowed_domains for a new host, and the resolved addresses, which are checked
+// at connect time inside the socket's own lookup so a DNS answer cannot change between check and use.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import zlib from 'node:zlib';
+import { convert as htmlToText } from 'html-to-text';
+import { z } from 'zod/v4';
+import { explicitlyAllowed, hostMatches, isMetadataHost, restrictedAddressReason } from './addresses.ts';
+import { capText, RESULT_CAP_BYTES } from './cap.ts';
+import { defineTool, type LookupFn, type ToolContext, ToolError } from './types.ts';
+
+export const FETCH_MAX_BYTES = 2 * 1024 * 1024;
+export const FETCH_TIMEOUT_MS = 20_000;
+const MAX_REDIRECTS = 5;
+
+const schema = z.strictObject({
+  url: z.string().min(1).describe('http:// or https:// URL'),
+});
+
+interface Hop {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  truncated: boolean;
+}
+
+const defaultLookup: LookupFn = (host) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) reject(error);
+      else resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })));
+    });
+  });
+
+function checkUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ToolError(`"${raw}" is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ToolError(`only http and https URLs can be fetched, not ${url.protocol}`);
+  }
+  if (url.username || url.password) throw new ToolError('URLs with credentials are not fetched');
+  return url;
+}
+
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+function guardAddress(host: string, address: string, allowed: readonly string[]): void {
+  const reason = restrictedAddressReason(address);
+  if (reason && !explicitlyAllowed(host, allowed)) {
+    throw new ToolError(
+      `refused to connect to ${host}: ${reason}; list "${host}" in policy.allowed_domains to allow it`,
+    );
+  }
+}
+
+function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<Hop> {
+  const allowed = context.config.policy.allowed_domains;
+  const host = hostOf(url);
+  const resolve = context.lookup ?? defaultLookup;
+  if (isMetadataHost(host) && !explicitlyAllowed(host, allowed)) {
+    throw new ToolError(`refused to fetch ${host}: a cloud metadata service`);
+  }
+  if (isIP(host)) guardAddress(host, host, allowed);
+
+  // Node calls this for every connection it makes, with {all: true} when it races address families.
+  const lookup = (
+    hostname: string,
+    options: { all?: boolean },
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    resolve(hostname)
+      .then((addresses) => {
+        if (addresses.length === 0) throw new ToolError(`${hostname} did not resolve to any address`);
+        for (const entry of addresses) guardAddress(hostname, entry.address, allowed);
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      })
+      .catch((error: Error) => callback(error, ''));
+  };
+
+  return new Promise((resolvePromise, reject) => {
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request(
+      url,
+      {
+        method: 'GET',
+        headers: {
+          'user-agent': 'rune-fetch/1',
+          accept: 'text/html, text/plain, application/json, */*;q=0.5',
+          'accept-encoding': 'gzip, deflate, br',
+        },
+        lookup: lookup as never,
+        signal,
+      },
+      (res) => {
+        const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+        let stream: NodeJS.ReadableStream = res;
+        if (encoding === 'gzip' || encoding === 'x-gzip') stream = res.pipe(zlib.createGunzip());
+        else if (encoding === 'deflate') stream = res.pipe(zlib.createInflate());
+        else if (encoding === 'br') stream = res.pipe(zlib.createBrotliDecompress());
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        const finish = (): void =>
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            truncated,
+          });
+        stream.on('data', (chunk: Buffer) => {
+          if (truncated) return;
+          // Counted after decompression, so a small compressed bomb cannot fill memory.
+          if (size + chunk.length > FETCH_MAX_BYTES) {
+            chunks.push(chunk.subarray(0, FETCH_MAX_BYTES - size));
+            size = FETCH_MAX_BYTES;
+            truncated = true;
+            req.destroy();
+            finish();
+            return;
+          }
+          chunks.push(chunk);
+          size += chunk.length;
+        });
+        stream.on('end', finish);
+        stream.on('error', (error: Error) => (truncated ? undefined : reject(error)));
+        // A redirect's body is never read in full.
+        if ((res.statusCode ?? 0) >= 300 && (res.statusCode ?? 0) < 400) {
+          res.destroy();
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.alloc(0),
+            truncated: false,
+          });
+        }
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function describeNetworkError(error: unknown, url: URL, signal: AbortSignal, outer: AbortSignal): ToolError {
+  if (error instanceof ToolError) return error;
+  if (outer.aborted) return new ToolError('the fetch was cancelled');
+  if (signal.aborted)
+    return new ToolError(`no complete answer from ${url.host} within ${FETCH_TIMEOUT_MS / 1000} s`);
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ToolError(`fetching ${url.href} failed: ${code ?? (error as Error).message}`);
+}
+
+function bodyToText(hop: Hop): { text: string; kind: string } {
+  const type = String(hop.headers['content-type'] ?? '').toLowerCase();
+  const charsetMatch = /charset=([^;]+)/.exec(type);
+  const charset = (charsetMatch?.[1] ?? 'utf-8').trim().replace(/"/g, '');
+  let decoded: string;
+  try {
+    decoded = new TextDecoder(charset).decode(hop.body);
+  } catch {
+    decoded = hop.body.toString('utf8');
+  }
+  const looksHtml = type.includes('html') || (!type && /^\s*<(!doctype html|html)/i.test(decoded));
+  if (looksHtml) {
+    const text = htmlToText(decoded, {
+      wordwrap: false,
+      selectors: [
+        { selector: 'img', format: 'skip' },
+        { selector: 'script', format: 'skip' },
+        { selector: 'style', format: 'skip' },
+        { selector: 'nav', format: 'skip' },
+        { selector: 'a', options: { ignoreHref: false, hideLinkHrefIfSameAsText: true } },
+      ],
+    });
+    return { text, kind: 'html' };
+  }
+  const textual =
+    type === '' || type.startsWith('text/') || /json|xml|javascript|yaml|toml|csv|x-sh/.test(type);
+  if (!textual || hop.body.subarray(0, 8192).includes(0)) {
+    return {
+      text: `(binary content of type ${type || 'unknown'}, ${hop.body.length} bytes, not shown)`,
+      kind: 'binary',
+    };
+  }
+  return { text: decoded, kind: 'text' };
+}
+
+export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
+  name: 'fetch_url',
+  description:
+    'Fetch an http(s) URL and return its text (HTML is turned into readable text). Only allowed domains; private and loopback addresses are refused; at most 2 MiB downloaded and 32 KiB returned.',
+  schema,
+  readOnly: true,
+  async execute(args, context) {
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]);
+    const allowed = context.config.policy.allowed_domains;
+    const unrestricted = context.config.policy.mode === 'unrestricted';
+    let url = checkUrl(args.url);
+    const firstHost = hostOf(url);
+    const hops: string[] = [];
+    for (let redirects = 0; ; redirects++) {
+      let hop: Hop;
+      try {
+        hop = await request(url, context, signal);
+      } catch (error) {
+        throw describeNetworkError(error, url, signal, context.signal);
+      }
+      const location = hop.headers.location;
+      if (hop.status >= 300 && hop.status < 400 && location) {
+        if (redirects >= MAX_REDIRECTS)
+          throw new ToolError(`more than ${MAX_REDIRECTS} redirects from ${args.url}`);
+        const next = checkUrl(new URL(location, url).href);
+        const nextHost = hostOf(next);
+        // The policy judged the first host; a redirect elsewhere must be on the list itself.
+        if (!unrestricted && nextHost !== firstHost && !hostMatches(nextHost, allowed)) {
+          throw new ToolError(
+            `${url.href} redirects to ${next.href}, whose host ${nextHost} is not in policy.allowed_domains`,
+          );
+        }
+        hops.push(`redirected ${hop.status} to ${next.href}`);
+        url = next;
+        continue;
+      }
+      const { text } = bodyToText(hop);
+      const header = [
+        `URL: ${url.href}`,
+        ...hops,
+        `status: ${hop.status}`,
+        `content-type: ${hop.headers['content-type'] ?? 'unknown'}`,
+      ];
+      if (hop.truncated) header.push(`[truncated: only the first ${FETCH_MAX_BYTES} bytes were downloaded]`);
+      const body = capText(text, RESULT_CAP_BYTES - 1024, 'the page text');
+      return { content: `${header.join('\n')}\n\n${body}`, isError: hop.status >= 400 };
+    }
+  },
+});

@@ -1,0 +1,58 @@
+// What a built-in tool is to the run loop: a JSON Schema for the model, a zod schema that checks
+// the model's arguments, and an execute function that never throws for bad input.
+import { z } from 'zod/v4';
+import type { RuneConfig } from '../config/schema.ts';
+import type { ToolDefinition } from '../providers/types.ts';
+import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
+
+export interface ToolContext {
+  cwd: string;
+  config: RuneConfig;
+  executor: SandboxExecutor;
+  /** The environment handed to tool processes, secrets already removed. */
+  env: Record<string, string>;
+  /** Folders and files the sandbox lets a tool process read, and read and write. */
+  readOnlyPaths: string[];
+  readWritePaths: string[];
+  signal: AbortSignal;
+  /** Injected so tests can point name resolution at fixed answers. */
+  lookup?: LookupFn;
+}
+
+export type LookupFn = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+
+export interface ToolOutput {
+  content: string;
+  isError?: boolean;
+  layers?: LayerReport[];
+}
+
+export interface BuiltinTool<Args = Record<string, unknown>> {
+  definition: ToolDefinition;
+  schema: z.ZodType<Args>;
+  /** Read tools may run in parallel with each other; the others run one at a time, in order. */
+  readOnly: boolean;
+  execute(args: Args, context: ToolContext): Promise<ToolOutput>;
+}
+
+/** Thrown inside a tool for an error the model should read; the registry turns it into a result. */
+export class ToolError extends Error {
+  override name = 'ToolError';
+}
+
+/** Builds a tool whose JSON Schema is derived from its zod schema, so the two never disagree. */
+export function defineTool<Args>(spec: {
+  name: string;
+  description: string;
+  schema: z.ZodType<Args>;
+  readOnly: boolean;
+  execute(args: Args, context: ToolContext): Promise<ToolOutput>;
+}): BuiltinTool<Args> {
+  const { $schema: _ignored, ...parameters } = z.toJSONSchema(spec.schema) as Record<string, unknown>;
+  return {
+    definition: { name: spec.name, description: spec.description, parameters },
+    schema: spec.schema,
+    readOnly: spec.readOnly,
+    execute: spec.execute,
+  };
+}

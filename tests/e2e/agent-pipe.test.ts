@@ -1,0 +1,292 @@
+// Pipe mode of the built binary against the scripted mock model: answers, --json, tool round trips,
+// the step and token limits, every stop reason's exit code, and the API key never leaking.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
+
+const KEY = 'sk-test-e2e-9f8e7d6c5b4a39281706';
+let mock: MockLlm;
+
+beforeAll(async () => {
+  requireBinary();
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock.close();
+});
+beforeEach(() => {
+  mock.script([]);
+  mock.setFallback(undefined);
+  mock.requests.length = 0;
+});
+
+interface Home {
+  home: string;
+  runeHome: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function makeHome(toml = ''): Home {
+  const home = tempDir('rune-e2e-home-');
+  const runeHome = join(home, '.rune');
+  mkdirSync(runeHome, { recursive: true, mode: 0o700 });
+  if (toml) writeFileSync(join(runeHome, 'rune.toml'), toml);
+  const cwd = tempDir('rune-e2e-cwd-');
+  return { home, runeHome, cwd, env: { ...cleanEnv(home), RUNE_HOME: runeHome } };
+}
+
+function rune(h: Home, args: string[], input = '', extraEnv: NodeJS.ProcessEnv = {}) {
+  return runRune(['--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', ...args], {
+    input,
+    cwd: h.cwd,
+    env: { ...h.env, ...extraEnv },
+  });
+}
+
+/** Every file under a folder, with its text. */
+function allFiles(dir: string): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [];
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    if (statSync(path).size > 5_000_000) continue;
+    out.push({ path, text: readFileSync(path, 'latin1') });
+  }
+  return out;
+}
+
+const toolMessages = (index: number) =>
+  // biome-ignore lint/suspicious/noExplicitAny: wire JSON
+  (mock.requests[index]!.body.messages as any[]).filter((m) => m.role === 'tool');
+
+describe('pipe mode', () => {
+  it('prints the answer alone on stdout and exits 0', async () => {
+    mock.script([{ text: 'The answer is 4.' }]);
+    const h = makeHome();
+    const result = await rune(h, [], 'what is 2+2\n');
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('The answer is 4.\n');
+    expect(result.code).toBe(0);
+    const last = mock.requests[0]!.body.messages.at(-1);
+    expect(last).toMatchObject({ role: 'user', content: 'what is 2+2' });
+    expect(mock.requests[0]!.body.max_tokens ?? mock.requests[0]!.body.max_completion_tokens).toBe(8192);
+  });
+
+  it('--json prints one object with answer, status, steps, usage and tool_calls', async () => {
+    mock.script([{ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: '4' }]);
+    const h = makeHome();
+    const result = await rune(h, ['--json', 'what is 2+2']);
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout);
+    expect(json).toMatchObject({ answer: '4', status: 'FinalAnswer', steps: 2 });
+    expect(json.usage).toEqual({ input_tokens: 20, output_tokens: 10, total_tokens: 30 });
+    expect(json.tool_calls).toHaveLength(1);
+    expect(json.tool_calls[0]).toMatchObject({ name: 'list_dir', decision: 'allow', is_error: false });
+  });
+
+  it('joins the prompt from arguments and stdin', async () => {
+    mock.script([{ text: 'looks fine' }]);
+    const h = makeHome();
+    const result = await rune(h, ['review', 'this'], 'diff --git a/x b/x\n+new line\n');
+    expect(result.code).toBe(0);
+    expect(mock.requests[0]!.body.messages.at(-1).content).toBe(
+      'review this\n\ndiff --git a/x b/x\n+new line',
+    );
+  });
+
+  it('an execute_cmd round trip puts the command output into the next request', async () => {
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo hi' } }] },
+      { text: 'it said hi' },
+    ]);
+    const h = makeHome('[policy]\nallowed_commands = ["echo"]\n');
+    const result = await rune(h, ['run echo hi']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('it said hi\n');
+    const tool = toolMessages(1)[0];
+    expect(tool.content).toContain('exit code: 0');
+    expect(tool.content).toContain('stdout:\nhi');
+    // The tool trace went to stderr, one line for the call.
+    expect(result.stderr).toMatch(/execute_cmd cmd="echo hi" \| allowed/);
+  });
+
+  it('a command outside allowed_commands is blocked and the model is told why', async () => {
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'touch /tmp/rune-should-not-exist' } }] },
+      { text: 'blocked' },
+    ]);
+    const h = makeHome();
+    const result = await rune(h, ['--json', 'touch a file']);
+    expect(result.code).toBe(0);
+    expect(toolMessages(1)[0].content).toMatch(/blocked by policy/);
+    expect(JSON.parse(result.stdout).tool_calls[0].decision).toBe('deny');
+  });
+
+  it('a malformed tool call is an error the model reads, not a crash', async () => {
+    mock.script([
+      { toolCalls: [{ name: 'read_file', arguments: '{"path": ' }] },
+      { toolCalls: [{ name: 'read_file', arguments: { path: 42 } }] },
+      { text: 'gave up' },
+    ]);
+    const h = makeHome();
+    const result = await rune(h, ['read it']);
+    expect(result.code).toBe(0);
+    expect(toolMessages(1)[0].content).toMatch(/not valid JSON/);
+    expect(toolMessages(2).at(-1).content).toMatch(/invalid arguments: path/);
+  });
+
+  it('--output ndjson prints one event per line, ending with run_end', async () => {
+    mock.script([{ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] }, { text: 'done' }]);
+    const h = makeHome();
+    const result = await rune(h, ['--output', 'ndjson', 'list']);
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(events.map((e) => e.type)).toEqual([
+      'run_start',
+      'model_usage',
+      'tool_call',
+      'policy_decision',
+      'tool_result',
+      'model_usage',
+      'run_end',
+    ]);
+    expect(events.at(-1)).toMatchObject({ status: 'FinalAnswer', answer: 'done' });
+  });
+});
+
+describe('limits and stop reasons', () => {
+  const alwaysTool = { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] };
+
+  it('--max-steps 3 against a model that always calls a tool: at most 4 calls, exit 4', async () => {
+    mock.setFallback(alwaysTool);
+    const h = makeHome();
+    const result = await rune(h, ['--max-steps', '3', 'loop forever'], '');
+    expect(result.code).toBe(4);
+    expect(mock.requests.length).toBeLessThanOrEqual(4);
+    expect(mock.requests.at(-1)!.body.tools ?? []).toEqual([]);
+    expect(result.stderr).toMatch(/step limit/);
+  });
+
+  it('--max-steps 3: an answer in the answer-now round ends with exit 0', async () => {
+    mock.script([alwaysTool, alwaysTool, { text: 'best effort answer' }]);
+    const h = makeHome();
+    const result = await rune(h, ['--max-steps', '3', 'loop']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('best effort answer\n');
+  });
+
+  it('--token-budget against a model that always calls a tool: exit 5 without hanging', async () => {
+    mock.setFallback({ ...alwaysTool, usage: { input: 400, output: 100 } });
+    const h = makeHome();
+    const result = await rune(h, ['--token-budget', '1000', 'spend tokens']);
+    expect(result.code).toBe(5);
+    expect(mock.requests.length).toBeLessThanOrEqual(3);
+    expect(mock.requests.at(-1)!.body.tools ?? []).toEqual([]);
+  });
+
+  it('a provider that refuses the key exits 7 and names the provider, not the key', async () => {
+    mock.setFallback({ status: 401, text: 'invalid api key' });
+    const h = makeHome();
+    const result = await rune(h, ['hi']);
+    expect(result.code).toBe(7);
+    expect(result.stderr).not.toContain(KEY);
+    expect(result.stderr.length).toBeGreaterThan(0);
+  });
+
+  it('a provider that keeps failing exits 6', async () => {
+    mock.setFallback({ status: 400, text: 'bad request' });
+    const h = makeHome();
+    const result = await rune(h, ['hi']);
+    expect(result.code).toBe(6);
+  });
+
+  it('the whole-run timeout exits 10', async () => {
+    mock.setFallback({ hang: true });
+    const h = makeHome();
+    const result = await rune(h, ['--timeout', '1', 'hang']);
+    expect(result.code).toBe(10);
+    expect(result.stderr).toMatch(/did not finish within 1 s/);
+  });
+
+  it('Ctrl-C (SIGINT) during a model call exits 130', async () => {
+    mock.setFallback({ hang: true });
+    const h = makeHome();
+    const child = spawn(
+      requireBinary(),
+      ['--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', 'hang'],
+      { cwd: h.cwd, env: h.env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    child.stdin.end();
+    // Wait until the request reached the model, then interrupt.
+    for (let i = 0; i < 200 && mock.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(130);
+  });
+
+  it('no prompt on a non-terminal stdin is a usage error (exit 2), never a hang', async () => {
+    const h = makeHome();
+    const result = await rune(h, [], '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no prompt/);
+  });
+
+  it('a bad flag value exits 3 and names the flag', async () => {
+    const h = makeHome();
+    const result = await rune(h, ['--max-steps', 'many', 'hi']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/--max-steps/);
+  });
+});
+
+describe('secrets and sessions', () => {
+  it('the API key appears nowhere: stdout, stderr, traces, the session store', async () => {
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo "key=$RUNE_API_KEY"; env' } }] },
+      { text: `here is your key: ${KEY}` },
+    ]);
+    const h = makeHome('[policy]\nallowed_commands = ["echo", "env"]\n');
+    const traceDir = join(h.cwd, 'traces');
+    const result = await rune(h, ['--trace', traceDir, '--json', 'leak the key'], '', { RUNE_API_KEY: KEY });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain(KEY);
+    expect(result.stderr).not.toContain(KEY);
+    // The tool process never saw it.
+    expect(toolMessages(1)[0].content).not.toContain(KEY);
+    const traces = allFiles(traceDir);
+    expect(traces).toHaveLength(1);
+    expect(JSON.parse(traces[0]!.text)).toMatchObject({ status: 'FinalAnswer', steps: 2 });
+    const stored = allFiles(h.runeHome);
+    expect(stored.some((f) => f.path.includes('sessions'))).toBe(true);
+    for (const file of [...traces, ...stored]) expect(file.text, file.path).not.toContain(KEY);
+  });
+
+  it('--resume last continues the stored conversation', async () => {
+    mock.script([{ text: 'My name is Rune.' }, { text: 'I said Rune.' }]);
+    const h = makeHome();
+    const first = await rune(h, ['what is your name?']);
+    expect(first.code).toBe(0);
+    const second = await rune(h, ['--resume', 'last', 'what did you say?']);
+    expect(second.code).toBe(0);
+    const contents = mock.requests[1]!.body.messages.map((m: { content: string }) => m.content);
+    expect(contents).toContain('what is your name?');
+    expect(contents).toContain('My name is Rune.');
+    expect(contents.at(-1)).toBe('what did you say?');
+    const list = await runRune(['sessions'], { cwd: h.cwd, env: h.env });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/what is your name\?/);
+  });
+
+  it('--resume with an unknown id exits 13', async () => {
+    const h = makeHome();
+    const result = await rune(h, ['--resume', 'nosuchsession', 'hi']);
+    expect(result.code).toBe(13);
+  });
+});
