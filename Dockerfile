@@ -1,0 +1,22 @@
+# The Concourse resource image: the rune single executable at /opt/resource/rune, with check, in and
+# out as symlinks (the invoked name picks the step). Build from the repository root:
+#   docker build -t rune-resource .
+FROM node:20-bookworm AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+
+FROM debian:12-slim
+# ca-certificates: TLS to model providers and notes servers; git: what review prompts usually run.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates git \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --create-home --uid 10001 --shell /usr/sbin/nologin rune
+COPY --from=build --chmod=0755 /src/dist/rune /opt/resource/rune
+RUN ln -s rune /opt/resource/check && ln -s rune /opt/resource/in && ln -s rune /opt/resource/out
+# Native addons and code caches go to $HOME/.rune/cache: a private, writable folder of this user.
+USER rune
+ENV HOME=/home/rune
+WORKDIR /home/rune
