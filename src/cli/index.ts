@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
+import { runSandboxCommand, type SandboxCommandOptions } from '../sandbox/command.ts';
 import { agentAction } from './agent.ts';
 import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
@@ -40,6 +41,25 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action(async (options: { json?: boolean }) => {
       const { sessionsCommand } = await import('./sessions.ts');
       setExit(sessionsCommand(options));
+    });
+
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  program
+    .command('sandbox')
+    .description("Run a command inside the sandbox layers the agent's tools get: rune sandbox -- CMD ...")
+    .argument('<command...>', 'the program and its arguments (after --)')
+    .option('--allow-read <path>', 'a folder or file the command may read (repeatable)', collect, [])
+    .option(
+      '--allow-write <path>',
+      'a folder or file the command may read and write (repeatable)',
+      collect,
+      [],
+    )
+    .option('--allow-domain <name>', 'a host name the command may connect to (repeatable)', collect, [])
+    .option('--layers', 'print the layers applied and skipped to stderr')
+    .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
+      // --sandbox and --config belong to the main program; they apply here too.
+      setExit(await runSandboxCommand(command, cmd.optsWithGlobals<SandboxCommandOptions>()));
     });
 
   addAgentOptions(program)

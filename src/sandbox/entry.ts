@@ -1,9 +1,80 @@
-// The hidden re-exec subcommands (_landlock, _seccomp, _net-guard). They are rune's sandbox
-// protocol: synchronous, loading nothing but the native addon, never listed in --help.
+// The hidden re-exec subcommands (_landlock, _seccomp, _net-guard): rune's sandbox protocol, kept
+// for debugging one layer at a time. Synchronous; they load no addon and run the static helper
+// with only the named layer, e.g. `rune _landlock --ro /usr --rw /tmp/x -- cmd …`.
+import { spawnSync } from 'node:child_process';
+import { constants } from 'node:os';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
+import { sandboxHelperPath } from './helper.ts';
+
+const USAGE: Record<string, string> = {
+  _landlock: 'rune _landlock [--ro PATH]... [--rw PATH]... -- PROGRAM [ARGS...]',
+  _seccomp: 'rune _seccomp -- PROGRAM [ARGS...]',
+  '_net-guard': 'rune _net-guard [--allow-domain NAME]... -- PROGRAM [ARGS...]',
+};
+
+function resolveName(name: string): string[] {
+  const result = spawnSync('getent', ['ahosts', name], { encoding: 'utf8', timeout: 5000 });
+  if (result.status !== 0 || !result.stdout) return [];
+  return [
+    ...new Set(
+      result.stdout
+        .split('\n')
+        .map((l) => l.split(/\s+/)[0] ?? '')
+        .filter(Boolean),
+    ),
+  ];
+}
+
+/** The helper's arguments for one hidden subcommand. Exported for the unit tests. */
+export function helperArgsFor(sub: string, args: readonly string[], resolve = resolveName): string[] {
+  const usage = USAGE[sub];
+  if (!usage) throw new RuneError('USAGE', `unknown sandbox subcommand ${sub}`);
+  const split = args.indexOf('--');
+  if (split < 0 || split === args.length - 1)
+    throw new RuneError('USAGE', `${sub}: no command after --`, { details: [`usage: ${usage}`] });
+  const flags = args.slice(0, split);
+  const command = args.slice(split + 1);
+  const out: string[] = [];
+  if (sub === '_landlock') out.push('--no-namespaces', '--no-seccomp');
+  if (sub === '_seccomp') out.push('--no-namespaces', '--no-landlock');
+  if (sub === '_net-guard') out.push('--no-landlock');
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i];
+    const value = flags[i + 1];
+    const allowed =
+      (sub === '_landlock' && (flag === '--ro' || flag === '--rw')) ||
+      (sub === '_net-guard' && flag === '--allow-domain');
+    if (!allowed || value === undefined)
+      throw new RuneError('USAGE', `${sub}: unexpected ${flag ?? 'argument'}`, {
+        details: [`usage: ${usage}`],
+      });
+    i++;
+    if (flag === '--allow-domain') {
+      const addresses = resolve(value);
+      if (addresses.length === 0)
+        process.stderr.write(`rune ${sub}: ${value} did not resolve; nothing is allowed for it\n`);
+      for (const address of addresses) out.push('--allow-addr', address, '--host', `${address} ${value}`);
+    } else {
+      out.push(flag as string, value);
+    }
+  }
+  if (sub === '_net-guard') out.push('--tmp-mb', '16');
+  return [...out, '--', ...command];
+}
 
 export function run(context: ModeContext): number {
   const sub = context.args[0] ?? '';
-  throw new RuneError('SANDBOX_UNAVAILABLE', `${sub}: the sandbox layers are not available in this build`);
+  const args = helperArgsFor(sub, context.args.slice(1));
+  let helper: string;
+  try {
+    helper = sandboxHelperPath();
+  } catch (cause) {
+    throw new RuneError('SANDBOX_UNAVAILABLE', `${sub}: the sandbox helper is not available`, { cause });
+  }
+  const result = spawnSync(helper, args, { stdio: 'inherit' });
+  if (result.error) throw new RuneError('SANDBOX_UNAVAILABLE', `${sub}: ${result.error.message}`);
+  if (result.status !== null) return result.status;
+  const signal = result.signal ? constants.signals[result.signal] : 0;
+  return 128 + (signal ?? 0);
 }
