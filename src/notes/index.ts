@@ -1,7 +1,124 @@
-// `rune notes`: the collaborative Markdown notes server (SPEC §2).
+// `rune notes`: the collaborative Markdown notes server (SPEC §2), and `rune notes hash-password`.
+// Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.ts';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
+import { createLogger } from '../core/logger.ts';
+import { runeHome } from '../core/paths.ts';
+import { hashPassword } from './auth.ts';
+import { agentRunner } from './runner.ts';
+import { build } from './server.ts';
 
-export function run(_context: ModeContext): number {
-  throw new RuneError('USAGE', 'rune notes is not part of this build yet');
+const HELP = `Usage: rune notes [--bind ADDRESS] [--port PORT] [--config FILE]
+       rune notes hash-password      read a password (stdin or prompt), print its scrypt hash
+
+Serves the collaborative Markdown notes (data in $RUNE_HOME/notes). Settings: [notes] in rune.toml.
+`;
+
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  // Typed characters are not echoed: the password must not stay on the screen.
+  (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = () => {};
+  process.stderr.write('Password: ');
+  const answer = await new Promise<string>((resolve) => rl.question('', resolve));
+  rl.close();
+  process.stderr.write('\n');
+  return answer;
+}
+
+async function hashPasswordCommand(): Promise<number> {
+  const password = await readPassword();
+  if (!password) throw new RuneError('USAGE', 'hash-password: the password is empty');
+  process.stdout.write(`${await hashPassword(password)}\n`);
+  return 0;
+}
+
+export async function run(context: ModeContext): Promise<number> {
+  if (context.args[0] === 'hash-password') return hashPasswordCommand();
+  let values: { bind?: string; port?: string; config?: string; help?: boolean; verbose?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: context.args,
+      options: {
+        bind: { type: 'string' },
+        port: { type: 'string' },
+        config: { type: 'string' },
+        verbose: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new RuneError('USAGE', `rune notes: ${(error as Error).message}`, {
+      details: [HELP.split('\n')[0]!],
+    });
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    if (!/^\d+$/.test(values.port))
+      throw new RuneError('USAGE', `--port: expected a number, got ${values.port}`);
+    port = Number(values.port);
+  }
+  const { config } = loadConfig({
+    flags: {
+      notes: { ...(values.bind ? { bind: values.bind } : {}), ...(port !== undefined ? { port } : {}) },
+    },
+    flagLabels: { 'notes.bind': '--bind', 'notes.port': '--port' },
+    ...(values.config ? { file: values.config } : {}),
+  });
+  const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
+  const dataDir = join(runeHome(), 'notes');
+  const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: dataDir });
+  if (server.generatedAdmin) {
+    // Shown once, never logged again: only its hash is stored.
+    process.stderr.write(
+      `rune notes: no accounts are configured, so an admin was created.\n  user: ${server.generatedAdmin.name}\n  password: ${server.generatedAdmin.password}\n  (shown only now; add [notes.local] accounts to rune.toml to manage logins yourself)\n`,
+    );
+  }
+  try {
+    await server.app.listen({ host: config.notes.bind, port: config.notes.port });
+  } catch (error) {
+    await server.close();
+    throw new RuneError(
+      'IO',
+      `cannot listen on ${config.notes.bind}:${config.notes.port}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const address = server.app.server.address();
+  const shown =
+    typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address);
+  logger.info('notes.listening', { message: `rune notes listening on http://${shown} (data in ${dataDir})` });
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info('notes.stopping', { message: `rune notes: ${signal}, shutting down` });
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      resolve();
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
+  await server.close();
+  logger.info('notes.stopped', { message: 'rune notes: stopped' });
+  return 0;
 }

@@ -1,0 +1,390 @@
+// Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens,
+// login throttling and the role of every principal, resolved again on each use so that a demotion
+// or a revoked token takes effect at once.
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import type { NotesConfig } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import { registerSecret } from '../core/redact.ts';
+import type { Store } from './db.ts';
+
+export const ROLES = ['guest', 'user', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+const RANK: Record<Role | 'anonymous', number> = { anonymous: 0, guest: 1, user: 2, admin: 3 };
+
+export function atLeast(role: Role | 'anonymous', needed: Role): boolean {
+  return RANK[role] >= RANK[needed];
+}
+
+export interface Principal {
+  /** Stable identity: `local:alice`, `oauth:corp:alice@x.org`, `github:alice`, `token:3`. */
+  subject: string;
+  name: string;
+  provider: string;
+  role: Role;
+  /** Set for cookie sessions: the hash of the session id, and its CSRF token. */
+  sessionHash?: string;
+  csrf?: string;
+  tokenId?: number;
+}
+
+// --- passwords
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
+
+function scryptAsync(password: string, salt: Buffer, keylen: number, N: number, r: number, p: number) {
+  return new Promise<Buffer>((resolve, reject) => {
+    scrypt(password, salt, keylen, { N, r, p, maxmem: 256 * N * r }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
+  });
+}
+
+/** `scrypt$N$r$p$salt$hash` (base64), the format `rune notes hash-password` prints. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scryptAsync(password, salt, SCRYPT.keylen, SCRYPT.N, SCRYPT.r, SCRYPT.p);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+export function isScryptHash(value: string): boolean {
+  return /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(value);
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (isScryptHash(stored)) {
+    const [, n, r, p, salt, hash] = stored.split('$') as [string, string, string, string, string, string];
+    const expected = Buffer.from(hash, 'base64');
+    const N = Number(n);
+    if (N > 2 ** 20 || Number(r) > 32 || Number(p) > 16) return false;
+    const key = await scryptAsync(
+      password,
+      Buffer.from(salt, 'base64'),
+      expected.length,
+      N,
+      Number(r),
+      Number(p),
+    );
+    return key.length === expected.length && timingSafeEqual(key, expected);
+  }
+  // Plain-text entry from rune.toml (accepted with a warning at start): compare digests so the
+  // comparison takes the same time whatever the length.
+  const a = createHash('sha256').update(password).digest();
+  const b = createHash('sha256').update(stored).digest();
+  return timingSafeEqual(a, b);
+}
+
+// --- local accounts
+
+export interface LocalAccount {
+  name: string;
+  role: Role;
+  secret: string;
+  source: 'config' | 'generated';
+}
+
+/** Reads [notes.local]; the highest role wins when a name appears twice. Warns about plain passwords. */
+export function configAccounts(config: NotesConfig, logger: Logger): Map<string, LocalAccount> {
+  const accounts = new Map<string, LocalAccount>();
+  const plain: string[] = [];
+  for (const role of ['admin', 'user', 'guest'] as const) {
+    const entries = config.local?.[`${role}s` as 'admins' | 'users' | 'guests'] ?? [];
+    for (const entry of entries) {
+      const colon = entry.indexOf(':');
+      const name = entry.slice(0, colon);
+      const secret = entry.slice(colon + 1);
+      if (accounts.has(name)) continue;
+      if (!isScryptHash(secret)) {
+        plain.push(name);
+        registerSecret(secret);
+      }
+      accounts.set(name, { name, role, secret, source: 'config' });
+    }
+  }
+  if (plain.length > 0) {
+    logger.warn('notes.plain_password', {
+      message: `[notes.local] has plain-text passwords for ${plain.join(', ')}; replace them with hashes from \`rune notes hash-password\``,
+    });
+  }
+  return accounts;
+}
+
+// --- login throttling
+
+export interface ThrottleOptions {
+  perAccount: number;
+  perAddress: number;
+  windowMs: number;
+}
+
+/** Counts failed logins per account and per client address within a sliding window. */
+export class LoginThrottle {
+  private readonly failures = new Map<string, number[]>();
+  private readonly options: ThrottleOptions;
+  private readonly now: () => number;
+
+  constructor(options: Partial<ThrottleOptions> = {}, now: () => number = Date.now) {
+    this.options = { perAccount: 5, perAddress: 20, windowMs: 15 * 60_000, ...options };
+    this.now = now;
+  }
+
+  private recent(key: string): number[] {
+    const cutoff = this.now() - this.options.windowMs;
+    const list = (this.failures.get(key) ?? []).filter((t) => t > cutoff);
+    if (list.length === 0) this.failures.delete(key);
+    else this.failures.set(key, list);
+    return list;
+  }
+
+  /** Seconds to wait before another attempt, or 0 when one is allowed now. */
+  retryAfter(account: string, address: string): number {
+    const checks: Array<[string, number]> = [
+      [`a:${account.toLowerCase()}`, this.options.perAccount],
+      [`ip:${address}`, this.options.perAddress],
+    ];
+    let wait = 0;
+    for (const [key, limit] of checks) {
+      const list = this.recent(key);
+      if (list.length >= limit) {
+        const oldest = list[list.length - limit]!;
+        wait = Math.max(wait, Math.ceil((oldest + this.options.windowMs - this.now()) / 1000));
+      }
+    }
+    return wait;
+  }
+
+  fail(account: string, address: string): void {
+    for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) {
+      const list = this.recent(key);
+      list.push(this.now());
+      this.failures.set(key, list);
+    }
+  }
+
+  succeed(account: string): void {
+    this.failures.delete(`a:${account.toLowerCase()}`);
+  }
+}
+
+// --- sessions, tokens, roles
+
+const SESSION_DAYS = 14;
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+export interface SessionRow {
+  id_hash: string;
+  subject: string;
+  name: string;
+  provider: string;
+  role: Role;
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface TokenRow {
+  id: number;
+  name: string;
+  role: Role;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/**
+ * Resolves principals. `epoch` grows whenever a role, session or token changes, so long-lived
+ * event streams know when to look their principal up again.
+ */
+export class Auth {
+  epoch = 0;
+  readonly accounts: Map<string, LocalAccount>;
+  private readonly store: Store;
+
+  constructor(store: Store, accounts: Map<string, LocalAccount>) {
+    this.store = store;
+    this.accounts = accounts;
+    for (const row of store.db.prepare('select name, role, password_hash from accounts').all() as Array<{
+      name: string;
+      role: Role;
+      password_hash: string;
+    }>) {
+      if (!this.accounts.has(row.name)) {
+        this.accounts.set(row.name, {
+          name: row.name,
+          role: row.role,
+          secret: row.password_hash,
+          source: 'generated',
+        });
+      }
+    }
+  }
+
+  /** Creates the first admin when nothing else lets anyone in; returns its password once. */
+  async ensureAdmin(hasExternalLogin: boolean): Promise<{ name: string; password: string } | null> {
+    if (this.accounts.size > 0 || hasExternalLogin) return null;
+    const password = randomToken(18);
+    const hash = await hashPassword(password);
+    this.store.db
+      .prepare('insert into accounts(name, role, password_hash, created_at) values (?, ?, ?, ?)')
+      .run('admin', 'admin', hash, this.store.stamp());
+    this.accounts.set('admin', { name: 'admin', role: 'admin', secret: hash, source: 'generated' });
+    return { name: 'admin', password };
+  }
+
+  async checkLocal(name: string, password: string): Promise<LocalAccount | null> {
+    const account = this.accounts.get(name);
+    if (!account) {
+      // Same work as a real check, so timing does not tell which names exist.
+      await verifyPassword(
+        password,
+        'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
+      );
+      return null;
+    }
+    return (await verifyPassword(password, account.secret)) ? account : null;
+  }
+
+  /** The role a subject has now: an admin's override wins over configuration. */
+  roleOf(subject: string, fallback: Role): Role | null {
+    const override = this.store.db
+      .prepare('select role from role_overrides where subject = ?')
+      .get(subject) as { role: Role } | undefined;
+    if (override) return override.role;
+    if (subject.startsWith('local:')) {
+      const account = this.accounts.get(subject.slice('local:'.length));
+      return account ? account.role : null;
+    }
+    return fallback;
+  }
+
+  setRole(subject: string, role: Role): void {
+    this.store.db
+      .prepare(
+        'insert into role_overrides(subject, role, updated_at) values (?, ?, ?) on conflict(subject) do update set role = excluded.role, updated_at = excluded.updated_at',
+      )
+      .run(subject, role, this.store.stamp());
+    this.epoch++;
+  }
+
+  createSession(p: { subject: string; name: string; provider: string; role: Role }): {
+    id: string;
+    csrf: string;
+  } {
+    const id = randomToken();
+    const csrf = randomToken();
+    const now = new Date(this.store.stamp());
+    const expires = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
+    this.store.db
+      .prepare(
+        'insert into sessions(id_hash, subject, name, provider, role, csrf, created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(sha256(id), p.subject, p.name, p.provider, p.role, csrf, now.toISOString(), expires.toISOString());
+    return { id, csrf };
+  }
+
+  endSession(idHash: string): void {
+    this.store.db.prepare('delete from sessions where id_hash = ?').run(idHash);
+    this.epoch++;
+  }
+
+  fromSession(cookie: string): Principal | null {
+    return this.fromSessionHash(sha256(cookie));
+  }
+
+  fromSessionHash(idHash: string): Principal | null {
+    const row = this.store.db.prepare('select * from sessions where id_hash = ?').get(idHash) as
+      | SessionRow
+      | undefined;
+    if (!row) return null;
+    if (row.expires_at < this.store.stamp()) {
+      this.endSession(idHash);
+      return null;
+    }
+    const role = this.roleOf(row.subject, row.role);
+    if (!role) return null;
+    return {
+      subject: row.subject,
+      name: row.name,
+      provider: row.provider,
+      role,
+      sessionHash: row.id_hash,
+      csrf: row.csrf,
+    };
+  }
+
+  createToken(
+    name: string,
+    role: Role,
+    createdBy: string,
+    expiresInDays?: number,
+  ): { token: string; row: TokenRow } {
+    const token = `rune_${randomToken()}`;
+    registerSecret(token);
+    const at = this.store.stamp();
+    const expires = expiresInDays
+      ? new Date(Date.parse(at) + expiresInDays * 86_400_000).toISOString()
+      : null;
+    const info = this.store.db
+      .prepare(
+        'insert into tokens(name, role, hash, created_by, created_at, expires_at) values (?, ?, ?, ?, ?, ?)',
+      )
+      .run(name, role, sha256(token), createdBy, at, expires);
+    return { token, row: this.tokenById(Number(info.lastInsertRowid))! };
+  }
+
+  tokenById(id: number): TokenRow | undefined {
+    return this.store.db
+      .prepare(
+        'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where id = ?',
+      )
+      .get(id) as TokenRow | undefined;
+  }
+
+  listTokens(): TokenRow[] {
+    return this.store.db
+      .prepare(
+        'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where revoked_at is null order by id',
+      )
+      .all() as TokenRow[];
+  }
+
+  revokeToken(id: number): boolean {
+    const info = this.store.db
+      .prepare('update tokens set revoked_at = ? where id = ? and revoked_at is null')
+      .run(this.store.stamp(), id);
+    this.epoch++;
+    return info.changes > 0;
+  }
+
+  fromToken(token: string): Principal | null {
+    const row = this.store.db
+      .prepare('select id, name, role, expires_at, revoked_at from tokens where hash = ?')
+      .get(sha256(token)) as
+      | { id: number; name: string; role: Role; expires_at: string | null; revoked_at: string | null }
+      | undefined;
+    if (!row || row.revoked_at) return null;
+    const now = this.store.stamp();
+    if (row.expires_at && row.expires_at < now) return null;
+    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(now, row.id);
+    return { subject: `token:${row.id}`, name: row.name, provider: 'token', role: row.role, tokenId: row.id };
+  }
+
+  /** Looks a principal up again (for event streams): null when its session or token is gone. */
+  refresh(p: Principal): Principal | null {
+    if (p.sessionHash) return this.fromSessionHash(p.sessionHash);
+    if (p.tokenId !== undefined) {
+      const row = this.tokenById(p.tokenId);
+      if (!row || row.revoked_at || (row.expires_at && row.expires_at < this.store.stamp())) return null;
+      return { ...p, role: row.role };
+    }
+    return p;
+  }
+}

@@ -1,0 +1,432 @@
+// The AI chat of a note: runs the agent server-side with the notes tools, streams its tokens and
+// progress to everyone in the note, turns the policy's questions into approvals an admin answers in
+// the browser, and stores every message (full-text searchable).
+import { randomBytes } from 'node:crypto';
+import type { AgentEvent, AgentRunOptions, AgentRunResult, ExtraTool } from '../agent/types.ts';
+import type { RuneConfig } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import { redact } from '../core/redact.ts';
+import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
+import type { ChatMessage } from '../providers/types.ts';
+import type { Principal } from './auth.ts';
+import type { Collab } from './collab.ts';
+import { type ChatRow, ftsQuery, type NoteRow, type Store, toFile } from './db.ts';
+import type { EventHub } from './events.ts';
+import { checkFileName } from './http.ts';
+
+export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
+
+export interface ApprovalRow {
+  id: string;
+  note_id: number;
+  run_id: string;
+  tool: string;
+  arguments: string;
+  question: string;
+  reason: string;
+  suggestion: string | null;
+  status: string;
+  created_at: string;
+  answered_by: string | null;
+  answered_at: string | null;
+}
+
+export function toApproval(row: ApprovalRow): Record<string, unknown> {
+  return { ...row, suggestion: row.suggestion ? JSON.parse(row.suggestion) : null };
+}
+
+export function toMessage(row: ChatRow): Record<string, unknown> {
+  return { ...row };
+}
+
+interface Run {
+  runId: string;
+  noteId: number;
+  controller: AbortController;
+  waiting: Map<string, (answer: ConfirmAnswer) => void>;
+  done: Promise<void>;
+}
+
+export interface ChatOptions {
+  store: Store;
+  hub: EventHub;
+  collab: Collab;
+  config: RuneConfig;
+  logger: Logger;
+  runAgent: RunAgent | undefined;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  approvalTimeoutMs?: number;
+}
+
+const HISTORY_MESSAGES = 40;
+const PROGRESS_CHARS = 2000;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
+}
+
+export class ChatService {
+  private readonly runs = new Map<number, Run>();
+  private readonly o: ChatOptions;
+
+  constructor(options: ChatOptions) {
+    this.o = options;
+  }
+
+  running(noteId: number): string | null {
+    return this.runs.get(noteId)?.runId ?? null;
+  }
+
+  private message(
+    noteId: number,
+    role: string,
+    author: string | null,
+    content: string,
+    runId: string | null,
+  ): ChatRow {
+    const row = this.o.store.addChat(noteId, role, author, redact(content), runId);
+    this.o.hub.publish({ name: 'chat.message', noteId, data: { note_id: noteId, message: toMessage(row) } });
+    return row;
+  }
+
+  /** Starts a run; throws when the note already has one or no agent is available. */
+  start(note: NoteRow, principal: Principal, text: string): { runId: string; message: ChatRow } | null {
+    if (this.runs.has(note.id)) return null;
+    const runId = `r_${randomBytes(9).toString('base64url')}`;
+    const history = this.history(note.id);
+    const message = this.message(note.id, 'user', principal.name, text, runId);
+    const controller = new AbortController();
+    const run: Run = { runId, noteId: note.id, controller, waiting: new Map(), done: Promise.resolve() };
+    this.runs.set(note.id, run);
+    run.done = this.execute(note, principal, text, history, run).finally(() => {
+      this.runs.delete(note.id);
+    });
+    return { runId, message };
+  }
+
+  private history(noteId: number): ChatMessage[] {
+    const rows = this.o.store.listChat(noteId, undefined, HISTORY_MESSAGES);
+    const out: ChatMessage[] = [];
+    for (const row of rows) {
+      if (row.role === 'user')
+        out.push({ role: 'user', content: `${row.author ?? 'someone'}: ${row.content}` });
+      else if (row.role === 'assistant') out.push({ role: 'assistant', content: row.content });
+    }
+    return out;
+  }
+
+  private progress(run: Run, kind: string, data: Record<string, unknown>): void {
+    this.o.hub.publish({
+      name: 'chat.progress',
+      noteId: run.noteId,
+      data: { note_id: run.noteId, run_id: run.runId, kind, ...data },
+    });
+  }
+
+  private onEvent(run: Run, event: AgentEvent): void {
+    const { hub } = this.o;
+    switch (event.type) {
+      case 'text':
+        hub.publish({
+          name: 'chat.token',
+          noteId: run.noteId,
+          live: true,
+          data: { note_id: run.noteId, run_id: run.runId, delta: event.delta },
+        });
+        break;
+      case 'tool_call':
+        this.progress(run, 'tool_call', {
+          id: event.id,
+          name: event.name,
+          detail: clip(redact(event.arguments), PROGRESS_CHARS),
+        });
+        break;
+      case 'policy_decision':
+        this.progress(run, 'policy_decision', {
+          id: event.id,
+          name: event.name,
+          detail: `${event.decision.kind} (${event.decision.rule})${'reason' in event.decision ? `: ${event.decision.reason}` : ''}`,
+        });
+        break;
+      case 'tool_result':
+        this.progress(run, 'tool_result', {
+          id: event.id,
+          name: event.name,
+          is_error: event.isError,
+          detail: clip(redact(event.content), PROGRESS_CHARS),
+        });
+        this.o.store.addChat(
+          run.noteId,
+          'tool',
+          event.name,
+          clip(redact(event.content), 4 * PROGRESS_CHARS),
+          run.runId,
+        );
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async execute(
+    note: NoteRow,
+    principal: Principal,
+    text: string,
+    history: ChatMessage[],
+    run: Run,
+  ): Promise<void> {
+    const { config, logger, runAgent } = this.o;
+    let status = 'Error';
+    let error: { code: string; message: string } | undefined;
+    try {
+      if (!runAgent) throw new Error('the agent is not available in this build');
+      const model = note.model ?? config.notes.model ?? config.model;
+      const result = await runAgent({
+        prompt: text,
+        config: { ...config, ...(model ? { model } : {}) },
+        cwd: this.o.cwd,
+        env: this.o.env,
+        logger,
+        history,
+        appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files.`,
+        extraTools: this.tools(note.id, principal),
+        ...(config.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
+        signal: run.controller.signal,
+        onEvent: (event) => this.onEvent(run, event),
+        sessionId: run.runId,
+      });
+      status = result.status;
+      error = result.error;
+      if (result.answer) this.message(note.id, 'assistant', 'rune', result.answer, run.runId);
+    } catch (thrown) {
+      error = { code: 'INTERNAL', message: redact((thrown as Error).message) };
+      logger.error('notes.chat_failed', { message: `chat run failed: ${error.message}` });
+    }
+    if (error && status !== 'UserInterrupt')
+      this.message(note.id, 'system', null, `The run stopped: ${error.message}`, run.runId);
+    for (const resolve of run.waiting.values()) resolve('no');
+    this.expireApprovals(run.runId);
+    this.o.hub.publish({
+      name: 'chat.done',
+      noteId: note.id,
+      data: { note_id: note.id, run_id: run.runId, status, ...(error ? { error } : {}) },
+    });
+  }
+
+  cancel(noteId: number): boolean {
+    const run = this.runs.get(noteId);
+    if (!run) return false;
+    run.controller.abort();
+    for (const resolve of run.waiting.values()) resolve('no');
+    return true;
+  }
+
+  /** Waits until every run has ended (shutdown); runs are cancelled first. */
+  async stopAll(): Promise<void> {
+    const pending = [...this.runs.values()];
+    for (const run of pending) this.cancel(run.noteId);
+    await Promise.allSettled(pending.map((run) => run.done));
+  }
+
+  // --- approvals
+
+  private confirmer(run: Run): Confirmer {
+    return {
+      confirm: (call, decision) => {
+        const { store, hub } = this.o;
+        const id = `a_${randomBytes(9).toString('base64url')}`;
+        store.db
+          .prepare(
+            `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, status, created_at)
+             values (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+          )
+          .run(
+            id,
+            run.noteId,
+            run.runId,
+            call.tool,
+            redact(JSON.stringify(call.args)),
+            redact(decision.question),
+            redact(decision.reason),
+            decision.suggestion ? JSON.stringify(decision.suggestion) : null,
+            store.stamp(),
+          );
+        hub.publish({
+          name: 'approval.requested',
+          noteId: run.noteId,
+          adminsOnly: true,
+          data: { note_id: run.noteId, approval: toApproval(this.approval(id)!) },
+        });
+        return new Promise<ConfirmAnswer>((resolve) => {
+          const timer = setTimeout(() => this.answer(id, 'no', null), this.o.approvalTimeoutMs ?? 600_000);
+          timer.unref();
+          run.waiting.set(id, (answer) => {
+            clearTimeout(timer);
+            run.waiting.delete(id);
+            resolve(answer);
+          });
+          if (run.controller.signal.aborted) this.answer(id, 'no', null);
+        });
+      },
+    };
+  }
+
+  approval(id: string): ApprovalRow | undefined {
+    return this.o.store.db.prepare('select * from approvals where id = ?').get(id) as ApprovalRow | undefined;
+  }
+
+  pending(noteId?: number): ApprovalRow[] {
+    const sql = `select * from approvals where status = 'pending'${noteId === undefined ? '' : ' and note_id = ?'} order by created_at`;
+    const stmt = this.o.store.db.prepare(sql);
+    return (noteId === undefined ? stmt.all() : stmt.all(noteId)) as ApprovalRow[];
+  }
+
+  /** Records an answer and lets the waiting run go on. Null when the approval is not pending. */
+  answer(id: string, answer: ConfirmAnswer, by: string | null): ApprovalRow | null {
+    const row = this.approval(id);
+    if (row?.status !== 'pending') return null;
+    this.o.store.db
+      .prepare('update approvals set status = ?, answered_by = ?, answered_at = ? where id = ?')
+      .run(by === null ? 'expired' : answer, by, this.o.store.stamp(), id);
+    const updated = this.approval(id)!;
+    this.o.hub.publish({
+      name: 'approval.resolved',
+      noteId: row.note_id,
+      adminsOnly: true,
+      data: { note_id: row.note_id, approval: toApproval(updated) },
+    });
+    const run = this.runs.get(row.note_id);
+    run?.waiting.get(id)?.(by === null ? 'no' : answer);
+    return updated;
+  }
+
+  private expireApprovals(runId: string): void {
+    for (const row of this.o.store.db
+      .prepare("select id from approvals where run_id = ? and status = 'pending'")
+      .all(runId) as Array<{ id: string }>) {
+      this.answer(row.id, 'no', null);
+    }
+  }
+
+  // --- the notes tools
+
+  tools(noteId: number, principal: Principal): ExtraTool[] {
+    const { store, hub, collab } = this.o;
+    const str = (args: Record<string, unknown>, key: string): string => {
+      const value = args[key];
+      if (typeof value !== 'string') throw new Error(`${key}: expected a string`);
+      return value;
+    };
+    const wrap =
+      (fn: (args: Record<string, unknown>) => string) =>
+      async (args: Record<string, unknown>): Promise<{ content: string; isError?: boolean }> => {
+        try {
+          return { content: fn(args) };
+        } catch (error) {
+          return { content: (error as Error).message, isError: true };
+        }
+      };
+    return [
+      {
+        source: 'builtin',
+        readOnly: true,
+        definition: {
+          name: 'list_markdown',
+          description: 'List the Markdown files of this note (name, revision, size in bytes).',
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+        },
+        execute: wrap(() => {
+          const files = store.listFiles(noteId, { publicOnly: false, deleted: false });
+          if (files.length === 0) return 'This note has no files yet.';
+          return files
+            .map((f) => `${f.name}\trevision ${f.revision}\t${Buffer.byteLength(f.content)} bytes`)
+            .join('\n');
+        }),
+      },
+      {
+        source: 'builtin',
+        readOnly: true,
+        definition: {
+          name: 'read_markdown',
+          description: 'Read one Markdown file of this note, as everyone sees it now.',
+          parameters: {
+            type: 'object',
+            properties: { name: { type: 'string', description: 'File name, e.g. index.md' } },
+            required: ['name'],
+            additionalProperties: false,
+          },
+        },
+        execute: wrap((args) => {
+          const name = str(args, 'name');
+          const file = store.findFile(noteId, name);
+          if (!file || /^\d+$/.test(name)) throw new Error(`no file named ${name} in this note`);
+          return collab.text(file);
+        }),
+      },
+      {
+        source: 'builtin',
+        definition: {
+          name: 'write_markdown',
+          description:
+            'Create a Markdown file in this note, or replace the whole text of an existing one (saved as a new revision).',
+          parameters: {
+            type: 'object',
+            properties: {
+              name: { type: 'string', description: 'File name, e.g. plan.md' },
+              content: { type: 'string', description: 'The complete new text' },
+            },
+            required: ['name', 'content'],
+            additionalProperties: false,
+          },
+        },
+        execute: wrap((args) => {
+          const name = checkFileName(str(args, 'name'));
+          const content = str(args, 'content');
+          const author = `rune (for ${principal.name})`;
+          const existing = store.findFile(noteId, name);
+          if (existing) {
+            const saved = collab.replace(existing, content, author);
+            return `Saved ${name} as revision ${saved.revision}.`;
+          }
+          const created = store.createFile(noteId, name, content, true, author);
+          hub.publish({
+            name: 'file.created',
+            noteId,
+            fileId: created.id,
+            data: { note_id: noteId, file: toFile(created) },
+          });
+          return `Created ${name} (revision 1).`;
+        }),
+      },
+      {
+        source: 'builtin',
+        readOnly: true,
+        definition: {
+          name: 'search_chat',
+          description: 'Full-text search in the earlier chat messages of this note.',
+          parameters: {
+            type: 'object',
+            properties: { query: { type: 'string', description: 'Words to look for' } },
+            required: ['query'],
+            additionalProperties: false,
+          },
+        },
+        execute: wrap((args) => {
+          const query = ftsQuery(str(args, 'query'));
+          if (!query) throw new Error('query: give at least one word');
+          const hits = store.searchChat(query, { publicOnly: false, noteId, limit: 20 });
+          if (hits.length === 0) return 'No chat message matches.';
+          return hits
+            .map((hit) => {
+              const row = store.db
+                .prepare('select * from chat_messages where id = ?')
+                .get(hit.message_id) as ChatRow;
+              return `[${row.created_at}] ${row.author ?? row.role}: ${clip(row.content, 500)}`;
+            })
+            .join('\n');
+        }),
+      },
+    ];
+  }
+}

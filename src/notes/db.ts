@@ -1,0 +1,533 @@
+// The notes database: schema migrations (forward-only, numbered) and every query the server makes.
+// One better-sqlite3 connection in WAL mode; all writes are synchronous and short, so no pool.
+import { openDatabase, type SqliteDatabase } from '../core/sqlite.ts';
+
+/** Each entry runs once, in order, inside a transaction; never edit one that has shipped. */
+export const MIGRATIONS: readonly string[] = [
+  // 1: notes, files, revisions, chat, search, auth, events
+  `
+  create table notes (
+    id integer primary key,
+    name text not null,
+    public integer not null default 0,
+    model text,
+    created_at text not null,
+    updated_at text not null,
+    deleted_at text
+  );
+  create unique index notes_live_name on notes(name) where deleted_at is null;
+
+  create table files (
+    id integer primary key,
+    note_id integer not null references notes(id) on delete cascade,
+    name text not null,
+    public integer not null default 1,
+    revision integer not null default 0,
+    content text not null default '',
+    ydoc blob,
+    created_at text not null,
+    updated_at text not null,
+    updated_by text,
+    deleted_at text
+  );
+  create unique index files_live_name on files(note_id, name) where deleted_at is null;
+
+  create table revisions (
+    file_id integer not null references files(id) on delete cascade,
+    revision integer not null,
+    content text not null,
+    author text,
+    created_at text not null,
+    primary key (file_id, revision)
+  ) without rowid;
+
+  create table chat_messages (
+    id integer primary key,
+    note_id integer not null references notes(id) on delete cascade,
+    role text not null,
+    author text,
+    content text not null,
+    run_id text,
+    created_at text not null
+  );
+  create index chat_by_note on chat_messages(note_id, id);
+
+  create virtual table files_fts using fts5(name, content, content='files', content_rowid='id');
+  create trigger files_ai after insert on files begin
+    insert into files_fts(rowid, name, content) values (new.id, new.name, new.content);
+  end;
+  create trigger files_ad after delete on files begin
+    insert into files_fts(files_fts, rowid, name, content) values ('delete', old.id, old.name, old.content);
+  end;
+  create trigger files_au after update of name, content on files begin
+    insert into files_fts(files_fts, rowid, name, content) values ('delete', old.id, old.name, old.content);
+    insert into files_fts(rowid, name, content) values (new.id, new.name, new.content);
+  end;
+
+  create virtual table chat_fts using fts5(content, content='chat_messages', content_rowid='id');
+  create trigger chat_ai after insert on chat_messages begin
+    insert into chat_fts(rowid, content) values (new.id, new.content);
+  end;
+  create trigger chat_ad after delete on chat_messages begin
+    insert into chat_fts(chat_fts, rowid, content) values ('delete', old.id, old.content);
+  end;
+
+  create table accounts (
+    name text primary key,
+    role text not null,
+    password_hash text not null,
+    created_at text not null
+  );
+  create table role_overrides (
+    subject text primary key,
+    role text not null,
+    updated_at text not null
+  );
+  create table sessions (
+    id_hash text primary key,
+    subject text not null,
+    name text not null,
+    provider text not null,
+    role text not null,
+    csrf text not null,
+    created_at text not null,
+    expires_at text not null
+  );
+  create table tokens (
+    id integer primary key,
+    name text not null,
+    role text not null,
+    hash text not null unique,
+    created_by text,
+    created_at text not null,
+    expires_at text,
+    last_used_at text,
+    revoked_at text
+  );
+  create table uploads (
+    note_id integer not null references notes(id) on delete cascade,
+    hash text not null,
+    name text not null,
+    type text not null,
+    size integer not null,
+    created_at text not null,
+    primary key (note_id, hash)
+  ) without rowid;
+  create table events (
+    id integer primary key,
+    name text not null,
+    note_id integer,
+    file_id integer,
+    data text not null,
+    created_at text not null
+  );
+  create table approvals (
+    id text primary key,
+    note_id integer not null references notes(id) on delete cascade,
+    run_id text not null,
+    tool text not null,
+    arguments text not null,
+    question text not null,
+    reason text not null,
+    suggestion text,
+    status text not null,
+    created_at text not null,
+    answered_by text,
+    answered_at text
+  );
+  `,
+];
+
+export function openNotesDatabase(file: string): SqliteDatabase {
+  const db = openDatabase(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: SqliteDatabase): number {
+  db.exec(
+    'create table if not exists schema_migrations (version integer primary key, applied_at text not null)',
+  );
+  const row = db.prepare('select max(version) as v from schema_migrations').get() as { v: number | null };
+  const current = row.v ?? 0;
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `the notes database is at schema version ${current}, newer than this rune (${MIGRATIONS.length}); use a newer rune`,
+    );
+  }
+  for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version - 1]!);
+      db.prepare('insert into schema_migrations(version, applied_at) values (?, ?)').run(
+        version,
+        new Date().toISOString(),
+      );
+    })();
+  }
+  return MIGRATIONS.length;
+}
+
+export interface NoteRow {
+  id: number;
+  name: string;
+  public: number;
+  model: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface FileRow {
+  id: number;
+  note_id: number;
+  name: string;
+  public: number;
+  revision: number;
+  content: string;
+  created_at: string;
+  updated_at: string;
+  updated_by: string | null;
+  deleted_at: string | null;
+}
+
+export interface RevisionRow {
+  file_id: number;
+  revision: number;
+  content: string;
+  author: string | null;
+  created_at: string;
+}
+
+export interface ChatRow {
+  id: number;
+  note_id: number;
+  role: string;
+  author: string | null;
+  content: string;
+  run_id: string | null;
+  created_at: string;
+}
+
+export interface Note {
+  id: number;
+  name: string;
+  public: boolean;
+  model: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface FileInfo {
+  id: number;
+  note_id: number;
+  name: string;
+  public: boolean;
+  revision: number;
+  size: number;
+  updated_at: string;
+  updated_by: string | null;
+  deleted_at: string | null;
+  content?: string;
+}
+
+export function toNote(row: NoteRow): Note {
+  return { ...row, public: row.public === 1 };
+}
+
+export function toFile(row: FileRow, withContent = false): FileInfo {
+  const info: FileInfo = {
+    id: row.id,
+    note_id: row.note_id,
+    name: row.name,
+    public: row.public === 1,
+    revision: row.revision,
+    size: Buffer.byteLength(row.content),
+    updated_at: row.updated_at,
+    updated_by: row.updated_by,
+    deleted_at: row.deleted_at,
+  };
+  if (withContent) info.content = row.content;
+  return info;
+}
+
+/** The queries, prepared once. Callers do their permission checks before calling. */
+export class Store {
+  readonly db: SqliteDatabase;
+  private readonly now: () => Date;
+
+  constructor(db: SqliteDatabase, now: () => Date = () => new Date()) {
+    this.db = db;
+    this.now = now;
+  }
+
+  stamp(): string {
+    return this.now().toISOString();
+  }
+
+  // --- notes
+  listNotes(opts: { publicOnly: boolean; deleted: boolean }): NoteRow[] {
+    const where = [opts.deleted ? 'deleted_at is not null' : 'deleted_at is null'];
+    if (opts.publicOnly) where.push('public = 1');
+    return this.db
+      .prepare(`select * from notes where ${where.join(' and ')} order by name`)
+      .all() as NoteRow[];
+  }
+
+  /** A note by id or name; names never consist of digits only. Deleted notes only when asked. */
+  findNote(ref: string | number, includeDeleted = false): NoteRow | undefined {
+    const byId = typeof ref === 'number' || /^\d+$/.test(ref);
+    const deleted = includeDeleted ? '' : ' and deleted_at is null';
+    if (byId)
+      return this.db.prepare(`select * from notes where id = ?${deleted}`).get(Number(ref)) as NoteRow;
+    // A live note wins over a deleted one with the same name.
+    return this.db
+      .prepare(
+        `select * from notes where name = ?${deleted} order by deleted_at is not null, id desc limit 1`,
+      )
+      .get(ref) as NoteRow | undefined;
+  }
+
+  noteById(id: number): NoteRow | undefined {
+    return this.db.prepare('select * from notes where id = ?').get(id) as NoteRow | undefined;
+  }
+
+  createNote(name: string, isPublic: boolean): NoteRow {
+    const at = this.stamp();
+    const info = this.db
+      .prepare('insert into notes(name, public, created_at, updated_at) values (?, ?, ?, ?)')
+      .run(name, isPublic ? 1 : 0, at, at);
+    return this.noteById(Number(info.lastInsertRowid))!;
+  }
+
+  updateNote(id: number, fields: { name?: string; public?: boolean; model?: string | null }): NoteRow {
+    const sets: string[] = ['updated_at = @at'];
+    const params: Record<string, unknown> = { id, at: this.stamp() };
+    if (fields.name !== undefined) {
+      sets.push('name = @name');
+      params.name = fields.name;
+    }
+    if (fields.public !== undefined) {
+      sets.push('public = @public');
+      params.public = fields.public ? 1 : 0;
+    }
+    if (fields.model !== undefined) {
+      sets.push('model = @model');
+      params.model = fields.model;
+    }
+    this.db.prepare(`update notes set ${sets.join(', ')} where id = @id`).run(params);
+    return this.noteById(id)!;
+  }
+
+  setNoteDeleted(id: number, deleted: boolean): NoteRow {
+    this.db
+      .prepare('update notes set deleted_at = ?, updated_at = ? where id = ?')
+      .run(deleted ? this.stamp() : null, this.stamp(), id);
+    return this.noteById(id)!;
+  }
+
+  purgeNote(id: number): void {
+    this.db.prepare('delete from notes where id = ?').run(id);
+  }
+
+  // --- files
+  listFiles(noteId: number, opts: { publicOnly: boolean; deleted: boolean }): FileRow[] {
+    const where = ['note_id = ?', opts.deleted ? 'deleted_at is not null' : 'deleted_at is null'];
+    if (opts.publicOnly) where.push('public = 1');
+    return this.db
+      .prepare(`select * from files where ${where.join(' and ')} order by name`)
+      .all(noteId) as FileRow[];
+  }
+
+  findFile(noteId: number, ref: string | number, includeDeleted = false): FileRow | undefined {
+    const byId = typeof ref === 'number' || /^\d+$/.test(ref);
+    const deleted = includeDeleted ? '' : ' and deleted_at is null';
+    if (byId) {
+      return this.db
+        .prepare(`select * from files where note_id = ? and id = ?${deleted}`)
+        .get(noteId, Number(ref)) as FileRow | undefined;
+    }
+    return this.db
+      .prepare(
+        `select * from files where note_id = ? and name = ?${deleted} order by deleted_at is not null, id desc limit 1`,
+      )
+      .get(noteId, ref) as FileRow | undefined;
+  }
+
+  fileById(id: number): FileRow | undefined {
+    return this.db.prepare('select * from files where id = ?').get(id) as FileRow | undefined;
+  }
+
+  createFile(noteId: number, name: string, content: string, isPublic: boolean, author: string): FileRow {
+    return this.db.transaction(() => {
+      const at = this.stamp();
+      const info = this.db
+        .prepare(
+          'insert into files(note_id, name, public, revision, content, created_at, updated_at, updated_by) values (?, ?, ?, 1, ?, ?, ?, ?)',
+        )
+        .run(noteId, name, isPublic ? 1 : 0, content, at, at, author);
+      const id = Number(info.lastInsertRowid);
+      this.db
+        .prepare(
+          'insert into revisions(file_id, revision, content, author, created_at) values (?, 1, ?, ?, ?)',
+        )
+        .run(id, content, author, at);
+      return this.fileById(id)!;
+    })();
+  }
+
+  /** Stores new content as the next revision; `ydoc` is the collaborative state that produced it. */
+  saveRevision(fileId: number, content: string, author: string, ydoc: Uint8Array | null): FileRow {
+    return this.db.transaction(() => {
+      const current = this.fileById(fileId)!;
+      const at = this.stamp();
+      const revision = current.revision + 1;
+      this.db
+        .prepare(
+          'update files set content = ?, revision = ?, ydoc = ?, updated_at = ?, updated_by = ? where id = ?',
+        )
+        .run(content, revision, ydoc, at, author, fileId);
+      this.db
+        .prepare(
+          'insert into revisions(file_id, revision, content, author, created_at) values (?, ?, ?, ?, ?)',
+        )
+        .run(fileId, revision, content, author, at);
+      return this.fileById(fileId)!;
+    })();
+  }
+
+  fileYdoc(fileId: number): Uint8Array | null {
+    const row = this.db.prepare('select ydoc from files where id = ?').get(fileId) as
+      | { ydoc: Buffer | null }
+      | undefined;
+    return row?.ydoc ?? null;
+  }
+
+  updateFile(id: number, fields: { name?: string; public?: boolean }): FileRow {
+    const sets: string[] = ['updated_at = @at'];
+    const params: Record<string, unknown> = { id, at: this.stamp() };
+    if (fields.name !== undefined) {
+      sets.push('name = @name');
+      params.name = fields.name;
+    }
+    if (fields.public !== undefined) {
+      sets.push('public = @public');
+      params.public = fields.public ? 1 : 0;
+    }
+    this.db.prepare(`update files set ${sets.join(', ')} where id = @id`).run(params);
+    return this.fileById(id)!;
+  }
+
+  setFileDeleted(id: number, deleted: boolean): FileRow {
+    this.db.prepare('update files set deleted_at = ? where id = ?').run(deleted ? this.stamp() : null, id);
+    return this.fileById(id)!;
+  }
+
+  purgeFile(id: number): void {
+    this.db.prepare('delete from files where id = ?').run(id);
+  }
+
+  listRevisions(fileId: number): Omit<RevisionRow, 'content'>[] {
+    return this.db
+      .prepare(
+        'select file_id, revision, author, created_at, length(cast(content as blob)) as size from revisions where file_id = ? order by revision desc',
+      )
+      .all(fileId) as Omit<RevisionRow, 'content'>[];
+  }
+
+  revision(fileId: number, revision: number): RevisionRow | undefined {
+    return this.db
+      .prepare('select * from revisions where file_id = ? and revision = ?')
+      .get(fileId, revision) as RevisionRow | undefined;
+  }
+
+  // --- chat
+  addChat(
+    noteId: number,
+    role: string,
+    author: string | null,
+    content: string,
+    runId: string | null,
+  ): ChatRow {
+    const info = this.db
+      .prepare(
+        'insert into chat_messages(note_id, role, author, content, run_id, created_at) values (?, ?, ?, ?, ?, ?)',
+      )
+      .run(noteId, role, author, content, runId, this.stamp());
+    return this.db
+      .prepare('select * from chat_messages where id = ?')
+      .get(Number(info.lastInsertRowid)) as ChatRow;
+  }
+
+  listChat(noteId: number, before: number | undefined, limit: number): ChatRow[] {
+    const rows = this.db
+      .prepare('select * from chat_messages where note_id = ? and id < ? order by id desc limit ?')
+      .all(noteId, before ?? Number.MAX_SAFE_INTEGER, limit) as ChatRow[];
+    return rows.reverse();
+  }
+
+  // --- search
+  searchFiles(
+    query: string,
+    opts: { publicOnly: boolean; noteId?: number; limit: number },
+  ): Array<{ file_id: number; note_id: number; note: string; file: string; snippet: string }> {
+    const where = ['files_fts match @q', 'f.deleted_at is null', 'n.deleted_at is null'];
+    if (opts.publicOnly) where.push('f.public = 1', 'n.public = 1');
+    if (opts.noteId !== undefined) where.push('f.note_id = @note');
+    return this.db
+      .prepare(
+        `select f.id as file_id, f.note_id, n.name as note, f.name as file,
+           snippet(files_fts, -1, char(1), char(2), '…', 16) as snippet
+         from files_fts join files f on f.id = files_fts.rowid join notes n on n.id = f.note_id
+         where ${where.join(' and ')} order by rank limit @limit`,
+      )
+      .all({ q: query, note: opts.noteId, limit: opts.limit }) as never;
+  }
+
+  searchChat(
+    query: string,
+    opts: { publicOnly: boolean; noteId?: number; limit: number },
+  ): Array<{ message_id: number; note_id: number; note: string; snippet: string }> {
+    const where = ['chat_fts match @q', 'n.deleted_at is null'];
+    if (opts.publicOnly) where.push('n.public = 1');
+    if (opts.noteId !== undefined) where.push('c.note_id = @note');
+    return this.db
+      .prepare(
+        `select c.id as message_id, c.note_id, n.name as note,
+           snippet(chat_fts, -1, char(1), char(2), '…', 16) as snippet
+         from chat_fts join chat_messages c on c.id = chat_fts.rowid join notes n on n.id = c.note_id
+         where ${where.join(' and ')} order by rank limit @limit`,
+      )
+      .all({ q: query, note: opts.noteId, limit: opts.limit }) as never;
+  }
+}
+
+/**
+ * Turns what a person typed into an FTS5 query that matches those words: every word or quoted
+ * phrase becomes a quoted string, so FTS operators and column filters in the input are inert.
+ */
+export function ftsQuery(input: string): string | null {
+  const parts: string[] = [];
+  const re = /"([^"]*)"|(\S+)/g;
+  for (let m = re.exec(input); m; m = re.exec(input)) {
+    const text = (m[1] ?? m[2] ?? '').replace(/"/g, '').trim();
+    if (text) parts.push(`"${text}"`);
+  }
+  return parts.length > 0 ? parts.join(' ') : null;
+}
+
+/** Splits an FTS snippet with \x01/\x02 markers into plain-text segments (never HTML). */
+export function snippetSegments(snippet: string): Array<{ text: string; match: boolean }> {
+  const out: Array<{ text: string; match: boolean }> = [];
+  let match = false;
+  for (const piece of snippet.split(/([\x01\x02])/)) {
+    if (piece === '\x01') match = true;
+    else if (piece === '\x02') match = false;
+    else if (piece) out.push({ text: piece, match });
+  }
+  return out;
+}

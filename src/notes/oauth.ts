@@ -1,0 +1,281 @@
+// Sign-in through OAuth2/OIDC providers ([[notes.oauth]], discovery + PKCE + state + nonce) and a
+// GitHub OAuth app ([notes.github]); the identity they return is mapped to a role by the lists in
+// the config. The user-info endpoint, reached over TLS with the fresh access token, is the source
+// of the identity, so no ID-token signature handling is needed here.
+import { createHash, randomBytes } from 'node:crypto';
+import type { NotesConfig } from '../config/schema.ts';
+import { registerSecret } from '../core/redact.ts';
+import type { Role } from './auth.ts';
+import { ApiError } from './http.ts';
+
+type FetchLike = typeof fetch;
+
+interface Pending {
+  provider: string;
+  verifier: string;
+  nonce: string;
+  redirectUri: string;
+  expires: number;
+}
+
+interface Discovery {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  userinfo_endpoint?: string;
+}
+
+export interface ExternalIdentity {
+  subject: string;
+  name: string;
+  provider: string;
+  role: Role;
+}
+
+export interface OAuthOptions {
+  fetch?: FetchLike;
+  /** GitHub endpoints, replaceable in tests. */
+  githubAuthorize?: string;
+  githubToken?: string;
+  githubApi?: string;
+  now?: () => number;
+}
+
+const STATE_TTL_MS = 10 * 60_000;
+
+function b64url(buffer: Buffer): string {
+  return buffer.toString('base64url');
+}
+
+/** First list (admins, then users, then guests) that names one of the identifiers; `*` names anyone. */
+export function mapRole(
+  lists: { admins?: string[]; users?: string[]; guests?: string[] },
+  identifiers: string[],
+): Role | null {
+  const ids = identifiers.filter(Boolean).map((id) => id.toLowerCase());
+  for (const [role, list] of [
+    ['admin', lists.admins],
+    ['user', lists.users],
+    ['guest', lists.guests],
+  ] as const) {
+    for (const entry of list ?? []) {
+      const e = entry.toLowerCase();
+      if (e === '*' || ids.includes(e)) return role;
+      // `@example.org` names everyone with an address at that domain.
+      if (e.startsWith('@') && ids.some((id) => id.endsWith(e))) return role;
+    }
+  }
+  return null;
+}
+
+export class OAuthLogins {
+  private readonly config: NotesConfig;
+  private readonly fetch: FetchLike;
+  private readonly options: OAuthOptions;
+  private readonly pending = new Map<string, Pending>();
+  private readonly discovery = new Map<string, Discovery>();
+  private readonly now: () => number;
+
+  constructor(config: NotesConfig, options: OAuthOptions = {}) {
+    this.config = config;
+    this.options = options;
+    this.fetch = options.fetch ?? fetch;
+    this.now = options.now ?? Date.now;
+    for (const provider of config.oauth ?? []) registerSecret(provider.client_secret);
+    registerSecret(config.github?.client_secret);
+  }
+
+  get enabled(): boolean {
+    return (this.config.oauth?.length ?? 0) > 0 || this.config.github !== undefined;
+  }
+
+  list(): { oauth: Array<{ name: string; url: string }>; github: string | null } {
+    return {
+      oauth: (this.config.oauth ?? []).map((p) => ({
+        name: p.name,
+        url: `/auth/oauth/${encodeURIComponent(p.name)}/start`,
+      })),
+      github: this.config.github ? '/auth/github/start' : null,
+    };
+  }
+
+  private async discover(issuer: string): Promise<Discovery> {
+    const cached = this.discovery.get(issuer);
+    if (cached) return cached;
+    const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    const response = await this.fetch(url, { headers: { accept: 'application/json' } });
+    if (!response.ok)
+      throw new ApiError(502, 'INTERNAL', `OIDC discovery at ${url} answered ${response.status}`);
+    const doc = (await response.json()) as Partial<Discovery>;
+    if (!doc.authorization_endpoint || !doc.token_endpoint) {
+      throw new ApiError(502, 'INTERNAL', `OIDC discovery at ${url} lacks authorization/token endpoints`);
+    }
+    this.discovery.set(issuer, doc as Discovery);
+    return doc as Discovery;
+  }
+
+  private remember(
+    provider: string,
+    redirectUri: string,
+  ): { state: string; verifier: string; nonce: string } {
+    const now = this.now();
+    for (const [key, value] of this.pending) if (value.expires < now) this.pending.delete(key);
+    const state = b64url(randomBytes(24));
+    const verifier = b64url(randomBytes(32));
+    const nonce = b64url(randomBytes(16));
+    this.pending.set(state, { provider, verifier, nonce, redirectUri, expires: now + STATE_TTL_MS });
+    return { state, verifier, nonce };
+  }
+
+  private take(provider: string, state: unknown, boundState: string | undefined): Pending {
+    if (typeof state !== 'string' || !state || state !== boundState) {
+      throw new ApiError(
+        401,
+        'UNAUTHENTICATED',
+        'login state does not match this browser; start the login again',
+      );
+    }
+    const pending = this.pending.get(state);
+    this.pending.delete(state);
+    if (!pending || pending.provider !== provider || pending.expires < this.now()) {
+      throw new ApiError(401, 'UNAUTHENTICATED', 'login state expired or unknown; start the login again');
+    }
+    return pending;
+  }
+
+  /** The provider URL to send the browser to, and the state to bind to the browser in a cookie. */
+  async start(name: string, origin: string): Promise<{ url: string; state: string }> {
+    if (name === 'github') {
+      const gh = this.config.github;
+      if (!gh) throw new ApiError(404, 'NOT_FOUND', 'GitHub login is not configured');
+      const redirectUri = `${origin}/auth/github/callback`;
+      const { state, verifier } = this.remember('github', redirectUri);
+      const url = new URL(this.options.githubAuthorize ?? 'https://github.com/login/oauth/authorize');
+      url.search = new URLSearchParams({
+        client_id: gh.client_id,
+        redirect_uri: redirectUri,
+        scope: 'read:user',
+        state,
+        code_challenge: b64url(createHash('sha256').update(verifier).digest()),
+        code_challenge_method: 'S256',
+      }).toString();
+      return { url: url.toString(), state };
+    }
+    const provider = (this.config.oauth ?? []).find((p) => p.name === name);
+    if (!provider) throw new ApiError(404, 'NOT_FOUND', `login provider '${name}' not found`);
+    const discovery = await this.discover(provider.issuer);
+    const redirectUri = `${origin}/auth/oauth/${encodeURIComponent(name)}/callback`;
+    const { state, verifier, nonce } = this.remember(name, redirectUri);
+    const url = new URL(discovery.authorization_endpoint);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: provider.client_id,
+      redirect_uri: redirectUri,
+      scope: (provider.scopes ?? ['openid', 'email', 'profile']).join(' '),
+      state,
+      nonce,
+      code_challenge: b64url(createHash('sha256').update(verifier).digest()),
+      code_challenge_method: 'S256',
+    }).toString();
+    return { url: url.toString(), state };
+  }
+
+  private async exchange(
+    tokenUrl: string,
+    params: Record<string, string>,
+    clientSecret: string | undefined,
+  ): Promise<string> {
+    const body = new URLSearchParams(params);
+    if (clientSecret) body.set('client_secret', clientSecret);
+    const response = await this.fetch(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body,
+    });
+    const json = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string };
+    if (!response.ok || !json.access_token) {
+      throw new ApiError(
+        401,
+        'UNAUTHENTICATED',
+        `the provider refused the login code (${json.error ?? response.status})`,
+      );
+    }
+    registerSecret(json.access_token);
+    return json.access_token;
+  }
+
+  async finish(
+    name: string,
+    query: Record<string, unknown>,
+    boundState: string | undefined,
+  ): Promise<ExternalIdentity> {
+    if (typeof query.error === 'string') {
+      throw new ApiError(401, 'UNAUTHENTICATED', `the provider refused the login: ${query.error}`);
+    }
+    const pending = this.take(name, query.state, boundState);
+    const code = typeof query.code === 'string' ? query.code : '';
+    if (!code) throw new ApiError(400, 'BAD_REQUEST', 'code: missing');
+
+    if (name === 'github') {
+      const gh = this.config.github!;
+      const token = await this.exchange(
+        this.options.githubToken ?? 'https://github.com/login/oauth/access_token',
+        {
+          client_id: gh.client_id,
+          code,
+          redirect_uri: pending.redirectUri,
+          code_verifier: pending.verifier,
+        },
+        gh.client_secret,
+      );
+      const response = await this.fetch(`${this.options.githubApi ?? 'https://api.github.com'}/user`, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/vnd.github+json',
+          'user-agent': 'rune-notes',
+        },
+      });
+      if (!response.ok)
+        throw new ApiError(401, 'UNAUTHENTICATED', `GitHub user lookup answered ${response.status}`);
+      const user = (await response.json()) as { login?: string; email?: string | null };
+      if (!user.login) throw new ApiError(401, 'UNAUTHENTICATED', 'GitHub returned no login name');
+      const role = mapRole(gh, [user.login, user.email ?? '']);
+      if (!role) throw new ApiError(403, 'FORBIDDEN', `GitHub user ${user.login} has no role on this server`);
+      return { subject: `github:${user.login.toLowerCase()}`, name: user.login, provider: 'github', role };
+    }
+
+    const provider = (this.config.oauth ?? []).find((p) => p.name === name)!;
+    const discovery = await this.discover(provider.issuer);
+    const token = await this.exchange(
+      discovery.token_endpoint,
+      {
+        grant_type: 'authorization_code',
+        client_id: provider.client_id,
+        code,
+        redirect_uri: pending.redirectUri,
+        code_verifier: pending.verifier,
+      },
+      provider.client_secret,
+    );
+    if (!discovery.userinfo_endpoint) {
+      throw new ApiError(502, 'INTERNAL', `provider ${name} has no userinfo_endpoint`);
+    }
+    const response = await this.fetch(discovery.userinfo_endpoint, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    });
+    if (!response.ok) throw new ApiError(401, 'UNAUTHENTICATED', `user info answered ${response.status}`);
+    const info = (await response.json()) as {
+      sub?: string;
+      email?: string;
+      email_verified?: boolean;
+      preferred_username?: string;
+      name?: string;
+    };
+    if (!info.sub) throw new ApiError(401, 'UNAUTHENTICATED', 'the provider returned no subject');
+    // An unverified address must not be able to claim a listed one.
+    const email = info.email && info.email_verified !== false ? info.email : '';
+    const role = mapRole(provider, [info.sub, email, info.preferred_username ?? '']);
+    const display = info.preferred_username || email || info.name || info.sub;
+    if (!role) throw new ApiError(403, 'FORBIDDEN', `${display} has no role on this server`);
+    return { subject: `oauth:${name}:${info.sub}`, name: display, provider: `oauth:${name}`, role };
+  }
+}
