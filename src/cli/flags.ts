@@ -24,6 +24,8 @@ export interface AgentFlags {
   resume?: string | boolean;
   verbose?: boolean;
   config?: string;
+  /** `--mcp-stdio "cmd args"`, repeatable: stdio MCP servers for this run. */
+  mcpStdio?: string[];
 }
 
 /** Key path in the config → the flag that sets it, for error messages. */
@@ -64,7 +66,12 @@ export function addAgentOptions(program: Command): Command {
     .option('--trace <dir>', 'write a JSON trace of the run into this folder')
     .option('--resume [id]', 'continue a stored session: `last` (default) or an id')
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
-    .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)');
+    .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')
+    .option(
+      '--mcp-stdio <command>',
+      'start a stdio MCP server for this run, e.g. "node server.js" (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
 }
 
 function number(value: string | undefined): number | string | undefined {
