@@ -117,11 +117,16 @@ export function failureFromThrown(
   return new ProviderFailure('network', message, { cause: error });
 }
 
+// fetch hides the reason two causes deep (TypeError "fetch failed" → Error ECONNREFUSED …).
 function describeNetworkError(error: Error): string {
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    return code ? `${error.message}: ${code} ${cause.message}` : `${error.message}: ${cause.message}`;
+  let deepest: unknown = error;
+  for (let depth = 0; depth < 5; depth += 1) {
+    const next = (deepest as { cause?: unknown }).cause;
+    if (!(next instanceof Error)) break;
+    deepest = next;
   }
-  return error.message;
+  const base = error.message.replace(/\.$/, '');
+  if (deepest === error) return base;
+  const inner = deepest as NodeJS.ErrnoException;
+  return `${base}: ${inner.message}`;
 }
