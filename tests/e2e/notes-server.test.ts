@@ -1,0 +1,157 @@
+// `rune notes` as users run it: the built binary, a real port, SQLite under RUNE_HOME, SIGTERM.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const started: Running[] = [];
+
+async function startNotes(home: string, args: string[] = []): Promise<Running> {
+  const child = spawn(requireBinary(), ['notes', '--port', '0', ...args], {
+    env: { ...cleanEnv(), RUNE_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line; stderr: ${stderr}`)), 20_000);
+    child.stderr!.on('data', () => {
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.on('close', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  const running = { child, url, stderr: () => stderr, exit };
+  started.push(running);
+  return running;
+}
+
+afterEach(() => {
+  for (const r of started.splice(0)) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+});
+
+async function login(url: string, username: string, password: string) {
+  const res = await fetch(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+  const { csrf_token } = (await res.json()) as { csrf_token: string };
+  return (path: string, init: { method?: string; body?: unknown } = {}) =>
+    fetch(`${url}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        cookie,
+        'x-csrf-token': csrf_token,
+        'content-type': 'application/json',
+        origin: url,
+        'sec-fetch-site': 'same-origin',
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+}
+
+describe('rune notes (binary)', () => {
+  it('creates an admin once, serves the API, SSE and public pages, and stops cleanly on SIGTERM', async () => {
+    const home = tempDir('rune-notes-e2e-');
+    const server = await startNotes(home);
+    const password = /password: (\S+)/.exec(server.stderr())?.[1];
+    expect(password).toBeTruthy();
+
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toMatchObject({ ok: true });
+    const api = await login(server.url, 'admin', password!);
+    expect((await api('/api/notes', { method: 'POST', body: { name: 'demo', public: true } })).status).toBe(
+      201,
+    );
+
+    // A live event stream of the note sees a file being created.
+    const events = await fetch(`${server.url}/api/events?note_id=demo`);
+    expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = events.body!.getReader();
+    let seen = '';
+    const waitFor = async (text: string) => {
+      while (!seen.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${text}: ${seen}`);
+        seen += Buffer.from(value).toString('utf8');
+      }
+    };
+    await waitFor('event: hello');
+    expect(
+      (await api('/api/notes/demo/files', { method: 'POST', body: { name: 'index.md', content: '# Hi\n' } }))
+        .status,
+    ).toBe(201);
+    await waitFor('event: file.created');
+    expect(seen).toContain('"name":"index.md"');
+
+    const page = await fetch(`${server.url}/notes/demo/index.md`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    const html = await page.text();
+    expect(html).toContain('id="rune-data"');
+    expect(html).toContain('# Hi');
+    expect(await (await fetch(`${server.url}/raw/demo/index.md`)).text()).toBe('# Hi\n');
+    expect((await fetch(`${server.url}/assets/js/app.js`)).status).toBe(200);
+
+    server.child.kill('SIGTERM');
+    // The open event stream must not keep the server alive.
+    const { code } = await server.exit;
+    expect(code).toBe(0);
+    const wal = join(home, 'notes', 'notes.db-wal');
+    expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
+
+    // Data survives; the password is not printed again.
+    const again = await startNotes(home);
+    expect(again.stderr()).not.toMatch(/password:/);
+    const api2 = await login(again.url, 'admin', password!);
+    expect(
+      ((await (await api2('/api/notes/demo/files/index.md')).json()) as { content: string }).content,
+    ).toBe('# Hi\n');
+    again.child.kill('SIGTERM');
+    expect((await again.exit).code).toBe(0);
+  });
+
+  it('uses [notes.local] accounts, warns about plain passwords, and hashes passwords', async () => {
+    const hashed = await runRune(['notes', 'hash-password'], { input: 'correct horse\n' });
+    expect(hashed.code).toBe(0);
+    const hash = hashed.stdout.trim();
+    expect(hash).toMatch(/^scrypt\$/);
+    const home = tempDir('rune-notes-e2e-');
+    writeFileSync(
+      join(home, 'rune.toml'),
+      `[notes.local]\nadmins = ["boss:${hash}"]\nusers = ["pat:plainpw"]\n`,
+    );
+    const server = await startNotes(home);
+    expect(server.stderr()).toMatch(/plain-text passwords for pat/);
+    expect(server.stderr()).not.toMatch(/plainpw/);
+    expect(server.stderr()).not.toMatch(/password: /);
+    const api = await login(server.url, 'boss', 'correct horse');
+    expect(((await (await api('/api/me')).json()) as { role: string }).role).toBe('admin');
+    server.child.kill('SIGTERM');
+    expect((await server.exit).code).toBe(0);
+  });
+
+  it('rejects bad flags with a usage error', async () => {
+    const res = await runRune(['notes', '--port', 'abc']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/--port/);
+  });
+});
