@@ -35,6 +35,8 @@ export interface RunRecord {
 const HEADER_START = '<!-- rune-run ';
 const HEADER_END = ' -->';
 const RUN_FILE = /^run-.+\.md$/;
+/** How many runs back check looks for the previous answer to its prompt. */
+const MAX_LOOKBACK = 50;
 
 /** An HTML comment renders as nothing in the notes UI, so a person sees just the answer. */
 export function encodeRun(record: RunRecord, answer: string): string {
@@ -140,6 +142,20 @@ async function readRun(
   return run;
 }
 
+/** Puts store runs too: an unchanged answer is judged against the newest run of the same prompt. */
+async function latestRunOf(
+  deps: StoreDeps,
+  notes: NotesClient,
+  prompt: string,
+): Promise<RunRecord | undefined> {
+  const files = await runFiles(notes);
+  for (const file of files.reverse().slice(0, MAX_LOOKBACK)) {
+    const run = await readRunSafe(deps, notes, file);
+    if (run?.record.prompt === prompt) return run.record;
+  }
+  return undefined;
+}
+
 /** The given version and everything after it; the latest alone when there is no (valid) given one. */
 function fromGiven<T>(items: T[], index: number): T[] {
   if (index >= 0) return items.slice(index);
@@ -161,12 +177,12 @@ export async function check(
     const cwd = mkdtempSync(join(tmpdir(), 'rune-check-'));
     try {
       const result = await runPrompt(deps, { source, prompt: source.prompt, cwd });
-      const files = await runFiles(notes);
-      const newest = files.at(-1);
-      const newestRef = newest ? (await readRunSafe(deps, notes, newest))?.record.ref : undefined;
-      if (newestRef === digestOf(result.answer))
-        deps.log('rune: the answer is unchanged since the latest run');
-      else await storeRun(deps, notes, source.prompt, result);
+      const previous = await latestRunOf(deps, notes, source.prompt);
+      if (previous?.ref === digestOf(result.answer)) {
+        deps.log('rune: the answer is unchanged since the latest run of this prompt');
+      } else {
+        await storeRun(deps, notes, source.prompt, result);
+      }
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }

@@ -1,0 +1,224 @@
+// The notes-store resource against a real `rune notes` process and the scripted model: check → in
+// → out round trip, in returns the stored answer byte for byte and never re-runs, a deleted run
+// fails the get, and `watch` turns edits made through the notes API into new versions.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
+import { protocolValue, resourceDir } from './concourse-harness.ts';
+
+const KEY = 'sk-proj-storeSecretKey0123456789abcdefgh';
+const resource = resourceDir();
+let mock: MockLlm;
+let notes: ChildProcess;
+let notesUrl: string;
+let token: string;
+let notesLog = '';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${notesUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+beforeAll(async () => {
+  mock = await startMockLlm();
+  const home = tempDir('rune-notes-home-');
+  writeFileSync(join(home, 'rune.toml'), '[notes.local]\nadmins = ["ada:ada-password-1"]\n');
+  const port = await freePort();
+  notesUrl = `http://127.0.0.1:${port}`;
+  notes = spawn(requireBinary(), ['notes', '--port', String(port)], {
+    env: { ...cleanEnv(), RUNE_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  notes.stdout?.on('data', (chunk: Buffer) => {
+    notesLog += chunk.toString();
+  });
+  notes.stderr?.on('data', (chunk: Buffer) => {
+    notesLog += chunk.toString();
+  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${notesUrl}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (attempt > 150 || notes.exitCode !== null) throw new Error(`rune notes did not start:\n${notesLog}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const login = await fetch(`${notesUrl}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username: 'ada', password: 'ada-password-1' }),
+  });
+  if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
+  const { csrf_token: csrf } = (await login.json()) as { csrf_token: string };
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const issued = await fetch(`${notesUrl}/api/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+    body: JSON.stringify({ name: 'concourse', role: 'admin' }),
+  });
+  if (!issued.ok) throw new Error(`token failed: ${issued.status} ${await issued.text()}`);
+  token = ((await issued.json()) as { token: string }).token;
+}, 60_000);
+
+afterAll(async () => {
+  notes?.kill('SIGTERM');
+  await mock?.close();
+});
+
+const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+type Output = { version: Record<string, string>; metadata: { name: string; value: string }[] };
+
+function source(note: string, extra: Record<string, unknown> = {}) {
+  return {
+    api_key: KEY,
+    base_url: mock.baseUrl,
+    model: 'mock-model',
+    notes: { url: notesUrl, token, note },
+    ...extra,
+  };
+}
+
+/** Runs a step and checks what every step must: secrets stay out of the build log. */
+async function step(name: 'check' | 'in' | 'out', input: unknown, folder?: string) {
+  const result = await resource.step(name, input, folder ? { folder } : {});
+  expect(result.stderr).not.toContain(KEY);
+  expect(result.stderr).not.toContain(token);
+  return result;
+}
+
+// Bytes a careless store would change: blank lines, trailing spaces, CR, a fake header, non-ASCII.
+const STORED = '\n\nFirst answer.  \r\n\t<!-- rune-run {"v":1} -->\n✓ ünïcode\n\n';
+
+describe('notes store', () => {
+  it('round trip: check → in (stored bytes, no re-run) → out → check lists what out emitted', async () => {
+    const note = 'ci-answers';
+    const prompt = 'What is new?';
+    mock.script([{ text: STORED }]);
+    const first = protocolValue(await step('check', { source: source(note, { prompt }) })) as Record<
+      string,
+      string
+    >[];
+    expect(first).toHaveLength(1);
+    const v1 = first[0]!;
+    expect(v1.ref).toBe(sha(STORED));
+    expect(v1.run).toMatch(/^\d+$/);
+
+    // The model would now answer differently; in must fetch the stored answer and not ask it.
+    mock.script([]);
+    mock.setFallback({ text: 'A different answer.' });
+    const calls = mock.requests.length;
+    const dest = tempDir('rune-in-');
+    const got = protocolValue(
+      await step('in', { source: source(note, { prompt }), version: v1 }, dest),
+    ) as Output;
+    expect(mock.requests.length).toBe(calls);
+    expect(got.version).toEqual(v1);
+    expect(readFileSync(join(dest, 'response.txt'))).toEqual(Buffer.from(STORED, 'utf8'));
+    const payload = JSON.parse(readFileSync(join(dest, 'payload.json'), 'utf8'));
+    expect(payload).toMatchObject({
+      prompt,
+      response: STORED,
+      ref: v1.ref,
+      model: 'mock-model',
+      stop_reason: 'FinalAnswer',
+    });
+    expect(payload.usage).toEqual({ input_tokens: 10, output_tokens: 5, total_tokens: 15 });
+
+    // Same answer again: nothing new is stored, the given version alone comes back.
+    mock.setFallback({ text: STORED });
+    expect(protocolValue(await step('check', { source: source(note, { prompt }), version: v1 }))).toEqual([
+      v1,
+    ]);
+
+    // out stores its run; its version is exactly what check lists afterwards.
+    const src = tempDir('rune-out-');
+    mock.script([{ text: 'The put answer.' }]);
+    const put = await step('out', { source: source(note), params: { prompt: 'Put something.' } }, src);
+    const out = protocolValue(put) as Output;
+    expect(out.version).toEqual({ run: expect.stringMatching(/^\d+$/), ref: sha('The put answer.') });
+    expect(put.stderr).toContain('The put answer.');
+    expect(out.metadata).toContainEqual({ name: 'build_url', value: 'https://ci.example.com/builds/4242' });
+    expect(JSON.stringify(out.version)).not.toContain('ci.example.com');
+
+    const listed = protocolValue(await step('check', { source: source(note), version: v1 }));
+    expect(listed).toEqual([v1, out.version]);
+    const latest = protocolValue(await step('check', { source: source(note), version: null }));
+    expect(latest).toEqual([out.version]);
+
+    const dest2 = tempDir('rune-in-');
+    protocolValue(await step('in', { source: source(note), version: out.version }, dest2));
+    expect(readFileSync(join(dest2, 'response.txt'), 'utf8')).toBe('The put answer.');
+
+    // The runs are ordinary files of the note: readable in the notes UI.
+    const files = (await api('GET', `/api/notes/${note}/files`)).files as { name: string }[];
+    expect(files.filter((file) => file.name.startsWith('run-'))).toHaveLength(2);
+    mock.setFallback(undefined);
+  });
+
+  it('in fails, with nothing on stdout, when the run is gone', async () => {
+    const note = 'ci-gone';
+    mock.script([{ text: 'Short-lived.' }]);
+    const src = tempDir('rune-out-');
+    const out = protocolValue(
+      await step('out', { source: source(note), params: { prompt: 'x' } }, src),
+    ) as Output;
+    await api('DELETE', `/api/notes/${note}/files/${out.version.run}`);
+    const result = await step('in', { source: source(note), version: out.version }, tempDir('rune-in-'));
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(13);
+    expect(result.stderr).toMatch(/run \d+ is gone/);
+  });
+
+  it('watch: an edit through the notes API makes the next check list a new version', async () => {
+    const note = 'ci-watched';
+    await api('POST', '/api/notes', { name: note });
+    await api('POST', `/api/notes/${note}/files`, { name: 'prompt.md', content: 'First prompt.' });
+    const watch = { notes: { url: notesUrl, token, note, watch: 'prompt.md' } };
+
+    const before = protocolValue(await step('check', { source: watch })) as Record<string, string>[];
+    expect(before).toEqual([{ revision: '1' }]);
+    expect(protocolValue(await step('check', { source: watch, version: before[0] }))).toEqual(before);
+
+    await api('PUT', `/api/notes/${note}/files/prompt.md`, { content: 'Edited prompt.', base_revision: 1 });
+    const after = protocolValue(await step('check', { source: watch, version: before[0] }));
+    expect(after).toEqual([{ revision: '1' }, { revision: '2' }]);
+
+    const dest = tempDir('rune-in-');
+    const got = protocolValue(
+      await step('in', { source: watch, version: { revision: '2' } }, dest),
+    ) as Output;
+    expect(got.version).toEqual({ revision: '2' });
+    expect(readFileSync(join(dest, 'prompt.md'), 'utf8')).toBe('Edited prompt.');
+
+    const put = await step('out', { source: watch, params: { prompt: 'x' } }, tempDir('rune-out-'));
+    expect(put.code).toBe(2);
+    expect(put.stdout).toBe('');
+  });
+});
