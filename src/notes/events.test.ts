@@ -1,0 +1,203 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Principal } from './auth.ts';
+import type { Sink } from './events.ts';
+import { anonymous, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
+
+let kit: Kit;
+let admin: Client;
+let user: Client;
+let noteId: number;
+
+interface Stream {
+  events: Array<{ id: number | null; name: string; data: Record<string, unknown> }>;
+  ended: boolean;
+  names(): string[];
+  close: () => void;
+}
+
+/** Opens a hub stream the way GET /api/events does, recording the parsed SSE frames. */
+function open(
+  principal: Principal | null,
+  note: number | null,
+  lastEventId: number | null = null,
+  clientId?: string,
+): Stream {
+  const stream: Stream = {
+    events: [],
+    ended: false,
+    names: () => stream.events.map((e) => e.name),
+    close: () => {},
+  };
+  const sink: Sink = {
+    write(chunk) {
+      const id = /^id: (\d+)$/m.exec(chunk);
+      const name = /^event: (.+)$/m.exec(chunk)![1]!;
+      const data = JSON.parse(/^data: (.+)$/m.exec(chunk)![1]!) as Record<string, unknown>;
+      stream.events.push({ id: id ? Number(id[1]) : null, name, data });
+    },
+    end() {
+      stream.ended = true;
+    },
+  };
+  stream.close = kit.server.hub.subscribe({
+    principal,
+    noteId: note,
+    clientId: clientId ?? null,
+    lastEventId,
+    sink,
+  });
+  return stream;
+}
+
+function principal(name: string, role: Principal['role']): Principal {
+  return { subject: `local:${name}`, name, provider: 'local', role };
+}
+
+/** The principal of a logged-in client, looked up from its session like the route does. */
+function sessionPrincipal(c: Client): Principal {
+  return kit.server.auth.fromSession(decodeURIComponent(c.cookie!.split('=')[1]!))!;
+}
+
+beforeEach(async () => {
+  kit = await makeServer();
+  admin = await loginAs(kit.server, 'ada', 'adapass1');
+  user = await loginAs(kit.server, 'uma', 'umapass1');
+  noteId = (await admin.request('POST', '/api/notes', { name: 'pub', public: true })).json().id;
+  await user.request('POST', '/api/notes/pub/files', { name: 'open.md', content: 'o\n' });
+  await user.request('POST', '/api/notes/pub/files', { name: 'hidden.md', content: 'h\n', public: false });
+});
+
+afterEach(async () => {
+  await kit.server.close();
+});
+
+describe('event permissions at send time', () => {
+  it('sends guests only events of public files; users get all', async () => {
+    const guest = open(null, noteId);
+    const member = open(sessionPrincipal(user), noteId);
+    await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'o2\n', base_revision: 1 });
+    await user.request('PUT', '/api/notes/pub/files/hidden.md', { content: 'h2\n', base_revision: 1 });
+    const saved = (s: Stream) => s.events.filter((e) => e.name === 'file.saved').map((e) => e.data.file_id);
+    const [openId, hiddenId] = [
+      kit.server.store.findFile(noteId, 'open.md')!.id,
+      kit.server.store.findFile(noteId, 'hidden.md')!.id,
+    ];
+    expect(saved(guest)).toEqual([openId]);
+    expect(saved(member)).toEqual([openId, hiddenId]);
+    expect(JSON.stringify(guest.events)).not.toContain('h2');
+  });
+
+  it('closes a guest stream at once when the note is made private', async () => {
+    const guest = open(null, noteId);
+    const lister = open(null, null);
+    expect((await admin.request('PATCH', '/api/notes/pub', { public: false })).statusCode).toBe(200);
+    expect(guest.names()).toContain('access.revoked');
+    expect(guest.ended).toBe(true);
+    const before = guest.events.length;
+    await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'after\n', base_revision: 1 });
+    expect(guest.events.length).toBe(before);
+    // A guest on the note list is not told about the now private note's change.
+    expect(lister.events.filter((e) => e.name === 'note.updated')).toEqual([]);
+    // Nor can it open the stream again.
+    expect((await anonymous(kit.server).request('GET', `/api/events?note_id=${noteId}`)).statusCode).toBe(
+      404,
+    );
+  });
+
+  it('stops a demoted user at once', async () => {
+    await admin.request('PATCH', '/api/notes/pub', { public: false });
+    const stream = open(sessionPrincipal(user), noteId);
+    await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'x\n', base_revision: 1 });
+    expect(stream.names()).toContain('file.saved');
+    expect((await admin.request('PATCH', '/api/users/local:uma', { role: 'guest' })).statusCode).toBe(200);
+    expect(stream.names()).toContain('access.revoked');
+    expect(stream.ended).toBe(true);
+  });
+
+  it('stops a stream whose session logged out from seeing private events', async () => {
+    await admin.request('PATCH', '/api/notes/pub', { public: false });
+    const stream = open(sessionPrincipal(user), noteId);
+    await user.request('POST', '/auth/logout');
+    expect(stream.ended).toBe(true);
+  });
+
+  it('sends approvals only to admins', () => {
+    const asAdmin = open(principal('ada', 'admin'), noteId);
+    const asUser = open(principal('uma', 'user'), noteId);
+    kit.server.hub.publish({
+      name: 'approval.requested',
+      noteId,
+      adminsOnly: true,
+      data: { note_id: noteId },
+    });
+    expect(asAdmin.names()).toContain('approval.requested');
+    expect(asUser.names()).not.toContain('approval.requested');
+  });
+});
+
+describe('Last-Event-ID replay', () => {
+  it('replays only what the recipient may still see, and never live-only events', async () => {
+    const last = kit.server.hub.lastEventId();
+    await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'o2\n', base_revision: 1 });
+    await user.request('PUT', '/api/notes/pub/files/hidden.md', { content: 'h2\n', base_revision: 1 });
+    kit.server.hub.publish({
+      name: 'chat.token',
+      noteId,
+      live: true,
+      data: { note_id: noteId, delta: 'tok' },
+    });
+    const guest = open(null, noteId, last);
+    const replayed = guest.events.filter((e) => e.id !== null);
+    expect(replayed.map((e) => e.name)).toEqual(['file.saved']);
+    expect(replayed[0]!.id).toBeGreaterThan(last);
+    const member = open(principal('uma', 'user'), noteId, last);
+    expect(member.events.filter((e) => e.name === 'file.saved').length).toBe(2);
+    expect(member.names()).not.toContain('chat.token');
+
+    // The note becomes private: a guest replaying from the same point on the note list gets nothing of it.
+    await admin.request('PATCH', '/api/notes/pub', { public: false });
+    const lister = open(null, null, last);
+    expect(lister.events.filter((e) => e.id !== null)).toEqual([]);
+  });
+
+  it('replays over HTTP with the Last-Event-ID header', async () => {
+    await kit.server.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = kit.server.app.server.address() as { port: number };
+    const last = kit.server.hub.lastEventId();
+    await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'o2\n', base_revision: 1 });
+    const controller = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${port}/api/events?note_id=pub`, {
+      headers: { 'last-event-id': String(last) },
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('event: file.saved')) text += Buffer.from((await reader.read()).value!).toString();
+    expect(text).toMatch(new RegExp(`id: ${last + 1}\\nevent: file.saved`));
+    controller.abort();
+  });
+});
+
+describe('presence', () => {
+  it('lists who is in the note, where, and who types', async () => {
+    const a = open(sessionPrincipal(user), noteId, null, 'tab-1');
+    const fileId = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const res = await user.request('POST', '/api/notes/pub/presence', {
+      client_id: 'tab-1',
+      file_id: fileId,
+      typing: true,
+    });
+    expect(res.json()).toEqual({ ok: true });
+    const last = a.events.filter((e) => e.name === 'presence').at(-1)!;
+    expect(last.data.present).toEqual([
+      { client_id: 'tab-1', name: 'uma', role: 'user', file_id: fileId, typing: true },
+    ]);
+    const b = open(null, noteId, null, 'tab-2');
+    const after = a.events.filter((e) => e.name === 'presence').at(-1)!;
+    expect((after.data.present as unknown[]).length).toBe(2);
+    b.close();
+    const gone = a.events.filter((e) => e.name === 'presence').at(-1)!;
+    expect((gone.data.present as unknown[]).length).toBe(1);
+  });
+});
