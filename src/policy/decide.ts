@@ -1,0 +1,286 @@
+// The policy decision: a pure function from a tool call (paths already canonicalised by the gate),
+// the effective lists, the mode and the home folder to allow / deny / ask. No I/O, no env, no clock.
+import type { PolicyMode } from '../config/schema.ts';
+import { dangerousUse, matchAllowed } from './commands.ts';
+import { type DomainPattern, hostAllowed } from './domains.ts';
+import { absolutePath, floorEntryFor, isUnder } from './paths.ts';
+import type { ShellAnalysis } from './shell.ts';
+import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';
+
+/** The allowlists with every path absolute and canonical, and domains parsed. */
+export interface EffectiveLists {
+  commands: readonly string[];
+  domains: readonly DomainPattern[];
+  pathsRo: readonly string[];
+  pathsRw: readonly string[];
+  filesRo: readonly string[];
+  filesRw: readonly string[];
+  denied: readonly string[];
+  mcpTools: readonly string[];
+}
+
+export interface PolicyInput {
+  call: ToolCallForPolicy;
+  mode: PolicyMode;
+  lists: EffectiveLists;
+  /** Floor entries, lexical and canonical forms both. */
+  floor: readonly string[];
+  cwd: string;
+  home: string;
+  /** Lexical absolute path → canonical path, for every path `callPaths` named. */
+  canonical: Readonly<Record<string, string>>;
+  /** The analysis of execute_cmd's text; absent means the parser could not run. */
+  shell?: ShellAnalysis;
+}
+
+const READ_TOOLS = new Set(['read_file', 'list_dir']);
+const NOTES_TOOLS = new Set(['read_markdown', 'write_markdown', 'list_markdown', 'search_chat']);
+const SAFE_SINKS = ['/dev/null', '/dev/stdout', '/dev/stderr'];
+
+/** The lexical absolute paths a call names, which the gate must canonicalise before deciding. */
+export function callPaths(
+  call: ToolCallForPolicy,
+  cwd: string,
+  home: string,
+  shell?: ShellAnalysis,
+): string[] {
+  if (call.source !== 'builtin') return [];
+  const path = call.args.path;
+  if ((READ_TOOLS.has(call.tool) || call.tool === 'write_file') && typeof path === 'string' && path !== '') {
+    return [absolutePath(path, cwd, home)];
+  }
+  if (call.tool === 'execute_cmd' && shell?.ok)
+    return commandPaths(shell, cwd, home).map((entry) => entry.path);
+  return [];
+}
+
+interface CommandPath {
+  path: string;
+  kind: 'argument' | 'read' | 'write';
+}
+
+function commandPaths(shell: Extract<ShellAnalysis, { ok: true }>, cwd: string, home: string): CommandPath[] {
+  // `cd` moves later relative paths; since a pipeline's cd does not, relative words are checked
+  // against the first folder and every cd target.
+  const bases = [cwd];
+  for (const command of shell.commands) {
+    if ((command.argv[0] === 'cd' || command.argv[0] === 'pushd') && command.argv[1]) {
+      bases.push(absolutePath(command.argv[1], cwd, home));
+    }
+  }
+  const out: CommandPath[] = [];
+  const add = (word: string, kind: CommandPath['kind']) => {
+    if (word === '' || word === '-') return;
+    if (word.startsWith('/') || word.startsWith('~')) out.push({ path: absolutePath(word, cwd, home), kind });
+    else for (const base of bases) out.push({ path: absolutePath(word, base, home), kind });
+  };
+  for (const command of shell.commands) {
+    for (const word of command.argv.slice(1)) {
+      if (word.startsWith('-')) {
+        const eq = word.indexOf('=');
+        if (eq !== -1) add(word.slice(eq + 1), 'argument');
+      } else {
+        add(word, 'argument');
+      }
+    }
+  }
+  for (const redirect of shell.redirects) add(redirect.target, redirect.writes ? 'write' : 'read');
+  return out;
+}
+
+export function decide(input: PolicyInput): PolicyDecision {
+  const { call, mode } = input;
+  if (mode === 'unrestricted') return { kind: 'allow', rule: 'mode.unrestricted' };
+  if (call.source === 'mcp') return decideMcp(input);
+  if (NOTES_TOOLS.has(call.tool)) return { kind: 'allow', rule: 'notes.own-files' };
+  switch (call.tool) {
+    case 'read_file':
+    case 'list_dir':
+      return decidePath(input, 'read');
+    case 'write_file':
+      return decidePath(input, 'write');
+    case 'execute_cmd':
+      return decideCommand(input);
+    case 'fetch_url':
+      return decideUrl(input);
+    case 'inspect_process':
+      return { kind: 'allow', rule: 'tool.inspect_process' };
+    default:
+      return { kind: 'deny', reason: `unknown tool "${call.tool}"`, rule: 'tool.unknown' };
+  }
+}
+
+/** Not covered by any list: blocked in allowlist mode, asked in confirm mode. */
+function uncovered(
+  input: PolicyInput,
+  reason: string,
+  rule: string,
+  question: string,
+  suggestion?: AllowlistSuggestion,
+): PolicyDecision {
+  if (input.mode === 'confirm')
+    return { kind: 'ask', question, reason, rule, ...(suggestion ? { suggestion } : {}) };
+  const hint = suggestion ? ` (add '${suggestion.value}' to [policy] ${suggestion.list} to allow it)` : '';
+  return { kind: 'deny', reason: `${reason}${hint}`, rule };
+}
+
+function floorOrDenied(input: PolicyInput, lexical: string, canonical: string): PolicyDecision | undefined {
+  for (const path of new Set([lexical, canonical])) {
+    const floor = floorEntryFor(path, input.floor);
+    if (floor) {
+      return {
+        kind: 'deny',
+        reason: `${lexical} is a protected secret (${floor}); no configuration allows it, only --unrestricted`,
+        rule: 'floor',
+      };
+    }
+    const denied = input.lists.denied.find((entry) => isUnder(path, entry));
+    if (denied)
+      return { kind: 'deny', reason: `${lexical} is under denied path ${denied}`, rule: 'denied_paths' };
+  }
+  return undefined;
+}
+
+function readable(lists: EffectiveLists, path: string): string | undefined {
+  if (lists.filesRo.includes(path)) return 'allowed_files_ro';
+  if (lists.filesRw.includes(path)) return 'allowed_files_rw';
+  if (lists.pathsRo.some((root) => isUnder(path, root))) return 'allowed_paths_ro';
+  if (lists.pathsRw.some((root) => isUnder(path, root))) return 'allowed_paths_rw';
+  return undefined;
+}
+
+function writable(lists: EffectiveLists, path: string): string | undefined {
+  if (lists.filesRw.includes(path)) return 'allowed_files_rw';
+  if (lists.pathsRw.some((root) => isUnder(path, root))) return 'allowed_paths_rw';
+  return undefined;
+}
+
+function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecision {
+  const raw = input.call.args.path;
+  if (typeof raw !== 'string' || raw === '') {
+    return { kind: 'deny', reason: `${input.call.tool} needs a non-empty "path"`, rule: 'args.invalid' };
+  }
+  const lexical = absolutePath(raw, input.cwd, input.home);
+  const canonical = input.canonical[lexical];
+  if (canonical === undefined) {
+    return { kind: 'deny', reason: `${raw} could not be resolved`, rule: 'path.unresolved' };
+  }
+  const blocked = floorOrDenied(input, lexical, canonical);
+  if (blocked) return blocked;
+  const rule = access === 'read' ? readable(input.lists, canonical) : writable(input.lists, canonical);
+  if (rule) return { kind: 'allow', rule };
+  const folder = input.call.tool === 'list_dir';
+  const suggestion: AllowlistSuggestion = folder
+    ? { list: 'allowed_paths_ro', value: canonical }
+    : { list: access === 'read' ? 'allowed_files_ro' : 'allowed_files_rw', value: canonical };
+  const shown = canonical === lexical ? canonical : `${lexical} (${canonical})`;
+  return uncovered(
+    input,
+    `${shown} is outside the ${access === 'read' ? 'readable' : 'writable'} paths`,
+    'path.not-allowed',
+    `${access === 'read' ? (folder ? 'List' : 'Read') : 'Write'} ${shown}?`,
+    suggestion,
+  );
+}
+
+function decideCommand(input: PolicyInput): PolicyDecision {
+  const text = input.call.args.cmd;
+  if (typeof text !== 'string' || text.trim() === '') {
+    return { kind: 'deny', reason: 'execute_cmd needs a non-empty "cmd"', rule: 'args.invalid' };
+  }
+  const question = `Execute: ${text}`;
+  const shell = input.shell;
+  if (!shell)
+    return { kind: 'deny', reason: 'the shell parser is not available', rule: 'command.parser-unavailable' };
+  if (!shell.ok) return uncovered(input, `not auto-allowed: ${shell.error}`, 'command.parse-error', question);
+
+  for (const entry of commandPaths(shell, input.cwd, input.home)) {
+    const canonical = input.canonical[entry.path];
+    if (canonical === undefined) {
+      return { kind: 'deny', reason: `${entry.path} could not be resolved`, rule: 'path.unresolved' };
+    }
+    const blocked = floorOrDenied(input, entry.path, canonical);
+    if (blocked) return blocked;
+  }
+  if (shell.hazards.length > 0) {
+    return uncovered(
+      input,
+      `not auto-allowed: the command uses ${shell.hazards.join(', ')}`,
+      'command.construct',
+      question,
+    );
+  }
+  for (const redirect of shell.redirects) {
+    const lexical = absolutePath(redirect.target, input.cwd, input.home);
+    const canonical = input.canonical[lexical] ?? lexical;
+    if (SAFE_SINKS.includes(lexical)) continue;
+    const ok = redirect.writes ? writable(input.lists, canonical) : readable(input.lists, canonical);
+    if (!ok) {
+      return uncovered(
+        input,
+        `not auto-allowed: redirection ${redirect.operator} ${redirect.target} is outside the ${redirect.writes ? 'writable' : 'readable'} paths`,
+        'command.redirect',
+        question,
+      );
+    }
+  }
+  const missing: string[] = [];
+  for (const command of shell.commands) {
+    const danger = dangerousUse(command);
+    if (danger) return uncovered(input, `not auto-allowed: ${danger}`, 'command.dangerous', question);
+    if (!matchAllowed(command.argv, input.lists.commands)) missing.push(command.argv[0]!);
+  }
+  if (missing.length === 0) return { kind: 'allow', rule: 'allowed_commands' };
+  const programs = [...new Set(missing)];
+  return uncovered(
+    input,
+    `${programs.map((name) => `'${name}'`).join(', ')} ${programs.length > 1 ? 'are' : 'is'} not in allowed_commands`,
+    'command.not-allowed',
+    question,
+    programs.length === 1 ? { list: 'allowed_commands', value: programs[0]! } : undefined,
+  );
+}
+
+function decideUrl(input: PolicyInput): PolicyDecision {
+  const raw = input.call.args.url;
+  let url: URL;
+  try {
+    url = new URL(String(raw));
+  } catch {
+    return { kind: 'deny', reason: `"${String(raw)}" is not a URL`, rule: 'args.invalid' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return {
+      kind: 'deny',
+      reason: `only http and https URLs can be fetched, not ${url.protocol}`,
+      rule: 'url.scheme',
+    };
+  }
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (hostAllowed(host, port, input.lists.domains)) return { kind: 'allow', rule: 'allowed_domains' };
+  return uncovered(input, `${host} is not in allowed_domains`, 'domain.not-allowed', `Fetch ${url.href}?`, {
+    list: 'allowed_domains',
+    value: host,
+  });
+}
+
+function decideMcp(input: PolicyInput): PolicyDecision {
+  const { call } = input;
+  const qualified = call.server ? `${call.server}.${call.tool}` : call.tool;
+  const hit = input.lists.mcpTools.find(
+    (entry) =>
+      entry === call.tool ||
+      entry === qualified ||
+      (call.server !== undefined && entry === `${call.server}.*`),
+  );
+  if (hit) return { kind: 'allow', rule: 'allowed_mcp_tools' };
+  if (call.readOnly) return { kind: 'allow', rule: 'mcp.read-only' };
+  return uncovered(
+    input,
+    `MCP tool ${qualified} is not in allowed_mcp_tools`,
+    'mcp.not-allowed',
+    `Call MCP tool ${qualified}?`,
+    { list: 'allowed_mcp_tools', value: call.tool },
+  );
+}

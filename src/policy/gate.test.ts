@@ -1,0 +1,147 @@
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
+import { silentLogger } from '../core/logger.ts';
+import { createPolicyGate } from './gate.ts';
+import { useShellAssetsFromNodeModules } from './test-helpers.ts';
+import type { Confirmer, PolicyGate } from './types.ts';
+
+beforeAll(() => useShellAssetsFromNodeModules());
+
+function setup(
+  policy: Partial<RuneConfig['policy']> = {},
+  extra: { interactive?: boolean; yes?: boolean; confirmer?: Confirmer } = {},
+) {
+  const root = mkdtempSync(join(tmpdir(), 'rune-gate-'));
+  const home = join(root, 'home');
+  const project = join(home, 'proj');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(home, '.ssh/id_rsa'), 'secret');
+  const env = { HOME: home, RUNE_HOME: join(home, '.rune') };
+  const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, ...policy } } as unknown as RuneConfig;
+  const gate = createPolicyGate({
+    config,
+    cwd: project,
+    env,
+    interactive: extra.interactive ?? false,
+    yes: extra.yes ?? false,
+    ...(extra.confirmer ? { confirmer: extra.confirmer } : {}),
+    sessionId: 's1',
+    logger: silentLogger,
+    now: () => new Date('2026-01-02T03:04:05Z'),
+  });
+  return { root, home, project, env, gate };
+}
+
+const cmd = (gate: PolicyGate, text: string) =>
+  gate.check({ tool: 'execute_cmd', args: { cmd: text }, source: 'builtin' });
+
+describe('policy gate', () => {
+  it('reads in the working directory and refuses a symlink to a secret', async () => {
+    const { gate, project, home } = setup();
+    writeFileSync(join(project, 'a.txt'), 'x');
+    symlinkSync(join(home, '.ssh/id_rsa'), join(project, 'innocent.txt'));
+    expect((await gate.check({ tool: 'read_file', args: { path: 'a.txt' }, source: 'builtin' })).kind).toBe(
+      'allow',
+    );
+    const secret = await gate.check({ tool: 'read_file', args: { path: 'innocent.txt' }, source: 'builtin' });
+    expect(secret).toMatchObject({ kind: 'deny', rule: 'floor' });
+  });
+
+  it('refuses ../../.ssh style escapes, sibling prefixes and ~ in allowed_paths_ro for secrets', async () => {
+    const { gate, home } = setup({ allowed_paths_ro: ['~'] });
+    mkdirSync(join(home, 'proj-evil'));
+    const dotdot = await gate.check({
+      tool: 'read_file',
+      args: { path: '../.ssh/id_rsa' },
+      source: 'builtin',
+    });
+    expect(dotdot).toMatchObject({ kind: 'deny', rule: 'floor' });
+    const tilde = await gate.check({ tool: 'read_file', args: { path: '~/.ssh/id_rsa' }, source: 'builtin' });
+    expect(tilde).toMatchObject({ kind: 'deny', rule: 'floor' });
+    const { gate: narrow, home: home2 } = setup();
+    mkdirSync(join(home2, 'proj-evil'));
+    writeFileSync(join(home2, 'proj-evil/x'), 'x');
+    const sibling = await narrow.check({
+      tool: 'read_file',
+      args: { path: '../proj-evil/x' },
+      source: 'builtin',
+    });
+    expect(sibling).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
+  });
+
+  it('resolves a symlinked folder for a file that does not exist yet', async () => {
+    const { gate, project, home } = setup({ allowed_paths_rw: ['.'] });
+    symlinkSync(join(home, '.ssh'), join(project, 'keys'));
+    const write = await gate.check({
+      tool: 'write_file',
+      args: { path: 'keys/new_key', content: 'x' },
+      source: 'builtin',
+    });
+    expect(write).toMatchObject({ kind: 'deny', rule: 'floor' });
+    const fine = await gate.check({
+      tool: 'write_file',
+      args: { path: 'out/new.txt', content: 'x' },
+      source: 'builtin',
+    });
+    expect(fine).toMatchObject({ kind: 'allow', rule: 'allowed_paths_rw' });
+  });
+
+  it('allows an allowlisted pipeline and refuses chaining', async () => {
+    const { gate } = setup({ allowed_commands: ['ls', 'grep'] });
+    expect(await cmd(gate, 'ls -la | grep x')).toMatchObject({ kind: 'allow', rule: 'allowed_commands' });
+    expect(await cmd(gate, 'ls; rm -rf /')).toMatchObject({ kind: 'deny', rule: 'command.not-allowed' });
+  });
+
+  it('in confirm mode without anyone to ask, denies and says why; --yes allows', async () => {
+    const { gate } = setup({ mode: 'confirm' });
+    const denied = await cmd(gate, 'df -h');
+    expect(denied.kind).toBe('deny');
+    expect(denied.kind === 'deny' && denied.reason).toMatch(/nobody can be asked/);
+    const { gate: yes } = setup({ mode: 'confirm' }, { yes: true });
+    expect(await cmd(yes, 'df -h')).toMatchObject({ kind: 'allow', rule: 'flag.yes' });
+  });
+
+  it('"always" persists the suggestion and allows the next call without asking', async () => {
+    let asked = 0;
+    const confirmer: Confirmer = {
+      confirm: async () => {
+        asked += 1;
+        return 'always';
+      },
+    };
+    const { gate, env } = setup({ mode: 'confirm' }, { interactive: true, confirmer });
+    mkdirSync(env.RUNE_HOME, { recursive: true });
+    writeFileSync(join(env.RUNE_HOME, 'rune.toml'), '# mine\n[policy]\nmode = "confirm" # keep\n');
+    expect(await cmd(gate, 'df -h')).toMatchObject({ kind: 'allow', rule: 'confirm.always' });
+    expect(await cmd(gate, 'df')).toMatchObject({ kind: 'allow', rule: 'allowed_commands' });
+    expect(asked).toBe(1);
+    expect(readFileSync(join(env.RUNE_HOME, 'rune.toml'), 'utf8')).toBe(
+      '# mine\n[policy]\nallowed_commands = ["df"]\nmode = "confirm" # keep\n',
+    );
+  });
+
+  it('writes one audit line per decision with a digest, never the arguments', async () => {
+    const { gate, env } = setup();
+    await cmd(gate, 'echo sk-secret-value');
+    const lines = readFileSync(join(env.RUNE_HOME, 'audit.jsonl'), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const record = JSON.parse(lines[0]!);
+    expect(record).toMatchObject({ session: 's1', tool: 'execute_cmd', decision: 'deny', mode: 'allowlist' });
+    expect(record.args_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(lines[0]).not.toContain('sk-secret-value');
+  });
+
+  it('unrestricted lifts the floor', async () => {
+    const { gate } = setup({ mode: 'unrestricted' });
+    expect(
+      await gate.check({ tool: 'read_file', args: { path: '~/.ssh/id_rsa' }, source: 'builtin' }),
+    ).toMatchObject({
+      kind: 'allow',
+      rule: 'mode.unrestricted',
+    });
+  });
+});

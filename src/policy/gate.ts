@@ -1,0 +1,178 @@
+// The gate the agent calls for every tool call: it does the I/O around the pure decision —
+// canonicalising paths, parsing shell text, asking the person (or not, in pipe mode and Concourse),
+// persisting "always" answers and writing the audit log. Anything unexpected becomes a deny.
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import type { PolicyMode, RuneConfig } from '../config/schema.ts';
+import type { Logger } from '../core/logger.ts';
+import { configFile, runeHome } from '../core/paths.ts';
+import { appendAudit, auditFile, auditRecord } from './audit.ts';
+import { callPaths, decide, type EffectiveLists } from './decide.ts';
+import { type DomainPattern, parseDomainPattern } from './domains.ts';
+import { absolutePath, floorPaths } from './paths.ts';
+import { addAllowlistEntry } from './persist.ts';
+import type { ShellAnalysis } from './shell.ts';
+import { parseShell } from './shell-parser.ts';
+import type { Confirmer, PolicyDecision, PolicyGate, ToolCallForPolicy } from './types.ts';
+
+export interface PolicyGateOptions {
+  config: RuneConfig;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** A person can be asked (interactive session, notes admin); false in pipe mode and Concourse. */
+  interactive: boolean;
+  /** --yes: an `ask` becomes an allow when nobody can be asked. */
+  yes: boolean;
+  confirmer?: Confirmer;
+  sessionId: string;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** realpath of the longest existing prefix, with the rest appended: files not yet created still resolve symlinked folders. */
+export function canonicalise(path: string): string {
+  const missing: string[] = [];
+  let current = path;
+  for (;;) {
+    try {
+      return join(realpathSync(current), ...missing.reverse());
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = dirname(current);
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === current)
+        return join(current, ...missing.reverse());
+      missing.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+function effectiveLists(config: RuneConfig, cwd: string, home: string): EffectiveLists {
+  const policy = config.policy;
+  const paths = (list: readonly string[]) =>
+    list.map((entry) => canonicalise(absolutePath(entry, cwd, home)));
+  return {
+    commands: policy.allowed_commands,
+    // The schema rejected bad patterns at load; anything unparsable here is dropped, never widened.
+    domains: policy.allowed_domains
+      .map(parseDomainPattern)
+      .filter((pattern): pattern is DomainPattern => typeof pattern !== 'string'),
+    // The working directory joins the readable paths at start (SPEC §1 "Policy").
+    pathsRo: [...paths(policy.allowed_paths_ro), canonicalise(cwd)],
+    pathsRw: paths(policy.allowed_paths_rw),
+    filesRo: paths(policy.allowed_files_ro),
+    filesRw: paths(policy.allowed_files_rw),
+    denied: paths(policy.denied_paths),
+    mcpTools: policy.allowed_mcp_tools,
+  };
+}
+
+export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
+  const { config, cwd, env, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const home = env.HOME || homedir();
+  const runeDir = runeHome(env);
+  const audit = auditFile(env);
+  const mode: PolicyMode = config.policy.mode;
+  let lists = effectiveLists(config, cwd, home);
+  const lexicalFloor = floorPaths(home, runeDir);
+  const floor = [...new Set([...lexicalFloor, ...lexicalFloor.map(canonicalise)])];
+
+  async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
+    if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
+      return undefined;
+    try {
+      return await parseShell(call.args.cmd);
+    } catch (error) {
+      logger.warn('policy.parser_unavailable', {
+        message: `shell parser unavailable: ${(error as Error).message}`,
+      });
+      return undefined;
+    }
+  }
+
+  async function resolveAsk(
+    call: ToolCallForPolicy,
+    decision: Extract<PolicyDecision, { kind: 'ask' }>,
+  ): Promise<PolicyDecision> {
+    if (options.interactive && options.confirmer) {
+      const answer = await options.confirmer.confirm(call, decision);
+      if (answer === 'no')
+        return { kind: 'deny', reason: `the user declined: ${decision.reason}`, rule: 'confirm.no' };
+      if (answer === 'always' && decision.suggestion) {
+        const file = configFile(env);
+        try {
+          addAllowlistEntry(file, decision.suggestion.list, decision.suggestion.value);
+          lists = withSuggestion(lists, decision.suggestion, cwd, home);
+        } catch (error) {
+          logger.warn('policy.persist_failed', {
+            message: `could not add '${decision.suggestion.value}' to ${decision.suggestion.list} in ${file}: ${(error as Error).message}`,
+          });
+        }
+        return { kind: 'allow', rule: 'confirm.always' };
+      }
+      return { kind: 'allow', rule: 'confirm.yes' };
+    }
+    if (options.yes) return { kind: 'allow', rule: 'flag.yes' };
+    return {
+      kind: 'deny',
+      reason: `${decision.reason}; it needs confirmation and nobody can be asked in this mode (run interactively, or pass --yes)`,
+      rule: decision.rule,
+    };
+  }
+
+  return {
+    async check(call) {
+      let decision: PolicyDecision;
+      try {
+        const shell = mode === 'unrestricted' ? undefined : await analyse(call);
+        const canonical: Record<string, string> = {};
+        for (const path of callPaths(call, cwd, home, shell)) canonical[path] = canonicalise(path);
+        decision = decide({ call, mode, lists, floor, cwd, home, canonical, ...(shell ? { shell } : {}) });
+        if (decision.kind === 'ask') decision = await resolveAsk(call, decision);
+      } catch (error) {
+        decision = {
+          kind: 'deny',
+          reason: `policy error: ${(error as Error).message}`,
+          rule: 'policy.error',
+        };
+      }
+      try {
+        appendAudit(audit, auditRecord(call, decision, { time: now(), session: options.sessionId, mode }));
+      } catch (error) {
+        logger.warn('policy.audit_failed', {
+          message: `cannot write the audit log ${audit}: ${(error as Error).message}`,
+        });
+      }
+      return decision;
+    },
+  };
+}
+
+function withSuggestion(
+  lists: EffectiveLists,
+  suggestion: NonNullable<Extract<PolicyDecision, { kind: 'ask' }>['suggestion']>,
+  cwd: string,
+  home: string,
+): EffectiveLists {
+  const path = () => canonicalise(absolutePath(suggestion.value, cwd, home));
+  switch (suggestion.list) {
+    case 'allowed_commands':
+      return { ...lists, commands: [...lists.commands, suggestion.value] };
+    case 'allowed_domains': {
+      const pattern = parseDomainPattern(suggestion.value);
+      return typeof pattern === 'string' ? lists : { ...lists, domains: [...lists.domains, pattern] };
+    }
+    case 'allowed_paths_ro':
+      return { ...lists, pathsRo: [...lists.pathsRo, path()] };
+    case 'allowed_paths_rw':
+      return { ...lists, pathsRw: [...lists.pathsRw, path()] };
+    case 'allowed_files_ro':
+      return { ...lists, filesRo: [...lists.filesRo, path()] };
+    case 'allowed_files_rw':
+      return { ...lists, filesRw: [...lists.filesRw, path()] };
+    case 'allowed_mcp_tools':
+      return { ...lists, mcpTools: [...lists.mcpTools, suggestion.value] };
+  }
+}
