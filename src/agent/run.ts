@@ -227,6 +227,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         }
       }
 
+      const notices = options.takeNotices?.() ?? [];
+      if (notices.length > 0) messages.push({ role: 'user', content: `[rune] ${notices.join('\n')}` });
       if (lastStep && steps > 1) messages.push({ role: 'user', content: ANSWER_NOW_PROMPT });
       const tools = lastStep
         ? []
@@ -339,7 +341,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
   });
   const tool = env.registry.get(call.name);
   if (!tool || !env.offered.has(call.name)) {
-    const available = [...env.offered].join(', ');
+    const available = [...env.offered].filter((name) => env.registry.get(name)).join(', ');
     return deny('unknown_tool', `there is no tool named "${call.name}" in this run; available: ${available}`);
   }
   const parsed = tool.parse(call.arguments);

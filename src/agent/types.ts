@@ -69,6 +69,11 @@ export interface AgentRunOptions {
   /** Extra folders the agent may read (Concourse inputs), added to allowed_paths_ro. */
   readPaths?: string[];
   extraTools?: ExtraTool[];
+  /**
+   * Messages for the model that arrived since the last model request (an MCP server ended and its
+   * tools were withdrawn); drained before every request and added as a user message.
+   */
+  takeNotices?: () => string[];
   /** When absent, nothing is ever asked: an "ask" becomes a deny, or an allow with `yes`. */
   confirmer?: Confirmer;
   yes?: boolean;
