@@ -18,6 +18,8 @@ export interface AgentDeps {
   env: NodeJS.ProcessEnv;
   /** A build-log line (already without the trailing newline). */
   log(line: string): void;
+  /** Aborted when Concourse stops the step: the run ends and its tool processes are killed. */
+  signal?: AbortSignal;
 }
 
 export function configFromSource(source: Source): RuneConfig {
@@ -57,6 +59,7 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
     logger: deps.logger,
     onEvent: (event) => logEvent(deps, event),
   };
+  if (deps.signal) options.signal = deps.signal;
   if (run.systemPrompt !== undefined) options.systemPrompt = run.systemPrompt;
   if (run.appendSystemPrompt !== undefined) options.appendSystemPrompt = run.appendSystemPrompt;
   if (run.readPaths && run.readPaths.length > 0) options.readPaths = run.readPaths;

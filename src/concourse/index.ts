@@ -32,6 +32,9 @@ export async function run(context: ModeContext): Promise<number> {
     process.stderr.write(`${redact(line)}\n`);
   };
   const debug = wantsDebug(stdin);
+  // Concourse stops an aborted step with SIGTERM: end the run so tool process trees are killed.
+  const stop = new AbortController();
+  process.once('SIGTERM', () => stop.abort());
   const runAgent: RunAgentFn = async (options) => (await import('../agent/run.ts')).runAgent(options);
   const value = await runStep(step, context.args, stdin, {
     runAgent,
@@ -39,6 +42,7 @@ export async function run(context: ModeContext): Promise<number> {
     logger: createLogger({ verbose: debug, level: debug ? 'debug' : 'info' }),
     log,
     now: () => new Date(),
+    signal: stop.signal,
   });
   await stdout.emit(value);
   return 0;

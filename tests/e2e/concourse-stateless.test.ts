@@ -1,11 +1,12 @@
 // The stateless resource against the scripted model: check → in → out round trip, digests as
 // versions, stdout one JSON value whatever tools print, the API key never in the build log.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { tempDir } from '../helpers/rune.ts';
+import { cleanEnv, tempDir } from '../helpers/rune.ts';
 import { BUILD_ENV, protocolValue, resourceDir } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-statelessSecretKey0123456789abcd';
@@ -158,5 +159,63 @@ describe('stdout discipline', () => {
     expect(put.stderr).toContain('[REDACTED]');
     expect(put.stderr).not.toContain(KEY);
     expect(put.stdout).not.toContain(KEY);
+  });
+});
+
+describe('policy in Concourse', () => {
+  it.each(['allowlist', 'confirm'])(
+    '%s: the put inputs are readable, anything else is refused, and nothing prompts',
+    async (mode) => {
+      const base = tempDir('rune-put-');
+      const src = join(base, 'src');
+      mkdirSync(join(src, 'repo'), { recursive: true });
+      writeFileSync(join(src, 'repo', 'notes.txt'), 'input content 42');
+      writeFileSync(join(base, 'beside.txt'), 'not an input');
+      mock.script([
+        {
+          toolCalls: [
+            { name: 'read_file', arguments: { path: 'repo/notes.txt' } },
+            { name: 'read_file', arguments: { path: join(base, 'beside.txt') } },
+          ],
+        },
+        { text: 'Read what I could.' },
+      ]);
+      const put = await resource.step(
+        'out',
+        { source: source({ policy: { mode } }), params: { prompt: 'Read.' } },
+        { folder: src },
+      );
+      const out = protocolValue(put) as Output;
+      expect(meta(out, 'tool_calls')).toBe('2');
+      const tools = mock.requests[mock.requests.length - 1]!.body.messages.filter(
+        (m: { role: string }) => m.role === 'tool',
+      );
+      expect(tools[0].content).toContain('input content 42');
+      expect(tools[1].content).not.toContain('not an input');
+      expect(tools[1].content).toMatch(/block|denied|not allowed/i);
+      expect(put.stderr).toMatch(/blocked/);
+    },
+  );
+});
+
+describe('stopping a step', () => {
+  it('SIGTERM ends a running check with 143 and nothing on stdout', async () => {
+    mock.script([{ hang: true }]);
+    const calls = mock.requests.length;
+    const child = spawn(join(resource.dir, 'check'), [], {
+      cwd: tempDir('rune-cwd-'),
+      env: { ...cleanEnv(resource.home), ...BUILD_ENV },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    child.stdin.end(JSON.stringify({ source: source() }));
+    while (mock.requests.length === calls) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(stdout).toBe('');
   });
 });
