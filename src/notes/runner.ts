@@ -1,7 +1,8 @@
-// Which agent runs the note chats. Until the agent loop is part of the build the chat answers with
-// a clear error instead of failing to start the server.
+// Which agent runs the note chats: the same run loop as the CLI (policy, sandbox, providers), with
+// the notes tools passed in as extra tools by the chat service.
+import { runAgent } from '../agent/run.ts';
 import type { RunAgent } from './chat.ts';
 
-export function agentRunner(): RunAgent | undefined {
-  return undefined;
+export function agentRunner(): RunAgent {
+  return runAgent;
 }

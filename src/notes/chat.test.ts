@@ -1,0 +1,188 @@
+// The note chat with the real agent loop; only the model is a scripted mock server.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../../tests/helpers/mock-llm.ts';
+import { runAgent } from '../agent/run.ts';
+import type { Sink } from './events.ts';
+import { type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
+
+let mock: MockLlm;
+let kit: Kit;
+let admin: Client;
+let user: Client;
+
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock.close();
+});
+afterEach(async () => {
+  await kit?.server.close();
+});
+
+async function setup(mode: 'allowlist' | 'confirm') {
+  const toml = `
+base_url = "${mock.baseUrl}"
+api_key = "sk-test-notes-0123456789abcdef"
+model = "mock-model"
+[policy]
+mode = "${mode}"
+[sandbox]
+mode = "off"
+[notes.local]
+admins = ["ada:adapass1"]
+users = ["uma:umapass1"]
+guests = ["gus:guspass1"]
+`;
+  kit = await makeServer(toml, { runAgent, env: { HOME: mkdtempSync(join(tmpdir(), 'rune-home-')) } });
+  admin = await loginAs(kit.server, 'ada', 'adapass1');
+  user = await loginAs(kit.server, 'uma', 'umapass1');
+  expect((await admin.request('POST', '/api/notes', { name: 'lab', public: true })).statusCode).toBe(201);
+}
+
+function watch(noteId: number) {
+  const events: Array<{ name: string; data: Record<string, unknown> }> = [];
+  const sink: Sink = {
+    write(chunk) {
+      const name = /^event: (.+)$/m.exec(chunk)?.[1];
+      const data = /^data: (.+)$/m.exec(chunk)?.[1];
+      if (name && data) events.push({ name, data: JSON.parse(data) });
+    },
+    end() {},
+  };
+  kit.server.hub.subscribe({ principal: null, noteId, clientId: null, lastEventId: null, sink });
+  return events;
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('agent chat', () => {
+  it('runs the agent with the notes tools, streams tokens and progress to the note, stores the chat', async () => {
+    await setup('allowlist');
+    const noteId = kit.server.store.findNote('lab')!.id;
+    const events = watch(noteId);
+    mock.script([
+      {
+        toolCalls: [
+          { name: 'write_markdown', arguments: { name: 'plan.md', content: '# Plan\n- step one\n' } },
+        ],
+      },
+      { text: 'I wrote plan.md for you.' },
+    ]);
+    const res = await user.request('POST', '/api/notes/lab/chat', { message: 'please write a plan' });
+    expect(res.statusCode).toBe(202);
+    const runId = res.json().run_id;
+    expect(runId).toMatch(/^r_/);
+    expect((await user.request('POST', '/api/notes/lab/chat', { message: 'again' })).statusCode).toBe(409);
+    await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
+
+    const done = events.find((e) => e.name === 'chat.done')!;
+    expect(done.data).toMatchObject({ run_id: runId, status: 'FinalAnswer' });
+    expect(
+      events
+        .filter((e) => e.name === 'chat.token')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe('I wrote plan.md for you.');
+    const kinds = events.filter((e) => e.name === 'chat.progress').map((e) => e.data.kind);
+    expect(kinds).toContain('tool_call');
+    expect(kinds).toContain('tool_result');
+    expect(events.some((e) => e.name === 'file.created')).toBe(true);
+
+    const file = (await user.request('GET', '/api/notes/lab/files/plan.md')).json();
+    expect(file.content).toBe('# Plan\n- step one\n');
+    const chat = (await user.request('GET', '/api/notes/lab/chat')).json();
+    expect(chat.running).toBeNull();
+    expect(chat.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'tool', 'assistant']);
+    // The model saw the notes tools.
+    const tools = JSON.stringify(mock.requests[0]!.body);
+    for (const name of ['list_markdown', 'read_markdown', 'write_markdown', 'search_chat'])
+      expect(tools).toContain(name);
+    // Chats are searchable.
+    const found = (await user.request('GET', '/api/search?q=plan')).json().results;
+    expect(found.some((r: { kind: string }) => r.kind === 'chat')).toBe(true);
+  });
+
+  it('uses the per-note model an admin chose', async () => {
+    await setup('allowlist');
+    expect((await admin.request('PATCH', '/api/notes/lab', { model: 'special-model' })).json().model).toBe(
+      'special-model',
+    );
+    mock.script([{ text: 'ok' }]);
+    const before = mock.requests.length;
+    await user.request('POST', '/api/notes/lab/chat', { message: 'hi' });
+    await until(() => kit.server.chat.running(1) === null && mock.requests.length > before, 'the run');
+    expect(JSON.stringify(mock.requests.at(-1)!.body)).toContain('special-model');
+  });
+
+  it('turns a confirm-mode question into an approval that an admin answers', async () => {
+    await setup('confirm');
+    const secretDir = mkdtempSync(join(tmpdir(), 'rune-outside-'));
+    const outside = join(secretDir, 'data.txt');
+    writeFileSync(outside, 'outside text 42\n');
+    const noteId = kit.server.store.findNote('lab')!.id;
+    const events = watch(noteId);
+    const adminEvents: typeof events = [];
+    kit.server.hub.subscribe({
+      principal: { subject: 'local:ada', name: 'ada', provider: 'local', role: 'admin' },
+      noteId,
+      clientId: null,
+      lastEventId: null,
+      sink: {
+        write(chunk) {
+          const name = /^event: (.+)$/m.exec(chunk)?.[1];
+          const data = /^data: (.+)$/m.exec(chunk)?.[1];
+          if (name && data) adminEvents.push({ name, data: JSON.parse(data) });
+        },
+        end() {},
+      },
+    });
+    mock.script([
+      { toolCalls: [{ name: 'read_file', arguments: { path: outside } }] },
+      { text: 'It says 42.' },
+    ]);
+    await user.request('POST', '/api/notes/lab/chat', { message: 'read that file' });
+    await until(() => adminEvents.some((e) => e.name === 'approval.requested'), 'approval.requested');
+    // Guests watching the note never see approvals.
+    expect(events.some((e) => e.name === 'approval.requested')).toBe(false);
+    const pending = (await admin.request('GET', '/api/approvals?note=lab')).json().approvals;
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ tool: 'read_file', status: 'pending' });
+    expect(
+      (await user.request('POST', `/api/approvals/${pending[0].id}`, { answer: 'yes' })).statusCode,
+    ).toBe(403);
+    const answered = await admin.request('POST', `/api/approvals/${pending[0].id}`, { answer: 'yes' });
+    expect(answered.json()).toMatchObject({ status: 'yes', answered_by: 'ada' });
+    await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
+    const result = events.find((e) => e.name === 'chat.progress' && e.data.kind === 'tool_result')!;
+    expect(result.data.detail).toContain('outside text 42');
+    expect(adminEvents.some((e) => e.name === 'approval.resolved')).toBe(true);
+    expect(
+      (await admin.request('POST', `/api/approvals/${pending[0].id}`, { answer: 'no' })).statusCode,
+    ).toBe(409);
+  });
+
+  it('cancels a run waiting for approval', async () => {
+    await setup('confirm');
+    const outside = join(mkdtempSync(join(tmpdir(), 'rune-outside-')), 'x.txt');
+    writeFileSync(outside, 'x');
+    const noteId = kit.server.store.findNote('lab')!.id;
+    const events = watch(noteId);
+    mock.script([{ toolCalls: [{ name: 'read_file', arguments: { path: outside } }] }, { text: 'never' }]);
+    await user.request('POST', '/api/notes/lab/chat', { message: 'read it' });
+    await until(() => kit.server.chat.pending(noteId).length === 1, 'the approval');
+    expect((await user.request('POST', '/api/notes/lab/chat/cancel')).json()).toEqual({ cancelled: true });
+    await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
+    expect(kit.server.chat.pending(noteId)).toEqual([]);
+    expect(kit.server.chat.running(noteId)).toBeNull();
+  });
+});
