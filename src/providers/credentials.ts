@@ -123,18 +123,16 @@ function firstEnv(
   return undefined;
 }
 
+// The whole hint is in the message: callers that keep only the message (the run result) still show it.
 function noKey(provider: ProviderName | undefined): never {
   const own = provider
     ? PROVIDER_ENV[provider].join(', ')
     : 'OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, …';
+  const set = `set --api-key, RUNE_API_KEY, ${own} or api_key in rune.toml`;
   throw new RuneError(
     'PROVIDER_AUTH',
-    provider ? `no API key for ${PROVIDER_LABELS[provider]}` : 'no API key and no base URL configured',
-    {
-      details: [
-        `set one of: --api-key, RUNE_API_KEY, ${own}, or api_key in rune.toml`,
-        ...(provider ? [] : ['or point --base-url (RUNE_BASE_URL, base_url) at an OpenAI-compatible server']),
-      ],
-    },
+    provider
+      ? `no API key for ${PROVIDER_LABELS[provider]}: ${set}`
+      : `no API key and no base URL configured: ${set}, or point --base-url (RUNE_BASE_URL) at an OpenAI-compatible server`,
   );
 }

@@ -126,13 +126,11 @@ export function toRuneError(failure: ProviderFailure, context: RetryContext, att
   const label = PROVIDER_LABELS[context.provider];
   if (failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) {
     const from = context.keySource ? ` (key from ${context.keySource})` : '';
-    return new RuneError('PROVIDER_AUTH', `${label} refused the credentials${from}: HTTP ${failure.status}`, {
-      cause: failure,
-      details: [
-        `server said: ${failure.message}`,
-        'check the key, its permissions and the provider (--provider)',
-      ],
-    });
+    return new RuneError(
+      'PROVIDER_AUTH',
+      `${label} refused the credentials${from}: HTTP ${failure.status}: ${failure.message}`,
+      { cause: failure, details: ['check the key, its permissions and the provider (--provider)'] },
+    );
   }
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
   const what =
