@@ -56,7 +56,10 @@ describe.runIf(landlock?.applied)('server-filesystem inside the sandbox', () => 
       .execute({ path }, signal);
 
   it('reads a file the table grants', async () => {
-    expect(await read(join(granted, 'ok.txt'))).toEqual({ content: '{"content":"visible text"}', isError: false });
+    expect(await read(join(granted, 'ok.txt'))).toEqual({
+      content: '{"content":"visible text"}',
+      isError: false,
+    });
   });
 
   it('cannot read a file outside the grant even though the server would', async () => {
