@@ -193,9 +193,18 @@ describe('presence', () => {
     expect(last.data.present).toEqual([
       { client_id: 'tab-1', name: 'uma', role: 'user', file_id: fileId, typing: true },
     ]);
-    const b = open(null, noteId, null, 'tab-2');
+    // A stream opened without a client id is claimed by the first presence update of that person.
+    const b = open(null, noteId);
+    expect(
+      (await anonymous(kit.server).request('POST', '/api/notes/pub/presence', { client_id: 'tab-2' })).json(),
+    ).toEqual({
+      ok: true,
+    });
     const after = a.events.filter((e) => e.name === 'presence').at(-1)!;
-    expect((after.data.present as unknown[]).length).toBe(2);
+    expect((after.data.present as Array<{ client_id: string }>).map((p) => p.client_id).sort()).toEqual([
+      'tab-1',
+      'tab-2',
+    ]);
     b.close();
     const gone = a.events.filter((e) => e.name === 'presence').at(-1)!;
     expect((gone.data.present as unknown[]).length).toBe(1);

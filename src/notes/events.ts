@@ -265,6 +265,15 @@ export class EventHub {
     typing: boolean,
   ): boolean {
     let found = false;
+    const mine = (conn: Connection) =>
+      conn.noteId === noteId && (conn.principal?.subject ?? null) === subject;
+    if (![...this.connections.values()].some((conn) => mine(conn) && conn.clientId === clientId)) {
+      // A stream opened without ?client_id= belongs to the newest unclaimed stream of the same person.
+      const unclaimed = [...this.connections.values()]
+        .filter((conn) => mine(conn) && conn.clientId === null)
+        .at(-1);
+      if (unclaimed) unclaimed.clientId = clientId;
+    }
     for (const conn of this.connections.values()) {
       if (conn.noteId !== noteId || conn.clientId !== clientId) continue;
       if ((conn.principal?.subject ?? null) !== subject) continue;
