@@ -50,24 +50,24 @@ const MODES = {
   sandbox: 'src/sandbox/entry.ts',
 };
 
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');
-  const sources = Math.max(
-    newestMtime(join(root, 'native/src')),
-    statSync(join(root, 'native/binding.gyp')).mtimeMs,
-  );
+  // helper.c is the sandbox helper, not part of the addon: editing it must not rebuild the addon.
+  const addonSources = readdirSync(join(root, 'native/src'))
+    .filter((name) => name !== 'helper.c')
+    .map((name) => statSync(join(root, 'native/src', name)).mtimeMs);
+  const sources = Math.max(...addonSources, statSync(join(root, 'native/binding.gyp')).mtimeMs);
   if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
   const gyp = require.resolve('node-gyp/bin/node-gyp.js');
-  execFileSync(process.execPath, [gyp, 'rebuild', '--directory', join(root, 'native')], {
+  // Headers of the running Node from the distribution (Debian's nodejs) keep the build offline;
+  // otherwise node-gyp downloads them.
+  const localHeaders = `/usr/include/node/node_version.h`;
+  const nodedir =
+    existsSync(localHeaders) &&
+    readFileSync(localHeaders, 'utf8').includes(`NODE_PATCH_VERSION ${process.versions.node.split('.')[2]}`)
+      ? ['--nodedir=/usr']
+      : [];
+  execFileSync(process.execPath, [gyp, 'rebuild', '--directory', join(root, 'native'), ...nodedir], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return addon;

@@ -506,6 +506,15 @@ static int apply_seccomp(int notify_connect) {
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
   unsigned flags = notify_connect ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
   long rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  if (rc < 0 && notify_connect) {
+    /* No user notification here: keep the deny list; the namespace simply stays empty. */
+    report("network", "skipped", "allowed domains unreachable: seccomp user notification failed (%s)",
+           strerror(errno));
+    notify_connect = 0;
+    n = build_filter(filter, 0);
+    prog.len = (unsigned short)n;
+    rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  }
   if (rc < 0) {
     skip("seccomp", "seccomp filter%s", "", errno);
     return -1;
@@ -639,8 +648,10 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
   if (opt.seccomp) {
     int listener = apply_seccomp(guard_sock >= 0);
     if (guard_sock >= 0) {
-      if (listener < 0 || send_fd(guard_sock, listener) != 0) die("handing the listener to the net guard");
-      close(listener);
+      if (listener >= 0) {
+        if (send_fd(guard_sock, listener) != 0) die("handing the listener to the net guard");
+        close(listener);
+      }
       close(guard_sock);
     }
   } else {
