@@ -5,6 +5,7 @@ import type { AgentEvent } from '../agent/types.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
+import { startRuntime } from './runtime.ts';
 import { saveSession } from './sessions.ts';
 
 export interface PipeIo {
@@ -49,6 +50,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   };
 
   const history = resumedHistory(setup);
+  const runtime = await startRuntime(setup);
   const result = await runAgent({
     prompt,
     config,
@@ -61,7 +63,9 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     yes: flags.yes ?? false,
     signal: controller.signal,
     onEvent,
-  });
+    executor: runtime.executor,
+    tools: runtime.registry,
+  }).finally(() => runtime.close());
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
 

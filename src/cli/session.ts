@@ -1,7 +1,494 @@
-// The interactive session (placeholder until the terminal UI lands).
-import { RuneError } from '../core/errors.ts';
+// The interactive session: a prompt with persistent history, streamed answers, one line per tool
+// call, slash commands, confirm-mode questions, and Ctrl-C that cancels the running model call or
+// tool (its whole process group) and returns to the prompt; Ctrl-C at an empty prompt quits.
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import { compactMessages } from '../agent/compaction.ts';
+import { createDefaultPolicy, createDefaultProvider } from '../agent/deps.ts';
+import { runAgent, skillDirs } from '../agent/run.ts';
+import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
+import type { RuneConfig } from '../config/schema.ts';
+import { runeHome } from '../core/paths.ts';
+import { redact, redactValue } from '../core/redact.ts';
+import { VERSION } from '../core/version.ts';
+import type { Confirmer, PolicyGate } from '../policy/types.ts';
+import type { ChatMessage, Provider } from '../providers/types.ts';
+import type { LayerReport } from '../sandbox/types.ts';
+import { loadSkills } from '../skills/index.ts';
 import type { AgentSetup } from './agent.ts';
+import { formatArguments, paint, type Style, styleFor, ToolLine } from './format.ts';
+import { type Runtime, startRuntime } from './runtime.ts';
+import { type StoredSession, saveSession } from './sessions.ts';
 
-export async function runSession(_setup: AgentSetup): Promise<number> {
-  throw new RuneError('USAGE', 'the interactive session is not part of this build yet; pass a prompt');
+export const SLASH_COMMANDS: Record<string, string> = {
+  '/help': 'this list',
+  '/info': 'model, provider, session, tokens used',
+  '/policy [full]': 'policy mode and allowlists; full: each sandbox layer and what the last tool call got',
+  '/config': 'the configuration in use (secrets hidden)',
+  '/tools': 'the tools the model can call',
+  '/skills': 'the skills that @name can bring in',
+  '/trace [DIR|off]': 'show, start or stop writing JSON traces',
+  '/compact': 'summarise the conversation so far to free context',
+  '/reset': 'start a new conversation',
+  '/multi': 'enter a prompt of several lines, ended by a line holding only "."',
+  '/version': 'the rune version',
+  '/clear': 'clear the screen',
+  '/exit': 'quit (or Ctrl-C at an empty prompt, or Ctrl-D)',
+};
+
+const STOP_TEXT: Record<string, string> = {
+  MaxSteps: 'stopped: the step limit was reached',
+  TokenBudgetExhausted: 'stopped: the token budget is used up',
+  UserInterrupt: 'cancelled',
+};
+
+export function historyFile(env: NodeJS.ProcessEnv): string {
+  return join(runeHome(env), 'history');
+}
+
+/** History lines, newest first (readline's order). */
+function loadHistory(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean).reverse().slice(0, 1000);
+  } catch {
+    return [];
+  }
+}
+
+/** A line is kept in the history file only when nothing in it looks like a secret. */
+export function appendHistory(file: string, line: string): void {
+  if (!line.trim() || redact(line) !== line || line.startsWith(' ')) return;
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    appendFileSync(file, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  } catch {
+    // History is a convenience; a read-only home must not stop the session.
+  }
+}
+
+class Spinner {
+  #timer: NodeJS.Timeout | undefined;
+  #frame = 0;
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly enabled: boolean,
+  ) {}
+  start(label: string): void {
+    this.stop();
+    if (!this.enabled) return;
+    const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    const draw = (): void => {
+      this.write(`\r\x1b[2m${frames[this.#frame++ % frames.length]} ${label}\x1b[22m\x1b[K`);
+    };
+    draw();
+    this.#timer = setInterval(draw, 80);
+  }
+  stop(): void {
+    if (this.#timer === undefined) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.write('\r\x1b[K');
+  }
+}
+
+export interface SessionIo {
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+export async function runSession(
+  setup: AgentSetup,
+  io: SessionIo = { input: process.stdin, output: process.stdout },
+): Promise<number> {
+  const { logger, cwd, env } = setup;
+  const style: Style = styleFor(io.output, env);
+  const write = (text: string): void => {
+    io.output.write(text);
+  };
+  let config: RuneConfig = setup.config;
+  let sessionId = setup.resumed?.id ?? randomUUID();
+  let stored: StoredSession | undefined = setup.resumed;
+  let messages: ChatMessage[] = setup.resumed?.messages ?? [];
+  let lastLayers: LayerReport[] | undefined;
+  let totals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  let controller: AbortController | undefined;
+  let multi: string[] | undefined;
+
+  const baseOptions = (): AgentRunOptions => ({ prompt: '', config, cwd, env, logger });
+  const provider: Provider = await createDefaultProvider(baseOptions());
+  const runtime: Runtime = await startRuntime(setup);
+  const spinner = new Spinner(write, style.color);
+
+  const history = historyFile(env);
+  const rl: Interface = createInterface({
+    input: io.input,
+    output: io.output,
+    terminal: Boolean(io.input.isTTY && io.output.isTTY),
+    history: loadHistory(history),
+    historySize: 1000,
+    removeHistoryDuplicates: true,
+    prompt: paint(style, 'cyan', '> '),
+  });
+
+  const ask = (question: string): Promise<string | undefined> =>
+    new Promise((resolveAnswer) => {
+      const signal = controller?.signal;
+      if (signal?.aborted) return resolveAnswer(undefined);
+      rl.question(question, signal ? { signal } : {}, (answer) => resolveAnswer(answer));
+      signal?.addEventListener('abort', () => resolveAnswer(undefined), { once: true });
+    });
+
+  const confirmer: Confirmer = {
+    async confirm(call, decision) {
+      spinner.stop();
+      write(
+        `${paint(style, 'yellow', '?')} ${paint(style, 'bold', call.tool)} ${formatArguments(JSON.stringify(call.args))}\n  ${decision.reason}\n`,
+      );
+      const answer = await ask('Execute? [Y/n] ');
+      if (answer === undefined || /^\s*n/i.test(answer)) return 'no';
+      if (decision.suggestion) {
+        const always = await ask(`Add ${decision.suggestion.value} to ${decision.suggestion.list}? [y/N] `);
+        if (always !== undefined && /^\s*y/i.test(always)) return 'always';
+      }
+      return 'yes';
+    },
+  };
+  let policy: PolicyGate = await createDefaultPolicy({ ...baseOptions(), confirmer }, sessionId);
+
+  const providerInfo = (provider as { info?: { provider: string; baseUrl: string } }).info;
+  write(
+    `${paint(style, 'bold', `rune ${VERSION}`)} ${paint(style, 'dim', `· ${config.model ?? '(no model)'} via ${providerInfo?.provider ?? provider.name} · policy ${config.policy.mode} · /help for commands`)}\n`,
+  );
+  if (setup.resumed) write(`resumed session ${sessionId.slice(0, 8)} (${messages.length} messages)\n`);
+
+  const runTurn = async (prompt: string): Promise<void> => {
+    controller = new AbortController();
+    const lines = new ToolLine(style);
+    let atLineStart = true;
+    let streamed = false;
+    const text = (chunk: string): void => {
+      if (!chunk) return;
+      write(chunk);
+      atLineStart = chunk.endsWith('\n');
+    };
+    const onEvent = (event: AgentEvent): void => {
+      switch (event.type) {
+        case 'text':
+          spinner.stop();
+          streamed = true;
+          text(event.delta);
+          break;
+        case 'tool_call':
+          spinner.stop();
+          if (!atLineStart) text('\n');
+          lines.start(event);
+          spinner.start(`running ${event.name}`);
+          break;
+        case 'policy_decision':
+          lines.decide(event);
+          break;
+        case 'tool_result':
+          spinner.stop();
+          text(`${lines.finish(event)}\n`);
+          if (event.layers) lastLayers = event.layers;
+          spinner.start('thinking');
+          break;
+        case 'run_end':
+          spinner.stop();
+          break;
+        default:
+          break;
+      }
+    };
+    spinner.start('thinking');
+    const result = await runAgent({
+      prompt,
+      config,
+      cwd,
+      env,
+      logger,
+      history: messages,
+      sessionId,
+      provider,
+      policy,
+      executor: runtime.executor,
+      tools: runtime.registry,
+      confirmer,
+      signal: controller.signal,
+      onEvent,
+      ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
+    });
+    spinner.stop();
+    if (!streamed && result.answer) text(result.answer);
+    if (!atLineStart) text('\n');
+    messages = result.messages;
+    totals = {
+      inputTokens: totals.inputTokens + result.usage.inputTokens,
+      outputTokens: totals.outputTokens + result.usage.outputTokens,
+      totalTokens: totals.totalTokens + result.usage.totalTokens,
+    };
+    if (result.error) write(`${paint(style, 'red', `error: ${redact(result.error.message)}`)}\n`);
+    else if (STOP_TEXT[result.status]) write(`${paint(style, 'yellow', STOP_TEXT[result.status]!)}\n`);
+    try {
+      stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
+    } catch (error) {
+      logger.warn('session_not_saved', { message: (error as Error).message });
+    }
+    for (const name of result.unknownSkills ?? [])
+      write(`${paint(style, 'yellow', `unknown skill @${name}`)}\n`);
+    controller = undefined;
+  };
+
+  const command = async (line: string): Promise<boolean> => {
+    const [name = '', ...rest] = line.trim().split(/\s+/);
+    const arg = rest.join(' ');
+    switch (name) {
+      case '/help':
+        write(
+          `${Object.entries(SLASH_COMMANDS)
+            .map(([cmd, what]) => `  ${cmd.padEnd(18)} ${what}`)
+            .join(
+              '\n',
+            )}\n  @name              bring in a skill\n  Ctrl-C             cancel the running call; at an empty prompt, quit\n`,
+        );
+        return true;
+      case '/info':
+        write(
+          [
+            `rune ${VERSION}`,
+            `model:    ${config.model ?? '(none)'}`,
+            `provider: ${providerInfo?.provider ?? provider.name}${providerInfo ? ` (${providerInfo.baseUrl})` : ''}`,
+            `session:  ${sessionId} (${messages.length} messages)`,
+            `tokens:   ${totals.totalTokens} (in ${totals.inputTokens}, out ${totals.outputTokens})`,
+            `cwd:      ${cwd}`,
+            `config:   ${setup.configFile}`,
+            `policy:   ${config.policy.mode}; sandbox: ${config.sandbox.mode}`,
+            '',
+          ].join('\n'),
+        );
+        return true;
+      case '/policy':
+        write(formatPolicyView(config, arg === 'full', runtime, lastLayers));
+        return true;
+      case '/config': {
+        const { api_key: key, ...rest } = config;
+        const shown = key ? { ...rest, api_key: '[set, hidden]' } : rest;
+        write(`# ${setup.configFile}\n${JSON.stringify(redactValue(shown), null, 2)}\n`);
+        return true;
+      }
+      case '/tools':
+        write(
+          `${runtime.registry
+            .list()
+            .map(
+              (t) =>
+                `  ${t.definition.name.padEnd(18)} ${t.source === 'mcp' ? `[mcp ${t.server ?? ''}] ` : ''}${t.definition.description.split('\n')[0]}`,
+            )
+            .join('\n')}\n`,
+        );
+        return true;
+      case '/skills': {
+        const dirs = skillDirs({ config, cwd, env });
+        const catalog = loadSkills(dirs);
+        const list = [...catalog.skills.values()];
+        write(list.length === 0 ? `no skills in ${dirs.join(', ')}\n` : '');
+        for (const skill of list) {
+          const limits = [
+            skill.toolsAllow ? `tools: ${skill.toolsAllow.join(', ')}` : '',
+            skill.toolsDeny ? `not: ${skill.toolsDeny.join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join('; ');
+          write(`  @${skill.name.padEnd(17)} ${skill.description}${limits ? ` (${limits})` : ''}\n`);
+        }
+        for (const problem of catalog.problems) write(`  ${paint(style, 'yellow', problem)}\n`);
+        return true;
+      }
+      case '/trace':
+        if (arg === 'off') {
+          const { trace: _off, ...rest } = config;
+          config = rest as RuneConfig;
+          write('tracing off\n');
+        } else if (arg) {
+          config = { ...config, trace: resolve(cwd, arg) };
+          write(`tracing each run into ${config.trace}\n`);
+        } else {
+          write(config.trace ? `tracing into ${config.trace}\n` : 'tracing is off (/trace DIR starts it)\n');
+        }
+        return true;
+      case '/compact': {
+        controller = new AbortController();
+        spinner.start('compacting');
+        try {
+          const compacted = await compactMessages({
+            provider,
+            model: config.model ?? '',
+            messages,
+            keep: 2,
+            signal: controller.signal,
+          });
+          spinner.stop();
+          if (!compacted) write('nothing to compact yet\n');
+          else {
+            messages = compacted.messages;
+            write(`compacted: about ${compacted.beforeTokens} → ${compacted.afterTokens} tokens\n`);
+          }
+        } catch (error) {
+          spinner.stop();
+          write(`${paint(style, 'red', `compaction failed: ${redact((error as Error).message)}`)}\n`);
+        } finally {
+          controller = undefined;
+        }
+        return true;
+      }
+      case '/reset':
+        messages = [];
+        stored = undefined;
+        sessionId = randomUUID();
+        policy = await createDefaultPolicy({ ...baseOptions(), confirmer }, sessionId);
+        write(`new conversation (session ${sessionId.slice(0, 8)})\n`);
+        return true;
+      case '/multi':
+        multi = [];
+        write('enter the prompt; a line holding only "." sends it\n');
+        return true;
+      case '/version':
+        write(`rune ${VERSION}\n`);
+        return true;
+      case '/clear':
+        if (style.color) write('\x1b[2J\x1b[3J\x1b[H');
+        return true;
+      case '/exit':
+      case '/quit':
+        rl.close();
+        return false;
+      default:
+        write(`unknown command ${name}; /help lists them\n`);
+        return true;
+    }
+  };
+
+  const prompt = (): void => {
+    rl.setPrompt(multi ? paint(style, 'dim', '… ') : paint(style, 'cyan', '> '));
+    rl.prompt();
+  };
+
+  return new Promise<number>((resolveExit) => {
+    let busy = false;
+    rl.on('line', (line) => {
+      if (busy) return;
+      if (multi) {
+        if (line.trim() === '.') {
+          const text = multi.join('\n');
+          multi = undefined;
+          appendHistory(history, text);
+          busy = true;
+          void runTurn(text).finally(() => {
+            busy = false;
+            prompt();
+          });
+          return;
+        }
+        multi.push(line);
+        prompt();
+        return;
+      }
+      const text = line.trim();
+      if (!text) {
+        prompt();
+        return;
+      }
+      appendHistory(history, text);
+      busy = true;
+      const work = text.startsWith('/') ? command(text) : runTurn(text).then(() => true);
+      void work
+        .catch((error: unknown) => {
+          write(`${paint(style, 'red', `error: ${redact((error as Error).message)}`)}\n`);
+          return true;
+        })
+        .then((goOn) => {
+          busy = false;
+          if (goOn) prompt();
+        });
+    });
+
+    const interrupt = (): void => {
+      if (controller) {
+        // Cancels the model call or the tool; the executor kills the tool's whole process group.
+        controller.abort();
+        spinner.stop();
+        write('^C\n');
+        return;
+      }
+      if (multi) {
+        multi = undefined;
+        write('^C\n');
+        prompt();
+        return;
+      }
+      if (rl.line.length > 0) {
+        rl.write(null, { ctrl: true, name: 'e' });
+        rl.write(null, { ctrl: true, name: 'u' });
+        write('^C\n');
+        prompt();
+        return;
+      }
+      write('\n');
+      rl.close();
+    };
+    rl.on('SIGINT', interrupt);
+    const onSignal = (): void => interrupt();
+    process.on('SIGINT', onSignal);
+
+    rl.on('close', () => {
+      process.off('SIGINT', onSignal);
+      controller?.abort();
+      spinner.stop();
+      void runtime.close().finally(() => resolveExit(0));
+    });
+    prompt();
+  });
+}
+
+/** `/policy [full]`: the mode and the lists; with full, each sandbox layer and the last call's layers. */
+export function formatPolicyView(
+  config: RuneConfig,
+  full: boolean,
+  runtime: Pick<Runtime, 'executor'>,
+  lastLayers: LayerReport[] | undefined,
+): string {
+  const p = config.policy;
+  const list = (name: string, values: readonly string[]): string =>
+    `  ${name.padEnd(18)} ${values.length > 0 ? values.join(', ') : '(none)'}`;
+  const lines = [
+    `policy mode: ${p.mode}${p.mode === 'allowlist' ? ' (anything not listed is blocked)' : ''}`,
+    list('allowed_commands', p.allowed_commands),
+    list('allowed_domains', p.allowed_domains),
+    list('allowed_paths_ro', [...p.allowed_paths_ro, '(working directory)']),
+    list('allowed_paths_rw', p.allowed_paths_rw),
+    list('allowed_files_ro', p.allowed_files_ro),
+    list('allowed_files_rw', p.allowed_files_rw),
+    list('denied_paths', p.denied_paths),
+    list('allowed_mcp_tools', p.allowed_mcp_tools),
+  ];
+  if (full) {
+    lines.push(`sandbox mode: ${config.sandbox.mode}; layers on this machine:`);
+    for (const layer of runtime.executor.describe()) {
+      lines.push(
+        `  ${layer.layer.padEnd(12)} ${layer.applied ? 'available' : 'unavailable'}: ${layer.detail}`,
+      );
+    }
+    if (lastLayers) {
+      lines.push('last tool call:');
+      for (const layer of lastLayers) {
+        lines.push(
+          `  ${layer.layer.padEnd(12)} ${layer.applied ? 'applied' : 'not applied'}: ${layer.detail}`,
+        );
+      }
+    } else lines.push('last tool call: none yet');
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -108,7 +108,7 @@ describe('pipe mode', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('it said hi\n');
     const tool = toolMessages(1)[0];
-    expect(tool.content).toContain('exit code: 0');
+    expect(tool.content, result.stderr).toContain('exit code: 0');
     expect(tool.content).toContain('stdout:\nhi');
     // The tool trace went to stderr, one line for the call.
     expect(result.stderr).toMatch(/execute_cmd cmd="echo hi" \| allowed/);

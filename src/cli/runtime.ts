@@ -1,0 +1,35 @@
+// What a CLI run keeps beyond one model call: the sandbox executor and the tool registry, with the
+// MCP servers of rune.toml and --mcp-stdio started into it, shut down when the CLI is done.
+import { createDefaultExecutor } from '../agent/deps.ts';
+import type { McpManager } from '../mcp/manager.ts';
+import type { SandboxExecutor } from '../sandbox/types.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import type { AgentSetup } from './agent.ts';
+
+export interface Runtime {
+  executor: SandboxExecutor;
+  registry: ToolRegistry;
+  mcp?: McpManager;
+  close(): Promise<void>;
+}
+
+export async function startRuntime(setup: AgentSetup): Promise<Runtime> {
+  const { config, logger, cwd, env } = setup;
+  const executor = createDefaultExecutor({ prompt: '', config, logger, cwd, env });
+  const registry = new ToolRegistry();
+  const mcpStdio = setup.flags.mcpStdio ?? [];
+  let mcp: McpManager | undefined;
+  if (config.mcp.length > 0 || mcpStdio.length > 0) {
+    // Loaded only when a server is configured: the SDK is not parsed on ordinary runs.
+    const { startMcpForRun } = await import('../mcp/wire.ts');
+    mcp = await startMcpForRun({ config, mcpStdio, executor, logger, cwd, env, registry });
+  }
+  return {
+    executor,
+    registry,
+    ...(mcp ? { mcp } : {}),
+    close: async () => {
+      await mcp?.shutdown();
+    },
+  };
+}

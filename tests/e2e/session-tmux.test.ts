@@ -1,0 +1,211 @@
+// The interactive session in a real terminal (tmux): streamed answers, slash commands, Ctrl-C that
+// cancels a model call or a running tool (its process group) and returns to the prompt, Ctrl-C at
+// an empty prompt quitting, and a history file without keys.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { requireBinary, tempDir } from '../helpers/rune.ts';
+
+const KEY = 'sk-test-session-0a1b2c3d4e5f6a7b8c9d';
+const SOCKET = `rune-agent-test-${process.pid}`;
+let mock: MockLlm;
+let counter = 0;
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+}
+
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+beforeAll(async () => {
+  requireBinary();
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock.close();
+  try {
+    tmux('kill-server');
+  } catch {
+    // No server left.
+  }
+});
+afterEach(() => {
+  mock.script([]);
+  mock.setFallback(undefined);
+  mock.requests.length = 0;
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Term {
+  name: string;
+  runeHome: string;
+  capture(): string;
+  keys(...keys: string[]): void;
+  type(text: string): void;
+  waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
+}
+
+function startSession(toml = ''): Term {
+  const home = tempDir('rune-tmux-home-');
+  const runeHome = join(home, '.rune');
+  mkdirSync(runeHome, { recursive: true, mode: 0o700 });
+  if (toml) writeFileSync(join(runeHome, 'rune.toml'), toml);
+  const cwd = tempDir('rune-tmux-cwd-');
+  const name = `s${++counter}`;
+  const command = [
+    'env',
+    '-i',
+    `HOME=${home}`,
+    `RUNE_HOME=${runeHome}`,
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'TERM=xterm-256color',
+    'NO_COLOR=1',
+    `RUNE_API_KEY=${KEY}`,
+    requireBinary(),
+    '--base-url',
+    mock.baseUrl,
+    '--model',
+    'm',
+  ]
+    .map((part) => `'${part}'`)
+    .join(' ');
+  tmux(
+    'new-session',
+    '-d',
+    '-s',
+    name,
+    '-x',
+    '160',
+    '-y',
+    '50',
+    '-c',
+    cwd,
+    `sh -c "${command}; echo EXITED=\\$?; sleep 60"`,
+  );
+  const term: Term = {
+    name,
+    runeHome,
+    capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-200'),
+    keys: (...keys) => {
+      tmux('send-keys', '-t', name, ...keys);
+    },
+    type: (text) => {
+      tmux('send-keys', '-t', name, '-l', text);
+      tmux('send-keys', '-t', name, 'Enter');
+    },
+    async waitFor(pattern, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      let screen = '';
+      while (Date.now() < deadline) {
+        screen = term.capture();
+        if (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen)) return screen;
+        await sleep(50);
+      }
+      throw new Error(`timed out waiting for ${pattern}; screen:\n${screen}`);
+    },
+  };
+  return term;
+}
+
+async function waitForRequests(n: number): Promise<void> {
+  for (let i = 0; i < 300 && mock.requests.length < n; i++) await sleep(25);
+  expect(mock.requests.length).toBeGreaterThanOrEqual(n);
+}
+
+function processRunning(marker: string): boolean {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(marker)) return true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return false;
+}
+
+describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
+  it('streams an answer, runs slash commands, and quits with Ctrl-C at an empty prompt', async () => {
+    const term = startSession();
+    await term.waitFor(/policy allowlist · \/help/);
+    // Streamed in small chunks with a pause before the last ones: the first part shows up first.
+    mock.script([async () => ({ text: 'Two plus two is four, streamed slowly.', chunkSize: 3 })]);
+    term.type('what is 2+2');
+    await term.waitFor('Two plus two is four, streamed slowly.');
+    await waitForRequests(1);
+    expect(mock.requests[0]!.stream).toBe(true);
+
+    term.type('/policy');
+    await term.waitFor('policy mode: allowlist');
+    term.type('/tools');
+    await term.waitFor(/execute_cmd\s+Run a shell command/);
+    term.type('/nosuch');
+    await term.waitFor('unknown command /nosuch');
+
+    term.keys('C-c');
+    const screen = await term.waitFor('EXITED=0');
+    expect(screen).not.toContain(KEY);
+  });
+
+  it('Ctrl-C cancels a hanging model call and returns to the prompt', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    mock.script([{ hang: true }, { text: 'second answer' }]);
+    term.type('this will hang');
+    await waitForRequests(1);
+    term.keys('C-c');
+    await term.waitFor('cancelled');
+    term.type('try again');
+    await term.waitFor('second answer');
+    expect(term.capture()).not.toContain('EXITED');
+  });
+
+  it('Ctrl-C kills a running tool with its whole process tree', async () => {
+    const marker = `${40 + (process.pid % 50)}.${counter + 1}7`;
+    // Unrestricted: this test is about cancelling, not about what the policy allows.
+    const term = startSession('[policy]\nmode = "unrestricted"\n');
+    await term.waitFor('/help for commands');
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: `sleep ${marker} & sleep ${marker}; wait` } }] },
+      { text: 'after the tool' },
+    ]);
+    term.type('run a long command');
+    for (let i = 0; i < 200 && !processRunning(`sleep ${marker}`); i++) await sleep(25);
+    expect(processRunning(`sleep ${marker}`)).toBe(true);
+    term.keys('C-c');
+    await term.waitFor('cancelled');
+    for (let i = 0; i < 100 && processRunning(`sleep ${marker}`); i++) await sleep(25);
+    expect(processRunning(`sleep ${marker}`)).toBe(false);
+    expect(term.capture()).not.toContain('EXITED');
+  });
+
+  it('keeps prompts in the history file, never a line holding a key', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    mock.setFallback({ text: 'ok' });
+    term.type('remember this prompt');
+    await waitForRequests(1);
+    term.type(`my key is ${KEY}`);
+    await waitForRequests(2);
+    term.type('/exit');
+    await term.waitFor('EXITED=0');
+    const file = join(term.runeHome, 'history');
+    expect(existsSync(file)).toBe(true);
+    const history = readFileSync(file, 'utf8');
+    expect(history).toContain('remember this prompt');
+    expect(history).not.toContain(KEY);
+    for (const entry of readdirSync(term.runeHome, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      expect(readFileSync(join(entry.parentPath, entry.name), 'latin1')).not.toContain(KEY);
+    }
+  });
+});
