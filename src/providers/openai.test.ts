@@ -229,3 +229,68 @@ describe('OpenAI-compatible provider', () => {
     expect(mock.requests).toHaveLength(2);
   });
 });
+
+describe('OpenRouter', () => {
+  it('is picked by the sk-or- prefix and speaks the OpenAI wire with its attribution headers', async () => {
+    mock.script([{ text: 'routed' }]);
+    const p = createProvider({
+      config: testConfig({ base_url: mock.baseUrl, api_key: 'sk-or-v1-test-0123456789abcdef' }),
+      apiKeyOrigin: 'flag',
+      env: {},
+      logger: memoryLogger(),
+    });
+    expect(p.name).toBe('openrouter');
+    expect((await p.complete(request())).content).toBe('routed');
+    const sent = mock.requests[0]!;
+    expect(sent.path).toBe('/v1/chat/completions');
+    expect(sent.headers['x-title']).toBe('rune');
+    expect(sent.headers['http-referer']).toMatch(/^https:\/\//);
+    expect(sent.body.max_tokens).toBe(321);
+  });
+});
+
+describe('mock model server, non-streaming', () => {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${mock.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    // biome-ignore lint/suspicious/noExplicitAny: wire JSON read loosely in assertions
+    return { status: response.status, json: (await response.json()) as Record<string, any> };
+  };
+
+  it('answers each wire in its own JSON shape from the same queue', async () => {
+    const step = {
+      text: 'hi',
+      toolCalls: [{ id: 'x1', name: 'f', arguments: { a: 1 } }],
+      usage: { input: 3, output: 2 },
+    };
+    mock.script([step, step, step]);
+    const openai = await post('/v1/chat/completions', { model: 'm' });
+    expect(openai.json.choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'hi',
+      tool_calls: [{ id: 'x1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+    });
+    expect(openai.json.usage).toEqual({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
+    const gemini = await post('/v1beta/models/g:generateContent', {});
+    expect(gemini.json.candidates[0].content.parts).toEqual([
+      { text: 'hi' },
+      { functionCall: { id: 'x1', name: 'f', args: { a: 1 } } },
+    ]);
+    const anthropic = await post('/v1/messages', { model: 'c' });
+    expect(anthropic.json.content).toEqual([
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 'x1', name: 'f', input: { a: 1 } },
+    ]);
+    expect(mock.requests.map((r) => [r.kind, r.stream, r.model])).toEqual([
+      ['openai', false, 'm'],
+      ['gemini', false, 'g'],
+      ['anthropic', false, 'c'],
+    ]);
+    expect(mock.pending).toBe(0);
+  });
+
+  it('says plainly when the script ran out', async () => {
+    const { status, json } = await post('/v1/chat/completions', { model: 'm' });
+    expect(status).toBe(400);
+    expect(json.error.message).toContain('no scripted step left');
+  });
+});
