@@ -15,9 +15,14 @@ export interface StatelessDeps extends AgentDeps {
 
 function sourcePrompt(step: string, source: Source): string {
   if (source.prompt) return source.prompt;
+  // The usual way here is the implicit get after a put to a resource without a prompt.
+  const hint =
+    step === 'in'
+      ? 'set get_params: {skip_download: true} on the put, or configure source.notes to keep answers'
+      : 'or configure source.notes to read stored runs';
   throw new RuneError(
     'USAGE',
-    `${step}: source.prompt is not set; the stateless resource runs it on every ${step} (or configure source.notes to keep answers)`,
+    `${step}: source.prompt is not set; the stateless resource runs it on every ${step} (${hint})`,
   );
 }
 

@@ -14,6 +14,7 @@ function putFolder(): string {
   const src = join(base, 'src');
   mkdirSync(join(src, 'repo'), { recursive: true });
   writeFileSync(join(src, 'repo', 'prompt.md'), 'What changed?');
+  writeFileSync(join(src, 'repo', 'empty.md'), '  \n');
   writeFileSync(join(base, 'outside.md'), 'secret prompt');
   symlinkSync(join(base, 'outside.md'), join(src, 'repo', 'sneaky.md'));
   return src;
@@ -48,6 +49,19 @@ const cases: [string, Step, unknown, RegExp][] = [
     'out',
     { source: {}, params: { prompt_file: 'repo/sneaky.md' } },
     /params\.prompt_file "repo\/sneaky\.md" resolves outside/,
+  ],
+  [
+    'both prompt and prompt_file',
+    'out',
+    { source: {}, params: { prompt: 'x', prompt_file: 'repo/prompt.md' } },
+    /give params\.prompt or params\.prompt_file, not both/,
+  ],
+  ['an empty prompt_file', 'out', { source: {}, params: { prompt_file: 'repo/empty.md' } }, /is empty/],
+  [
+    'stateless in without a prompt',
+    'in',
+    { source: { api_key: KEY }, version: { ref: 'sha256:1' } },
+    /source\.prompt is not set.*skip_download/,
   ],
   [
     'a version with a non-string value',

@@ -196,6 +196,15 @@ describe('notes store', () => {
     expect(result.stderr).toMatch(/run \d+ is gone/);
   });
 
+  it('a refused token is a clear error that does not show the token', async () => {
+    const bad = { notes: { url: notesUrl, token: 'rune_not-a-real-token-123456', note: 'ci-answers' } };
+    const result = await step('check', { source: bad });
+    expect(result.stdout).toBe('');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/401.*source\.notes\.token/);
+    expect(result.stderr).not.toContain('rune_not-a-real-token-123456');
+  });
+
   it('watch: an edit through the notes API makes the next check list a new version', async () => {
     const note = 'ci-watched';
     await api('POST', '/api/notes', { name: note });
