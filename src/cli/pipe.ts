@@ -65,6 +65,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     onEvent,
     executor: runtime.executor,
     tools: runtime.registry,
+    takeNotices: () => runtime.mcp?.takeNotices() ?? [],
   }).finally(() => runtime.close());
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -13,6 +13,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
+import { formatServers } from '../mcp/format.ts';
 import type { Confirmer, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
@@ -216,6 +217,7 @@ export async function runSession(
       policy,
       executor: runtime.executor,
       tools: runtime.registry,
+      takeNotices: () => runtime.mcp?.takeNotices() ?? [],
       confirmer,
       signal: controller.signal,
       onEvent,
@@ -266,6 +268,7 @@ export async function runSession(
             `cwd:      ${cwd}`,
             `config:   ${setup.configFile}`,
             `policy:   ${config.policy.mode}; sandbox: ${config.sandbox.mode}`,
+            ...(runtime.mcp ? [formatServers(runtime.mcp.describeServers())] : []),
             '',
           ].join('\n'),
         );

@@ -4,7 +4,8 @@ import type { ExtraTool } from '../agent/types.ts';
 import type { McpServerConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
+import type { SandboxExecutor } from '../sandbox/types.ts';
+import type { McpServerInfo, McpToolInfo } from './format.ts';
 import { packageName } from './locate.ts';
 import {
   assignToolNames,
@@ -13,7 +14,9 @@ import {
   splitCommandLine,
   uniqueNames,
 } from './naming.ts';
-import { McpServer, type ServerState } from './server.ts';
+import { McpServer } from './server.ts';
+
+export { formatServers, formatServerTools, type McpServerInfo, type McpToolInfo } from './format.ts';
 
 /** The six tools every agent run has; MCP tools never take their names. */
 export const BUILTIN_TOOL_NAMES = [
@@ -24,29 +27,6 @@ export const BUILTIN_TOOL_NAMES = [
   'fetch_url',
   'inspect_process',
 ] as const;
-
-export interface McpToolInfo {
-  /** The name the model sees. */
-  name: string;
-  /** The name the server gave it. */
-  serverTool: string;
-  description: string;
-  readOnly: boolean;
-  /** Set when the tool is not offered: the owner of its name. */
-  hiddenBy?: string;
-}
-
-export interface McpServerInfo {
-  name: string;
-  state: ServerState;
-  required: boolean;
-  command: string;
-  pid?: number;
-  /** Why it failed or ended. */
-  reason?: string;
-  tools: McpToolInfo[];
-  layers: LayerReport[];
-}
 
 export interface StartMcpOptions {
   servers: readonly McpServerConfig[];
@@ -217,38 +197,6 @@ export class McpManager {
     process.off('exit', this.killOnExit);
     await Promise.all(this.servers.map((server) => server.stop()));
   }
-}
-
-/** One line per server for /info. */
-export function formatServers(servers: readonly McpServerInfo[]): string {
-  if (servers.length === 0) return 'MCP servers: none';
-  const lines = ['MCP servers:'];
-  for (const server of servers) {
-    const offered = server.tools.filter((tool) => !tool.hiddenBy).length;
-    const detail =
-      server.state === 'ready'
-        ? `ready, ${offered} tool${offered === 1 ? '' : 's'}${server.pid ? `, pid ${server.pid}` : ''}`
-        : `${server.state}${server.reason ? `: ${server.reason.split('\n')[0]}` : ''}`;
-    lines.push(`  ${server.name}${server.required ? ' (required)' : ''}: ${detail}`);
-  }
-  return lines.join('\n');
-}
-
-/** The MCP part of /tools: each server's tools, marking read-only, hidden and withdrawn ones. */
-export function formatServerTools(servers: readonly McpServerInfo[]): string {
-  const lines: string[] = [];
-  for (const server of servers) {
-    const state = server.state === 'ready' ? '' : ` (${server.state}: tools withdrawn)`;
-    lines.push(`MCP server ${server.name}${state}:`);
-    if (server.tools.length === 0) lines.push('  (no tools)');
-    for (const tool of server.tools) {
-      const flags = [tool.readOnly ? 'read-only' : 'may change things'];
-      if (tool.hiddenBy) flags.push(`hidden: name taken by the ${tool.hiddenBy}`);
-      const summary = tool.description.split('\n')[0] ?? '';
-      lines.push(`  ${tool.name}${summary ? ` — ${summary}` : ''} [${flags.join('; ')}]`);
-    }
-  }
-  return lines.join('\n');
 }
 
 /**

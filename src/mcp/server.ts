@@ -6,12 +6,11 @@ import type { McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { VERSION } from '../core/version.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
+import type { ServerState } from './format.ts';
 import { locateServer } from './locate.ts';
 import { planServerSandbox } from './plan.ts';
 import { type McpToolOutput, toToolOutput } from './result.ts';
 import { type ExitInfo, SandboxedStdioTransport } from './transport.ts';
-
-export type ServerState = 'starting' | 'ready' | 'failed' | 'crashed' | 'stopped';
 
 /** Per-call timeout when the table sets none. */
 export const DEFAULT_CALL_TIMEOUT_SECS = 60;
