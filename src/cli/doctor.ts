@@ -3,12 +3,15 @@
 import { loadConfig } from '../config/load.ts';
 import { isSea } from '../core/assets.ts';
 import { isRuneError } from '../core/errors.ts';
+import { silentLogger } from '../core/logger.ts';
 import { loadedNatives } from '../core/native.ts';
 import { configFile } from '../core/paths.ts';
 import { openDatabase, type SqliteInfo, sqliteInfo } from '../core/sqlite.ts';
 import { VERSION } from '../core/version.ts';
 import { describeCapabilities, readSystemFacts, type SandboxCapabilities } from '../sandbox/capabilities.ts';
+import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { runeNative } from '../sandbox/native.ts';
+import type { LayerReport } from '../sandbox/types.ts';
 
 export interface DoctorReport {
   version: string;
@@ -19,13 +22,23 @@ export interface DoctorReport {
   config: { file: string; found: boolean; valid: boolean; problems: string[] };
   sqlite: (SqliteInfo & { ok: true; addon?: string }) | { ok: false; error: string };
   sandbox: SandboxCapabilities | { error: string };
+  /** The layers a tool call gets with the configuration in use (skipped ones with the reason). */
+  sandboxLayers: LayerReport[];
   cache: { native: string[]; notes: string[] };
 }
 
 export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env): DoctorReport {
   let config: DoctorReport['config'];
+  let sandboxLayers: LayerReport[] = [];
   try {
     const loaded = loadConfig({ env });
+    try {
+      sandboxLayers = createSandboxExecutor({ config: loaded.config, logger: silentLogger }).describe();
+    } catch (error) {
+      sandboxLayers = [
+        { layer: 'namespaces', applied: false, detail: `sandbox unavailable: ${(error as Error).message}` },
+      ];
+    }
     config = { file: loaded.file, found: loaded.fileFound, valid: true, problems: [] };
   } catch (error) {
     if (!isRuneError(error)) throw error;
@@ -67,6 +80,7 @@ export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env): Docto
     config,
     sqlite,
     sandbox,
+    sandboxLayers,
     cache: { native: [...new Set(natives.map((n) => n.path))], notes: [...new Set(notes)] },
   };
 }
@@ -115,5 +129,8 @@ export function formatDoctorReport(report: DoctorReport): string {
       row(`  ${LAYER_LABELS[key]}`, `${cap.available ? 'yes' : 'no '}  ${cap.detail}`);
     }
   }
+  lines.push(`  sandbox layers of a tool call (sandbox.mode from the config)`);
+  for (const layer of report.sandboxLayers)
+    row(`  ${layer.layer}`, `${layer.applied ? 'applied' : 'SKIPPED'}  ${layer.detail}`);
   return `${lines.join('\n')}\n`;
 }

@@ -9,7 +9,12 @@ import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
-import { describeCapabilities, readSystemFacts, type SandboxCapabilities } from './capabilities.ts';
+import {
+  describeCapabilities,
+  type KernelProbe,
+  readSystemFacts,
+  type SandboxCapabilities,
+} from './capabilities.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
@@ -49,12 +54,26 @@ const REPORT_FD = 3;
 
 let capabilitiesCache: SandboxCapabilities | undefined;
 
+/**
+ * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
+ * fork the whole Node process for the namespace test, so it is only the fallback.
+ */
+function probeKernel(): KernelProbe {
+  try {
+    const result = spawnSync(sandboxHelperPath(), ['--probe'], { encoding: 'utf8', timeout: 5000 });
+    if (result.status === 0) return JSON.parse(result.stdout) as KernelProbe;
+  } catch {
+    // Fall through to the addon.
+  }
+  return runeNative().probe();
+}
+
 /** What this machine offers, probed once per process. */
 export function sandboxCapabilities(): SandboxCapabilities {
   if (!capabilitiesCache) {
     const facts = readSystemFacts();
     try {
-      capabilitiesCache = describeCapabilities(runeNative().probe(), facts);
+      capabilitiesCache = describeCapabilities(probeKernel(), facts);
     } catch (error) {
       const why = `kernel probe failed: ${(error as Error).message}`;
       const none = { available: false, detail: why };
