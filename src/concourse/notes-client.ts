@@ -26,12 +26,14 @@ export class NotesClient {
   readonly #base: string;
   readonly #token: string;
   readonly #fetch: FetchFn;
+  readonly #signal: AbortSignal | undefined;
   readonly note: string;
 
-  constructor(options: { url: string; token: string; note: string; fetch?: FetchFn }) {
+  constructor(options: { url: string; token: string; note: string; fetch?: FetchFn; signal?: AbortSignal }) {
     this.#base = options.url.replace(/\/+$/, '');
     this.#token = options.token;
     this.#fetch = options.fetch ?? fetch;
+    this.#signal = options.signal;
     this.note = options.note;
   }
 
@@ -95,9 +97,12 @@ export class NotesClient {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: this.#signal
+          ? AbortSignal.any([this.#signal, AbortSignal.timeout(TIMEOUT_MS)])
+          : AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
+      if (this.#signal?.aborted) throw new RuneError('TERMINATED', `stopped during ${method} ${path}`);
       const cause = (error as { cause?: { message?: string } }).cause?.message;
       throw new RuneError(
         'IO',

@@ -61,7 +61,11 @@ export function decodeRun(content: string): { record: RunRecord; answer: string 
 }
 
 function client(deps: StoreDeps, notes: NotesSource): NotesClient {
-  return new NotesClient({ ...notes, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+  return new NotesClient({
+    ...notes,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
 }
 
 function refuseWatchWithPrompt(step: string, source: Source): void {
