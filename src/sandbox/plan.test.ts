@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { helperArgsFor } from './entry.ts';
+import {
+  isInside,
+  type PlanInput,
+  parseReport,
+  planHelperArgs,
+  protectedCandidates,
+  scrubEnvironment,
+} from './plan.ts';
+
+const base: PlanInput = {
+  request: {
+    argv: ['/bin/sh', '-c', 'ls'],
+    cwd: '/work/p',
+    readOnlyPaths: ['ref'],
+    readWritePaths: ['/work/p/out'],
+    allowedDomains: [],
+  },
+  strict: false,
+  namespaces: true,
+  protectedPaths: ['/work/p/out/.env'],
+  pinPaths: ['/work/p/out/.git'],
+  hidePaths: ['/etc/shadow'],
+  resolved: [],
+  limits: { fsizeBytes: 1024, nofile: 64, tmpMb: 8 },
+  reportFd: 3,
+};
+
+const pairs = (args: string[], flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]] : []));
+
+describe('planHelperArgs', () => {
+  it('makes the working directory and relative paths absolute, read-only unless listed writable', () => {
+    const { args } = planHelperArgs(base);
+    expect(pairs(args, '--ro')).toContain('/work/p');
+    expect(pairs(args, '--ro')).toContain('/work/p/ref');
+    expect(pairs(args, '--ro')).toContain('/usr');
+    expect(pairs(args, '--rw')).toEqual(expect.arrayContaining(['/work/p/out', '/tmp', '/dev/null']));
+    expect(pairs(args, '--rw')).not.toContain('/work/p');
+    expect(pairs(args, '--protect')).toEqual(['/work/p/out/.env']);
+    expect(pairs(args, '--cwd')).toEqual(['/work/p']);
+    expect(args.slice(args.indexOf('--') + 1)).toEqual(['/bin/sh', '-c', 'ls']);
+  });
+
+  it('gives no writable /tmp without namespaces (it would be the host /tmp)', () => {
+    const { args } = planHelperArgs({ ...base, namespaces: false });
+    expect(pairs(args, '--rw')).not.toContain('/tmp');
+    expect(args).toContain('--no-namespaces');
+  });
+
+  it('allows exactly the resolved addresses and writes them into the hosts list', () => {
+    const { args, notes } = planHelperArgs({
+      ...base,
+      request: { ...base.request, allowedDomains: ['api.example.com', '*.cdn.example', 'gone.example'] },
+      resolved: [
+        { name: 'api.example.com', addresses: ['93.184.216.34', '2606:2800::1'] },
+        { name: 'gone.example', addresses: [] },
+      ],
+    });
+    expect(pairs(args, '--allow-addr')).toEqual(['93.184.216.34', '2606:2800::1']);
+    expect(pairs(args, '--host')).toEqual(['93.184.216.34 api.example.com', '2606:2800::1 api.example.com']);
+    expect(notes[0]?.detail).toMatch(/wildcards cannot be resolved ahead: \*\.cdn\.example/);
+    expect(notes[0]?.detail).toMatch(/did not resolve: gone\.example/);
+  });
+
+  it('passes strict mode on so the helper refuses to start with a missing layer', () => {
+    expect(planHelperArgs({ ...base, strict: true }).args).toContain('--strict');
+    expect(planHelperArgs(base).args).not.toContain('--strict');
+  });
+});
+
+describe('scrubEnvironment', () => {
+  it('drops KEY/SECRET/TOKEN/PASSWORD names in any case unless passed through', () => {
+    const { env, removed } = scrubEnvironment(
+      {
+        PATH: '/bin',
+        OPENAI_API_KEY: 'a',
+        client_secret: 'b',
+        GH_TOKEN: 'c',
+        PGPASSWORD: 'd',
+        KEYBOARD: 'e',
+      },
+      ['GH_TOKEN'],
+    );
+    expect(env).toEqual({ PATH: '/bin', GH_TOKEN: 'c' });
+    expect(removed.sort()).toEqual(['KEYBOARD', 'OPENAI_API_KEY', 'PGPASSWORD', 'client_secret']);
+  });
+});
+
+describe('protected paths', () => {
+  it('covers git hooks and config, rune config and every .env file at the root', () => {
+    expect(protectedCandidates('/r', ['.env', '.env.local', 'src', '.envrc'])).toEqual([
+      '/r/.git/hooks',
+      '/r/.git/config',
+      '/r/rune.toml',
+      '/r/.rune',
+      '/r/.env',
+      '/r/.env.local',
+      '/r/.envrc',
+    ]);
+  });
+
+  it('isInside', () => {
+    expect(isInside('/a/b', '/a')).toBe(true);
+    expect(isInside('/a', '/a')).toBe(true);
+    expect(isInside('/ab', '/a')).toBe(false);
+    expect(isInside('/', '/a')).toBe(false);
+  });
+});
+
+describe('parseReport', () => {
+  it('keeps a layer applied when one of its steps was skipped, and surfaces setup failures', () => {
+    const { layers, setupError } = parseReport(
+      [
+        'namespaces\tskipped\tprivate /proc: EPERM',
+        'namespaces\tapplied\tuser+mount+pid',
+        'landlock\tapplied\tABI 7',
+        'seccomp\tfailed\tseccomp filter: EINVAL',
+        'setup\tfailed\tstrict mode: a layer could not be applied',
+        '',
+      ].join('\n'),
+    );
+    expect(layers.get('namespaces')).toMatchObject({ applied: true });
+    expect(layers.get('namespaces')?.detail).toMatch(/private \/proc: EPERM/);
+    expect(layers.get('seccomp')).toMatchObject({ applied: false });
+    expect(setupError).toMatch(/strict mode/);
+  });
+});
+
+describe('hidden subcommands', () => {
+  it('_landlock maps --ro/--rw and switches the other layers off', () => {
+    expect(helperArgsFor('_landlock', ['--ro', '/usr', '--rw', '/tmp/x', '--', 'ls', '-l'])).toEqual([
+      '--no-namespaces',
+      '--no-seccomp',
+      '--ro',
+      '/usr',
+      '--rw',
+      '/tmp/x',
+      '--',
+      'ls',
+      '-l',
+    ]);
+  });
+
+  it('_net-guard turns allowed domains into addresses and hosts lines', () => {
+    const args = helperArgsFor('_net-guard', ['--allow-domain', 'a.test', '--', 'curl', 'a.test'], () => [
+      '10.0.0.1',
+    ]);
+    expect(args).toEqual(expect.arrayContaining(['--allow-addr', '10.0.0.1', '--host', '10.0.0.1 a.test']));
+  });
+
+  it('rejects a missing command or a flag of another subcommand', () => {
+    expect(() => helperArgsFor('_seccomp', ['--'])).toThrow(/no command after --/);
+    expect(() => helperArgsFor('_seccomp', ['--ro', '/', '--', 'ls'])).toThrow(/unexpected --ro/);
+  });
+});
