@@ -8,6 +8,7 @@ import { runSandboxCommand, type SandboxCommandOptions } from '../sandbox/comman
 import { agentAction } from './agent.ts';
 import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
+import type { InitOptions } from './init.ts';
 
 function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('rune')
@@ -26,7 +27,9 @@ function buildProgram(setExit: (code: number) => void): Command {
       'Show the version, embedded SQLite, the sandbox layers this machine offers, and the config in use',
     )
     .addOption(new Option('--json', 'print one JSON object'))
-    .action((options: { json?: boolean }) => {
+    .action((_options: { json?: boolean }, cmd: Command) => {
+      // The agent's own --json is a program option; commander hands it to the program, so read both.
+      const options = cmd.optsWithGlobals<{ json?: boolean }>();
       const report = collectDoctorReport();
       process.stdout.write(
         options.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctorReport(report),
@@ -38,9 +41,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .command('sessions')
     .description('List stored sessions, most recent first (continue one with --resume ID)')
     .addOption(new Option('--json', 'print a JSON array'))
-    .action(async (options: { json?: boolean }) => {
+    .action(async (_options: { json?: boolean }, cmd: Command) => {
       const { sessionsCommand } = await import('./sessions.ts');
-      setExit(sessionsCommand(options));
+      setExit(sessionsCommand(cmd.optsWithGlobals<{ json?: boolean }>()));
     });
 
   const collect = (value: string, previous: string[]) => [...previous, value];
@@ -60,6 +63,21 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
       // --sandbox and --config belong to the main program; they apply here too.
       setExit(await runSandboxCommand(command, cmd.optsWithGlobals<SandboxCommandOptions>()));
+    });
+
+  const repeat = (value: string, previous: string[] = []) => [...previous, value];
+  program
+    .command('init')
+    .description(
+      'Write a commented $RUNE_HOME/rune.toml: interactive on a terminal; with --yes (or no terminal) it takes --provider, --model, --base-url, --api-key and --policy',
+    )
+    .option('--force', 'replace an existing rune.toml')
+    .option('--allow-command <cmd>', 'a command allowed without asking (repeatable)', repeat)
+    .option('--allow-domain <host>', 'a domain fetch_url may reach (repeatable)', repeat)
+    .action(async (_options: InitOptions, cmd: Command) => {
+      // --model, --provider, … are the main program's flags; they apply here too.
+      const { initCommand } = await import('./init.ts');
+      setExit(await initCommand(cmd.optsWithGlobals<InitOptions>()));
     });
 
   addAgentOptions(program)
