@@ -184,16 +184,21 @@ describe('notes store', () => {
 
   it('in fails, with nothing on stdout, when the run is gone', async () => {
     const note = 'ci-gone';
-    mock.script([{ text: 'Short-lived.' }]);
-    const src = tempDir('rune-out-');
-    const out = protocolValue(
-      await step('out', { source: source(note), params: { prompt: 'x' } }, src),
-    ) as Output;
-    await api('DELETE', `/api/notes/${note}/files/${out.version.run}`);
-    const result = await step('in', { source: source(note), version: out.version }, tempDir('rune-in-'));
+    mock.script([{ text: 'Short-lived.' }, { text: 'Kept.' }]);
+    const put = async () => {
+      const src = tempDir('rune-out-');
+      const out = protocolValue(await step('out', { source: source(note), params: { prompt: 'x' } }, src));
+      return (out as Output).version;
+    };
+    const gone = await put();
+    const kept = await put();
+    await api('DELETE', `/api/notes/${note}/files/${gone.run}`);
+    const result = await step('in', { source: source(note), version: gone }, tempDir('rune-in-'));
     expect(result.stdout).toBe('');
     expect(result.code).toBe(13);
     expect(result.stderr).toMatch(/run \d+ is gone/);
+    // check given a vanished version answers with the latest one, as Concourse expects.
+    expect(protocolValue(await step('check', { source: source(note), version: gone }))).toEqual([kept]);
   });
 
   it('a refused token is a clear error that does not show the token', async () => {
