@@ -618,6 +618,35 @@ static int recv_fd(int sock) {
   return fd;
 }
 
+static pid_t init_cmd;
+static int status_fd = -1; /* write end: the command's raw wait status, for the outer helper */
+
+static void init_forward(int sig) {
+  if (init_cmd > 0) kill(init_cmd, sig);
+}
+
+static void __attribute__((noreturn)) init_loop(pid_t cmd) {
+  init_cmd = cmd;
+  /* Hold no pipe of the command open: only the status pipe stays. */
+  for (int fd = 0; fd <= 2; fd++) close(fd);
+  if (opt.report_fd >= 0) close(opt.report_fd);
+  static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) signal(forwarded[i], init_forward);
+  for (;;) {
+    int st = 0;
+    pid_t w = wait(&st);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) _exit(125);
+    if (w != cmd) continue; /* a reaped orphan */
+    if (status_fd >= 0) {
+      ssize_t n = write(status_fd, &st, sizeof st);
+      (void)n;
+    }
+    /* Returning kills everything still running in the namespace. */
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+  }
+}
+
 static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
   if (in_namespaces) {
     char map[64];
@@ -662,6 +691,14 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
     _exit(125);
   }
 
+  if (in_namespaces) {
+    /* This process is PID 1 of the namespace: it stays as a minimal init (reaps orphans, forwards
+     * signals), so the command gets ordinary signal semantics instead of PID 1's. */
+    pid_t cmd = fork();
+    if (cmd < 0) die("fork");
+    if (cmd > 0) init_loop(cmd);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  }
   reset_process_state();
   /* Every fd above 2 goes at exec, the report pipe included: its EOF means "exec'd". */
   if (syscall(__NR_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) != 0) {
@@ -925,6 +962,8 @@ int main(int argc, char **argv) {
   uid_t uid = geteuid();
   gid_t gid = getegid();
   int in_namespaces = 0;
+  int status_pipe[2] = {-1, -1};
+  if (opt.namespaces && pipe2(status_pipe, O_CLOEXEC) != 0) die("pipe");
   pid_t pid = -1;
   if (opt.namespaces) {
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (opt.net_isolate ? CLONE_NEWNET : 0);
@@ -941,6 +980,8 @@ int main(int argc, char **argv) {
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (status_pipe[0] >= 0) close(status_pipe[0]);
+    status_fd = in_namespaces ? status_pipe[1] : -1;
     if (guard[0] >= 0) close(guard[0]);
     if (in_namespaces && opt.net_isolate) {
       if (use_guard)
@@ -966,10 +1007,15 @@ int main(int argc, char **argv) {
       close(listener);
     }
   }
+  if (status_pipe[1] >= 0) close(status_pipe[1]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return 125;
   }
+  /* The init's own exit code cannot say "killed by a signal": the command's raw status can. */
+  int raw = 0;
+  if (in_namespaces && WIFEXITED(status) && read(status_pipe[0], &raw, sizeof raw) == (ssize_t)sizeof raw)
+    status = raw;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     /* Die the same way, so the caller sees the command's signal. */

@@ -40,6 +40,12 @@ describe('sandbox executor', () => {
     );
   });
 
+  it('gives the command ordinary signal semantics (it is not PID 1 of its namespace)', async () => {
+    const result = await executor.run(request(['/bin/sh', '-c', 'kill -TERM $$; echo survived']));
+    expect(result.stdout).toBe('');
+    expect(result.signal).toBe('SIGTERM');
+  });
+
   it('caps output and counts what it dropped', async () => {
     const result = await executor.run(
       request(['/bin/sh', '-c', 'head -c 5000 /dev/zero'], { maxOutputBytes: 1000 }),
