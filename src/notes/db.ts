@@ -145,7 +145,26 @@ export function openNotesDatabase(file: string): SqliteDatabase {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   migrate(db);
+  cacheStatements(db);
   return db;
+}
+
+/**
+ * Makes db.prepare() return one compiled statement per SQL text: every request runs the same few
+ * queries, and compiling them again each time was the largest cost of a read. The SQL texts are
+ * built from fixed fragments only, so the cache stays small.
+ */
+function cacheStatements(db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, ReturnType<typeof prepare>>();
+  (db as { prepare: typeof prepare }).prepare = ((sql: string) => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = prepare(sql);
+      if (cache.size < 500) cache.set(sql, statement);
+    }
+    return statement;
+  }) as typeof prepare;
 }
 
 export function migrate(db: SqliteDatabase): number {

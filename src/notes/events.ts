@@ -41,6 +41,10 @@ interface Connection {
 }
 
 const REPLAY_KEEP = 1000;
+
+function frame(id: number | null, name: string, data: unknown): string {
+  return `${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
 const TYPING_MS = 5000;
 
 function roleOf(p: Principal | null): Role | 'anonymous' {
@@ -156,10 +160,13 @@ export class EventHub {
   }
 
   private write(conn: Connection, id: number | null, name: string, data: unknown): void {
+    this.send(conn, frame(id, name, data));
+  }
+
+  private send(conn: Connection, text: string): void {
     if (conn.closed) return;
-    const head = id === null ? '' : `id: ${id}\n`;
     try {
-      conn.sink.write(`${head}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+      conn.sink.write(text);
     } catch {
       this.drop(conn);
     }
@@ -215,6 +222,7 @@ export class EventHub {
       }
     }
     const ctx = this.context(event);
+    let text: string | undefined;
     for (const conn of [...this.connections.values()]) {
       // A stream of a note its recipient can no longer see is closed, whatever the event.
       if (conn.noteId !== null && conn.noteId === event.noteId) {
@@ -223,7 +231,11 @@ export class EventHub {
           continue;
         }
       }
-      if (this.allowed(conn, event, ctx)) this.write(conn, id, event.name, event.data);
+      if (this.allowed(conn, event, ctx)) {
+        // Serialised once for all recipients: with hundreds of streams this is most of the work.
+        text ??= frame(id, event.name, event.data);
+        this.send(conn, text);
+      }
     }
     return id;
   }

@@ -1,0 +1,247 @@
+// rune notes under load, each figure against a baseline measured in the same run:
+//   1. note reads per second (GET of a public file) vs a bare fastify hello-world (goal ≥ 50 %),
+//   2. delay for an edit to reach 200 SSE clients, p50/p99 (goal p99 ≤ 100 ms),
+//   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline.
+//   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { median, percentile, ROOT, requireBinary } from './lib.mjs';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    clients: { type: 'string', default: '200' },
+    files: { type: 'string', default: '100000' },
+    connections: { type: 'string', default: '32' },
+  },
+});
+const seconds = Number(values.seconds);
+const sseClients = Number(values.clients);
+const fileCount = Number(values.files);
+const connections = Number(values.connections);
+const rune = requireBinary();
+const require = createRequire(join(ROOT, 'package.json'));
+
+function waitForLine(child, pattern) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`no match for ${pattern}: ${text}`)), 30_000);
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      text += chunk;
+      const match = pattern.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+    child.on('close', (code) => reject(new Error(`exited ${code}: ${text}`)));
+  });
+}
+
+async function startRune(home) {
+  const child = spawn(rune, ['notes', '--port', '0'], {
+    env: { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: home },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const [, url] = await waitForLine(child, /listening on (http:\/\/[\d.]+:\d+)/);
+  return { child, url, stop: () => new Promise((r) => child.once('close', r) && child.kill('SIGTERM')) };
+}
+
+async function startHello() {
+  const code = `
+    const fastify = require(${JSON.stringify(require.resolve('fastify'))})({ logger: false });
+    fastify.get('/', async () => ({ hello: 'world' }));
+    fastify.listen({ host: '127.0.0.1', port: 0 }).then(() => process.stderr.write('port ' + fastify.server.address().port + '\\n'));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const [, port] = await waitForLine(child, /port (\d+)/);
+  return { child, url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+
+function request(url, { method = 'GET', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.end(typeof body === 'string' ? body : JSON.stringify(body));
+    else req.end();
+  });
+}
+
+/** Requests per second with `connections` concurrent keep-alive loops for `seconds`. */
+async function throughput(url) {
+  let done = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < until) {
+        const res = await request(url);
+        if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.body}`);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+async function adminApi(url) {
+  const login = await request(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: { username: 'bench', password: 'benchpass' },
+  });
+  const cookie = String(login.headers['set-cookie']).split(';')[0];
+  const csrf = JSON.parse(login.body).csrf_token;
+  const token = JSON.parse(
+    (
+      await request(`${url}/api/tokens`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+        body: { name: 'bench', role: 'admin' },
+      })
+    ).body,
+  ).token;
+  return (path, method = 'GET', body) =>
+    request(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body }),
+    });
+}
+
+const home = mkdtempSync(join(tmpdir(), 'rune-bench-notes-'));
+writeFileSync(join(home, 'rune.toml'), '[notes.local]\nadmins = ["bench:benchpass"]\n');
+let server = await startRune(home);
+let api = await adminApi(server.url);
+await api('/api/notes', 'POST', { name: 'bench', public: true });
+await api('/api/notes/bench/files', 'POST', {
+  name: 'index.md',
+  content: `# Bench\n\n${'Some text. '.repeat(100)}\n`,
+});
+
+// 1. reads per second
+const hello = await startHello();
+const samples = { hello: [], rune: [] };
+for (let round = 0; round < 3; round++) {
+  samples.hello.push(await throughput(`${hello.url}/`));
+  samples.rune.push(await throughput(`${server.url}/api/notes/bench/files/index.md`));
+}
+hello.stop();
+const helloRate = median(samples.hello);
+const runeRate = median(samples.rune);
+console.log(`\nreads/s over ${connections} keep-alive connections, ${seconds} s × 3 interleaved rounds`);
+console.log(`  bare fastify hello-world          ${helloRate.toFixed(0).padStart(8)} req/s  (baseline)`);
+console.log(
+  `  GET public file (guest)           ${runeRate.toFixed(0).padStart(8)} req/s  ratio ${(runeRate / helloRate).toFixed(3)}  (goal ≥ 0.5)`,
+);
+
+// 2. SSE fan-out
+const streams = [];
+const delays = [];
+/** revision → {sent, count, resolve}: deliveries are counted as they arrive, no polling. */
+const waiting = new Map();
+await Promise.all(
+  Array.from({ length: sseClients }, () => {
+    return new Promise((resolve, reject) => {
+      const req = http.get(`${server.url}/api/events?note_id=bench`, { agent: false }, (res) => {
+        let buffer = '';
+        res.setEncoding('utf8').on('data', (chunk) => {
+          buffer += chunk;
+          if (buffer.includes('event: hello')) resolve();
+          let at = buffer.indexOf('event: file.saved');
+          while (at >= 0) {
+            const end = buffer.indexOf('\n\n', at);
+            if (end < 0) break;
+            const data = JSON.parse(/data: (.*)/.exec(buffer.slice(at, end))[1]);
+            const wait = waiting.get(data.revision);
+            if (wait) {
+              delays.push(performance.now() - wait.sent);
+              if (++wait.count === sseClients) wait.resolve();
+            }
+            buffer = buffer.slice(end + 2);
+            at = buffer.indexOf('event: file.saved');
+          }
+          if (buffer.length > 100_000) buffer = buffer.slice(-1000);
+        });
+      });
+      req.on('error', reject);
+      streams.push(req);
+    });
+  }),
+);
+let revision = JSON.parse((await api('/api/notes/bench/files/index.md')).body).revision;
+for (let i = 0; i < 30; i++) {
+  const all = new Promise((resolve) =>
+    waiting.set(revision + 1, { sent: performance.now(), count: 0, resolve }),
+  );
+  const put = await api('/api/notes/bench/files/index.md', 'PUT', {
+    content: `# Bench edit ${i}\n`,
+    base_revision: revision,
+  });
+  revision = JSON.parse(put.body).revision;
+  await all;
+}
+for (const req of streams) req.destroy();
+console.log(`\nedit → ${sseClients} SSE clients, ${delays.length} deliveries`);
+console.log(
+  `  p50 ${percentile(delays, 50).toFixed(1)} ms   p99 ${percentile(delays, 99).toFixed(1)} ms   (goal p99 ≤ 100 ms)`,
+);
+
+// 3. FTS over many files: filled straight into the database while the server is stopped.
+await server.stop();
+const Database = require('better-sqlite3');
+const db = new Database(join(home, 'notes', 'notes.db'));
+const words = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}x`);
+let seed = 42;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+const noteId = db
+  .prepare("insert into notes(name, public, created_at, updated_at) values ('corpus', 1, ?, ?)")
+  .run('2026-01-01', '2026-01-01').lastInsertRowid;
+const insert = db.prepare(
+  'insert into files(note_id, name, public, revision, content, created_at, updated_at) values (?, ?, 1, 1, ?, ?, ?)',
+);
+db.transaction(() => {
+  for (let i = 0; i < fileCount; i++) {
+    const text = Array.from({ length: 60 }, () => words[Math.floor(rand() * words.length)]).join(' ');
+    insert.run(noteId, `f${i}.md`, text, '2026-01-01', '2026-01-01');
+  }
+})();
+db.pragma('wal_checkpoint(TRUNCATE)');
+db.close();
+server = await startRune(home);
+api = await adminApi(server.url);
+const timeQuery = async (q) => {
+  const start = performance.now();
+  const res = await api(`/api/search?q=${encodeURIComponent(q)}`);
+  if (res.status !== 200) throw new Error(res.body);
+  return performance.now() - start;
+};
+const fts = [];
+const base = [];
+for (let i = 0; i < 200; i++) {
+  base.push(await timeQuery('nosuchwordanywhere'));
+  fts.push(await timeQuery(words[Math.floor(rand() * words.length)]));
+}
+console.log(`\nsearch over ${fileCount} files (200 queries, one word each)`);
+console.log(
+  `  no hits (baseline)  p50 ${percentile(base, 50).toFixed(1)} ms  p95 ${percentile(base, 95).toFixed(1)} ms`,
+);
+console.log(
+  `  one word            p50 ${percentile(fts, 50).toFixed(1)} ms  p95 ${percentile(fts, 95).toFixed(1)} ms  (goal p95 ≤ 20 ms)`,
+);
+await server.stop();
+agent.destroy();
