@@ -85,6 +85,12 @@ describe('event permissions at send time', () => {
     expect(saved(guest)).toEqual([openId]);
     expect(saved(member)).toEqual([openId, hiddenId]);
     expect(JSON.stringify(guest.events)).not.toContain('h2');
+    await user.request('DELETE', '/api/notes/pub/files/hidden.md');
+    await user.request('DELETE', '/api/notes/pub/files/open.md');
+    const deleted = (s: Stream) =>
+      s.events.filter((e) => e.name === 'file.deleted').map((e) => e.data.file_id);
+    expect(deleted(guest)).toEqual([openId]);
+    expect(deleted(member)).toEqual([hiddenId, openId]);
   });
 
   it('closes a guest stream at once when the note is made private', async () => {

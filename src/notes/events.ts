@@ -197,6 +197,10 @@ export class EventHub {
     if (event.name === 'note.deleted') {
       return atLeast(role, 'user') || conn.noteId === event.noteId || ctx.note?.public === 1;
     }
+    if (event.name === 'file.deleted' && ctx.file) {
+      // Told to everyone who could see the file until now, so their view drops it.
+      return canSee(role, ctx.note, { ...ctx.file, deleted_at: null });
+    }
     if (event.fileId) return canSee(role, ctx.note, ctx.file);
     return canSee(role, ctx.note);
   }

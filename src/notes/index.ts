@@ -1,5 +1,6 @@
 // `rune notes`: the collaborative Markdown notes server (SPEC §2), and `rune notes hash-password`.
 // Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -82,7 +83,10 @@ export async function run(context: ModeContext): Promise<number> {
   });
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
-  const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: dataDir });
+  // The agent works in a folder of its own: the database next to it holds session and token hashes.
+  const workspace = join(dataDir, 'workspace');
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace });
   if (server.generatedAdmin) {
     // Shown once, never logged again: only its hash is stored.
     process.stderr.write(

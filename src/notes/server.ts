@@ -108,6 +108,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const { config, logger } = options;
   const notes = config.notes;
   mkdirSync(join(options.dataDir, 'uploads'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const db = openNotesDatabase(join(options.dataDir, 'notes.db'));
   const now = options.now ?? (() => new Date());
   const store = new Store(db, now);
@@ -125,12 +126,14 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     logger,
     runAgent: options.runAgent,
     env: options.env ?? process.env,
-    cwd: options.cwd ?? options.dataDir,
+    cwd: options.cwd ?? join(options.dataDir, 'workspace'),
     ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
   const oauth = new OAuthLogins(notes, options.oauth);
   const throttle = new LoginThrottle(options.throttle);
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
+  // Runs do not survive a restart, so neither do their questions.
+  db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
   const maxUpload = (notes.max_upload_mb ?? 10) * 1024 * 1024;
   const publicUrl = notes.public_url ? new URL(notes.public_url) : null;
 
