@@ -417,6 +417,11 @@ static void apply_landlock(void) {
 
 /* ---------------------------------------------------------------- seccomp-BPF */
 
+/* The filter is written for x86_64 (syscall numbers, the x32 bit). Another architecture needs its
+ * own AUDIT_ARCH and deny list; refuse to build rather than ship a filter that does not fit. */
+#if !defined(__x86_64__)
+#error "rune-sandbox: the seccomp filter supports x86_64 only so far"
+#endif
 #define ARCH_NR AUDIT_ARCH_X86_64
 #define NS_FLAGS                                                                                        \
   (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | \
