@@ -208,4 +208,46 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       expect(readFileSync(join(entry.parentPath, entry.name), 'latin1')).not.toContain(KEY);
     }
   });
+  it('confirm mode asks Execute? [Y/n], then whether to extend the allowlist, then runs the call', async () => {
+    const term = startSession('[policy]\nmode = "confirm"\n');
+    await term.waitFor('/help for commands');
+    mock.script([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] },
+      { text: 'file written' },
+    ]);
+    term.type('write a file');
+    await term.waitFor('Execute? [Y/n]');
+    term.type('y');
+    await term.waitFor(/Add .*out\.txt to allowed_(files|paths)_rw\? \[y\/N\]/);
+    term.type('n');
+    await term.waitFor('file written');
+    await waitForRequests(2);
+    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(tool.content).toMatch(/wrote 5 bytes/);
+    // "N" to the allowlist question: rune.toml is left as it was.
+    expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
+  });
+
+  it('/compact replaces the conversation so far with a summary', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    mock.script([
+      { text: 'first answer' },
+      { text: 'second answer' },
+      { text: 'SUMMARY OF TALK' },
+      { text: 'third' },
+    ]);
+    term.type('first question');
+    await term.waitFor('first answer');
+    term.type('second question');
+    await term.waitFor('second answer');
+    term.type('/compact');
+    await term.waitFor(/compacted: about \d+ → \d+ tokens/);
+    term.type('third question');
+    await term.waitFor('third');
+    await waitForRequests(4);
+    const contents = mock.requests[3]!.body.messages.map((m: { content: string }) => m.content).join('\n');
+    expect(contents).toContain('SUMMARY OF TALK');
+    expect(contents).not.toContain('first question');
+  });
 });
