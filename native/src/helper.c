@@ -236,7 +236,8 @@ static void setup_mounts(int have_tmp_target) {
     return;
   }
   /* A fresh /proc shows only this PID namespace. */
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+  int proc_ok = mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
+  if (!proc_ok)
     report("namespaces", "skipped", "private /proc: %s (the host's /proc stays visible; Landlock still "
            "blocks other processes)", strerror(errno));
 
@@ -321,7 +322,7 @@ static void setup_mounts(int have_tmp_target) {
     }
   }
   report("namespaces", "applied", "user+mount+pid%s namespaces, %s/proc, %s%d protected path(s) read-only",
-         opt.net_isolate ? "+net" : "", "private ", tmp_ok ? "private /tmp, " : "", protected);
+         opt.net_isolate ? "+net" : "", proc_ok ? "private " : "host ", tmp_ok ? "private /tmp, " : "", protected);
 }
 
 static void loopback_up(void) {
