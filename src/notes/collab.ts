@@ -23,6 +23,8 @@ export type PutResult =
 
 export interface CollabOptions {
   idleMs?: number;
+  /** How long an unchanged document stays in memory after its last save. */
+  unloadMs?: number;
   logger: Logger;
 }
 
@@ -62,12 +64,14 @@ export class Collab {
   private readonly store: Store;
   private readonly hub: EventHub;
   private readonly idleMs: number;
+  private readonly unloadMs: number;
   private readonly logger: Logger;
 
   constructor(store: Store, hub: EventHub, options: CollabOptions) {
     this.store = store;
     this.hub = hub;
     this.idleMs = options.idleMs ?? 1500;
+    this.unloadMs = options.unloadMs ?? 10 * 60_000;
     this.logger = options.logger;
   }
 
@@ -112,6 +116,11 @@ export class Collab {
     return entry;
   }
 
+  /** How many documents are in memory. */
+  get loaded(): number {
+    return this.live.size;
+  }
+
   /** The text as everyone sees it now, unsaved live edits included. */
   text(file: FileRow): string {
     const entry = this.live.get(file.id);
@@ -149,7 +158,10 @@ export class Collab {
     if (!entry) return this.store.fileById(fileId);
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
-    if (!entry.dirty) return this.store.fileById(fileId);
+    if (!entry.dirty) {
+      this.scheduleUnload(entry);
+      return this.store.fileById(fileId);
+    }
     const row = this.store.fileById(fileId);
     if (!row) {
       this.live.delete(fileId);
@@ -167,7 +179,22 @@ export class Collab {
       data: { note_id: saved.note_id, file_id: fileId, revision: saved.revision, author },
     });
     this.logger.debug('notes.saved', { file_id: fileId, revision: saved.revision });
+    this.scheduleUnload(entry);
     return saved;
+  }
+
+  /**
+   * Frees a document nobody has changed for a while. Its state is stored, so clients still holding
+   * it and the next load agree on the history.
+   */
+  private scheduleUnload(entry: Live): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => {
+      if (entry.dirty || this.live.get(entry.fileId) !== entry) return;
+      entry.doc.destroy();
+      this.live.delete(entry.fileId);
+    }, this.unloadMs);
+    entry.timer.unref();
   }
 
   /** Replaces the text (restore, merged PUT, agent write) through the document and saves at once. */

@@ -55,6 +55,7 @@ import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 
 export const SESSION_COOKIE = 'rune_session';
 const OAUTH_COOKIE = 'rune_oauth_state';
+const SSE_BUFFER_LIMIT = 8 * 1024 * 1024;
 
 export interface BuildOptions {
   config: RuneConfig;
@@ -720,7 +721,17 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
       noteId: note?.id ?? null,
       clientId,
       lastEventId: last,
-      sink: { write: (chunk) => raw.write(chunk), end: () => raw.end() },
+      sink: {
+        write: (chunk) => {
+          // A client that stopped reading is dropped rather than buffered without bound.
+          if (raw.writableLength > SSE_BUFFER_LIMIT) {
+            raw.destroy();
+            throw new Error('event stream client too slow');
+          }
+          raw.write(chunk);
+        },
+        end: () => raw.end(),
+      },
     });
     req.raw.on('close', unsubscribe);
   });
