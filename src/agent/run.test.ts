@@ -8,7 +8,7 @@ import type { PolicyGate, ToolCallForPolicy } from '../policy/types.ts';
 import type { ChatRequest, ChatResponse, Provider } from '../providers/types.ts';
 import type { SandboxExecutor, SandboxRequest } from '../sandbox/types.ts';
 import { exitCodeForResult, runAgent } from './run.ts';
-import type { AgentEvent, AgentRunOptions } from './types.ts';
+import type { AgentEvent, AgentRunOptions, ExtraTool } from './types.ts';
 
 type Step =
   | Partial<ChatResponse>
@@ -306,5 +306,48 @@ describe('runAgent', () => {
     await runAgent(options(provider, { onEvent: (e) => events.push(e) }));
     const types = events.map((e) => e.type).filter((t) => t !== 'text' && t !== 'model_usage');
     expect(types).toEqual(['run_start', 'tool_call', 'policy_decision', 'tool_result', 'run_end']);
+  });
+  it('runs independent read-only calls at the same time and side-effect calls one at a time', async () => {
+    // Each read tool waits until the other has started: run one after the other, they would deadlock.
+    let started = 0;
+    let release: () => void = () => {};
+    const bothStarted = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const reader = (name: string): ExtraTool => ({
+      definition: { name, description: name, parameters: { type: 'object' } },
+      source: 'mcp',
+      readOnly: true,
+      async execute() {
+        started += 1;
+        if (started === 2) release();
+        await bothStarted;
+        return { content: `${name} done` };
+      },
+    });
+    let active = 0;
+    let maxActive = 0;
+    const writer = (name: string): ExtraTool => ({
+      definition: { name, description: name, parameters: { type: 'object' } },
+      source: 'mcp',
+      async execute() {
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        await new Promise((r) => setTimeout(r, 20));
+        active -= 1;
+        return { content: `${name} done` };
+      },
+    });
+    const { provider, requests } = fakeProvider([
+      { toolCalls: [call('r1', {}, '1'), call('r2', {}, '2'), call('w1', {}, '3'), call('w2', {}, '4')] },
+      { content: 'ok' },
+    ]);
+    const result = await runAgent(
+      options(provider, { extraTools: [reader('r1'), reader('r2'), writer('w1'), writer('w2')] }),
+    );
+    expect(result.status).toBe('FinalAnswer');
+    expect(maxActive).toBe(1);
+    const tools = requests[1]!.messages.filter((m) => m.role === 'tool');
+    expect(tools.map((m) => m.content)).toEqual(['r1 done', 'r2 done', 'w1 done', 'w2 done']);
   });
 });

@@ -248,7 +248,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         });
       } catch (error) {
         if (signal.aborted) return await abortStatus();
-        throw error;
+        // Providers throw RuneErrors; anything else from that call is still the provider's failure.
+        throw toRuneError(error, 'PROVIDER_ERROR');
       }
       usage = addUsage(usage, response.usage);
       if (response.model) model = response.model;
@@ -287,7 +288,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     }
   } catch (thrown) {
     if (signal.aborted && !isRuneError(thrown)) return await abortStatus();
-    const error = toRuneError(thrown, 'PROVIDER_ERROR');
+    const error = toRuneError(thrown);
     logger.debug('run_error', { code: error.code, message: error.message });
     return await finish('Error', '', error);
   }

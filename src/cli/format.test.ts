@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { formatArguments, formatLayers, styleFor, ToolLine } from './format.ts';
+
+describe('tool lines', () => {
+  it('renders call, decision, result and layers on one plain line without escape codes', () => {
+    const line = new ToolLine({ color: false });
+    line.start({ type: 'tool_call', id: '1', name: 'execute_cmd', arguments: '{"cmd":"ls -la"}' });
+    line.decide({
+      type: 'policy_decision',
+      id: '1',
+      name: 'execute_cmd',
+      decision: { kind: 'allow', rule: 'commands' },
+    });
+    const text = line.finish({
+      type: 'tool_result',
+      id: '1',
+      name: 'execute_cmd',
+      isError: false,
+      content: 'exit code: 0\nstdout:\nfile',
+      layers: [
+        { layer: 'landlock', applied: true, detail: 'ABI 7' },
+        { layer: 'seccomp', applied: false, detail: 'missing' },
+      ],
+    });
+    expect(text).toBe(
+      '> execute_cmd cmd="ls -la" | allowed (commands) | ok: exit code: 0 stdout: file | sandbox: landlock',
+    );
+    expect(text).not.toMatch(/\x1b/);
+  });
+
+  it('shows a blocked call with its reason and no result', () => {
+    const line = new ToolLine({ color: false });
+    line.start({ type: 'tool_call', id: '2', name: 'fetch_url', arguments: '{"url":"http://x"}' });
+    line.decide({
+      type: 'policy_decision',
+      id: '2',
+      name: 'fetch_url',
+      decision: { kind: 'deny', reason: 'x is not in allowed_domains', rule: 'domains' },
+    });
+    const text = line.finish({
+      type: 'tool_result',
+      id: '2',
+      name: 'fetch_url',
+      isError: true,
+      content: 'blocked',
+    });
+    expect(text).toBe('> fetch_url url="http://x" | blocked (domains): x is not in allowed_domains');
+  });
+
+  it('uses colour only on a terminal without NO_COLOR', () => {
+    expect(styleFor({ isTTY: true }, {}).color).toBe(true);
+    expect(styleFor({ isTTY: true }, { NO_COLOR: '1' }).color).toBe(false);
+    expect(styleFor({ isTTY: false }, {}).color).toBe(false);
+    expect(formatLayers([])).toBe('sandbox: no layers applied');
+    expect(formatArguments('not json')).toBe('not json');
+  });
+});
