@@ -15,7 +15,7 @@ function files(dir: string): string[] {
 }
 
 /** Node built-ins by specifier (`"node:fs"`) and bare CommonJS `require(…)` calls (not `x.require`). */
-export function nodeLeaks(code: string): string[] {
+function nodeLeaks(code: string): string[] {
   const leaks: string[] = [];
   for (const match of code.matchAll(/["'`]node:[a-z_/]+["'`]/g)) leaks.push(match[0]);
   for (const match of code.matchAll(/(?<![\w$.])require\s*\(/g)) {

@@ -204,6 +204,7 @@ async function homeView(view: HTMLElement): Promise<() => void> {
   await load();
   const stream = new EventStream(
     null,
+    session.clientId,
     (_data, name) => {
       if (name.startsWith('note.')) void load().catch(toast);
     },

@@ -29,9 +29,12 @@ export class EventStream {
   private opened = 0;
   private closed = false;
   private retryTimer: number | undefined;
+  private lastId = '';
 
   constructor(
     private readonly noteId: number | null,
+    /** Ties this stream to the tab's presence (`POST …/presence` names the same id). */
+    private readonly clientId: string,
     private readonly onEvent: EventHandler,
     private readonly onState: (state: 'live' | 'reconnecting' | 'closed') => void,
     private readonly onReconnect: () => void,
@@ -40,7 +43,11 @@ export class EventStream {
   }
 
   private open(): void {
-    const url = this.noteId === null ? '/api/events' : `/api/events?note_id=${this.noteId}`;
+    const query = new URLSearchParams({ client_id: this.clientId });
+    if (this.noteId !== null) query.set('note_id', String(this.noteId));
+    // A new EventSource cannot send the Last-Event-ID header; the server takes it as a parameter.
+    if (this.lastId) query.set('last_event_id', this.lastId);
+    const url = `/api/events?${query}`;
     const source = new EventSource(url, { withCredentials: true });
     this.source = source;
     source.onopen = () => {
@@ -51,8 +58,8 @@ export class EventStream {
     source.onerror = () => {
       if (this.closed) return;
       this.onState('reconnecting');
-      // CLOSED means the browser gave up (an HTTP error answer): start over after a pause. A new
-      // EventSource cannot carry Last-Event-ID, so onReconnect refetches what matters.
+      // CLOSED means the browser gave up (an HTTP error answer): start over after a pause; live-only
+      // state is refetched by onReconnect.
       if (source.readyState === EventSource.CLOSED) {
         window.clearTimeout(this.retryTimer);
         this.retryTimer = window.setTimeout(() => {
@@ -62,6 +69,8 @@ export class EventStream {
     };
     for (const name of NAMES) {
       source.addEventListener(name, (event) => {
+        const { lastEventId } = event as MessageEvent<string>;
+        if (lastEventId) this.lastId = lastEventId;
         let data: Record<string, unknown>;
         try {
           data = JSON.parse((event as MessageEvent<string>).data);

@@ -72,6 +72,7 @@ export class NoteView {
     this.build();
     this.stream = new EventStream(
       note.id,
+      this.session.clientId,
       (data, name) => this.onEvent(name, data),
       (state) => {
         this.connection.className = `connection ${state}`;
@@ -388,7 +389,7 @@ export class NoteView {
             this.removeFile(file.id);
           }),
         },
-        '🗑',
+        '×',
       ),
     );
   }

@@ -229,6 +229,7 @@ export async function enhance(root: HTMLElement): Promise<void> {
           // Diagram text must not be able to restyle the page or lift these settings.
           secure: [
             'secure',
+            'htmlLabels',
             'securityLevel',
             'startOnLoad',
             'maxTextSize',
@@ -236,7 +237,8 @@ export async function enhance(root: HTMLElement): Promise<void> {
             'fontFamily',
             'theme',
           ],
-          flowchart: { htmlLabels: false },
+          // SVG text labels: HTML labels need <foreignObject>, which the SVG sanitising below removes.
+          htmlLabels: false,
         });
         for (const pre of diagrams) {
           const figure = document.createElement('figure');

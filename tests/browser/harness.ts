@@ -1,0 +1,205 @@
+// Browser-test harness: the real built binary as `rune notes` in a temp RUNE_HOME, Debian's
+// Chromium through playwright-core (never a downloaded browser), and a small API client for setup.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** A fresh headless Chromium; playwright gives every launch its own new --user-data-dir. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export const PASSWORDS = {
+  admin: 'admin-pass-1',
+  alice: 'alice-pass-1',
+  bob: 'bob-pass-1',
+  gus: 'gus-pass-1',
+};
+
+export interface NotesServer {
+  url: string;
+  home: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts `rune notes` with admin/alice/bob/gus accounts; `extraToml` is appended to rune.toml. */
+export async function startNotes(extraToml = ''): Promise<NotesServer> {
+  const home = tempDir('rune-notes-web-');
+  mkdirSync(join(home, 'home'), { recursive: true });
+  writeFileSync(
+    join(home, 'rune.toml'),
+    `${extraToml}\n[notes.local]\nadmins = ["admin:${PASSWORDS.admin}"]\nusers = ["alice:${PASSWORDS.alice}", "bob:${PASSWORDS.bob}"]\nguests = ["gus:${PASSWORDS.gus}"]\n`,
+  );
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    requireBinary(),
+    ['notes', '--bind', '127.0.0.1', '--port', String(port)],
+    {
+      env: { ...cleanEnv(join(home, 'home')), RUNE_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  child.stdout?.resume();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`rune notes exited ${child.exitCode}: ${stderr}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`rune notes did not answer /healthz: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    home,
+    stderr: () => stderr,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A logged-in API client for setting up data (cookie + CSRF token, same-origin headers). */
+export class Api {
+  private cookie = '';
+  private csrf = '';
+  constructor(private readonly base: string) {}
+
+  static async login(base: string, name: keyof typeof PASSWORDS): Promise<Api> {
+    const client = new Api(base);
+    const response = await fetch(`${base}/auth/local`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', Origin: base },
+      body: JSON.stringify({ username: name, password: PASSWORDS[name] }),
+    });
+    if (!response.ok) throw new Error(`login ${name}: ${response.status} ${await response.text()}`);
+    client.cookie = (response.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+    client.csrf = ((await response.json()) as { csrf_token: string }).csrf_token;
+    return client;
+  }
+
+  async raw(
+    method: string,
+    path: string,
+    body?: string | Uint8Array,
+    contentType = 'application/json',
+  ): Promise<Response> {
+    return fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        Cookie: this.cookie,
+        'X-CSRF-Token': this.csrf,
+        Origin: this.base,
+        Accept: 'application/json',
+        ...(body === undefined ? {} : { 'Content-Type': contentType }),
+      },
+      ...(body === undefined ? {} : { body }),
+    });
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: test setup reads loosely typed JSON
+  async call(method: string, path: string, body?: unknown): Promise<any> {
+    const response = await this.raw(method, path, body === undefined ? undefined : JSON.stringify(body));
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : {};
+  }
+}
+
+export interface Watched {
+  page: Page;
+  dialogs: string[];
+  errors: string[];
+  violations: string[];
+  /** The answer the next prompt() gets (then cleared); confirm() is accepted when acceptDialogs. */
+  promptAnswer?: string;
+}
+
+/**
+ * A page that records every dialog (then dismisses it), every uncaught error, and every CSP
+ * violation: an XSS that got past the sanitiser shows up in one of them even when it fails.
+ */
+export async function watchedPage(context: BrowserContext, acceptDialogs = false): Promise<Watched> {
+  const page = await context.newPage();
+  const watched: Watched = { page, dialogs: [], errors: [], violations: [] };
+  page.on('dialog', (dialog) => {
+    watched.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    if (dialog.type() === 'prompt' && watched.promptAnswer !== undefined) {
+      void dialog.accept(watched.promptAnswer);
+      watched.promptAnswer = undefined;
+    } else {
+      void (acceptDialogs ? dialog.accept() : dialog.dismiss());
+    }
+  });
+  page.on('pageerror', (error) => watched.errors.push(error.message));
+  await page.exposeFunction('__cspViolation', (text: string) => watched.violations.push(text));
+  // A string, not a function: the test tsconfig has no DOM types.
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (e) =>
+      window.__cspViolation(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')));`,
+  });
+  return watched;
+}
+
+export async function loginPage(page: Page, base: string, name: keyof typeof PASSWORDS): Promise<void> {
+  await page.goto(`${base}/#/login`);
+  await page.fill('input[name="username"]', name);
+  await page.fill('input[name="password"]', PASSWORDS[name]);
+  await page.click('form.login button[type="submit"]');
+  await page.waitForSelector(`.me-name:text-is("${name}")`);
+}
+
+export const shots = process.env.RUNE_SCREENSHOTS ?? '';
+
+/** Saves a screenshot when RUNE_SCREENSHOTS names a folder (for looking at the UI). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+}
