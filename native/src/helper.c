@@ -130,7 +130,8 @@ static struct {
   long long fsize, data;
   long nofile, nproc;
   const char *cwd;
-  const char *cgroup;
+  const char *cgroup[8]; /* one per hierarchy (cgroup v2, or each v1 controller) */
+  int n_cgroup;
   int report_fd;
   char **argv;
 } opt = {.landlock = 1, .seccomp = 1, .namespaces = 1, .net_isolate = 1, .report_fd = -1, .fsize = -1, .data = -1,
@@ -927,7 +928,7 @@ int main(int argc, char **argv) {
       opt.cwd = v;
     } else if (strcmp(a, "--cgroup") == 0) {
       NEED_VALUE;
-      opt.cgroup = v;
+      if (opt.n_cgroup < 8) opt.cgroup[opt.n_cgroup++] = v;
     } else if (strcmp(a, "--report") == 0) {
       NEED_VALUE;
       opt.report_fd = atoi(v);
@@ -952,11 +953,12 @@ int main(int argc, char **argv) {
   opt.argv = argv + i;
   if (opt.report_fd >= 0 && fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC) != 0) opt.report_fd = -1;
 
-  if (opt.cgroup) {
+  for (int k = 0; k < opt.n_cgroup; k++) {
+    /* Joined before the clone, so every process of the call is born inside. */
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cgroup.procs", opt.cgroup);
-    if (write_file(path, "0") != 0) skip("cgroups", "joining %s", opt.cgroup, errno);
-    else report("cgroups", "applied", "%s", opt.cgroup);
+    snprintf(path, sizeof path, "%s/cgroup.procs", opt.cgroup[k]);
+    if (write_file(path, "0") != 0) skip("cgroups", "joining %s", opt.cgroup[k], errno);
+    else report("cgroups", "applied", "joined %s", opt.cgroup[k]);
   }
 
   int guard[2] = {-1, -1};

@@ -189,3 +189,37 @@ export function readSystemFacts(env: NodeJS.ProcessEnv = process.env): SystemFac
     ...(existsSync(socket) ? { userSystemdSocket: socket } : {}),
   };
 }
+
+/**
+ * The hybrid layout's cgroup v1 folders of this process for the controllers rune limits, when they
+ * are mounted and writable (as root, or when an administrator delegated them).
+ */
+export function readCgroupV1Dirs(): { pids?: string; memory?: string; cpu?: string } {
+  const mounts = new Map<string, string>();
+  for (const line of readOr('/proc/self/mountinfo', '').split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const [fstype, , options] = right.split(' ');
+    const mountPoint = left.split(' ')[4];
+    if (fstype !== 'cgroup' || !mountPoint || !options) continue;
+    for (const option of options.split(',')) mounts.set(option, mountPoint);
+  }
+  const out: { pids?: string; memory?: string; cpu?: string } = {};
+  for (const line of readOr('/proc/self/cgroup', '').split('\n')) {
+    const [, controllers, path] = line.split(':');
+    if (!controllers || path === undefined) continue;
+    for (const controller of controllers.split(',')) {
+      if (controller !== 'pids' && controller !== 'memory' && controller !== 'cpu') continue;
+      const mount = mounts.get(controller);
+      if (!mount) continue;
+      const dir = join(mount, path);
+      try {
+        accessSync(dir, constants.W_OK);
+        out[controller] = dir;
+      } catch {
+        // Not ours to write.
+      }
+    }
+  }
+  return out;
+}

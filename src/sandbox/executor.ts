@@ -12,6 +12,7 @@ import { runeHome } from '../core/paths.ts';
 import {
   describeCapabilities,
   type KernelProbe,
+  readCgroupV1Dirs,
   readSystemFacts,
   type SandboxCapabilities,
 } from './capabilities.ts';
@@ -100,6 +101,7 @@ export function sandboxCapabilities(): SandboxCapabilities {
 type CgroupPlan =
   | { kind: 'systemd'; prefix: string[]; detail: string }
   | { kind: 'delegated'; base: string; detail: string }
+  | { kind: 'v1'; bases: { pids: string; memory: string; cpu?: string }; detail: string }
   | { kind: 'none'; detail: string };
 
 function planCgroups(caps: SandboxCapabilities, config: RuneConfig): CgroupPlan {
@@ -127,36 +129,76 @@ function planCgroups(caps: SandboxCapabilities, config: RuneConfig): CgroupPlan 
     }
   }
   const why = caps.userSystemd.detail;
+  // The hybrid layout keeps memory and pids on cgroup v1: usable where those folders are writable.
+  const v1 = readCgroupV1Dirs();
+  if (v1.pids && v1.memory) {
+    const bases = { pids: v1.pids, memory: v1.memory, ...(cpu && v1.cpu ? { cpu: v1.cpu } : {}) };
+    const noCpu = cpu && !v1.cpu ? ' (cpu controller not writable: no cpu limit)' : '';
+    return { kind: 'v1', bases, detail: `cgroup v1 of the hybrid layout: ${limits}${noCpu}` };
+  }
   return {
     kind: 'none',
-    detail: `${caps.cgroupV2.detail}; ${why}; rlimits and the wall-clock kill of the whole tree still apply`,
+    detail: `${caps.cgroupV2.detail}; ${why}; no writable cgroup v1 pids+memory either; rlimits and the wall-clock kill of the whole tree still apply`,
   };
 }
 
 let cgroupCounter = 0;
 
-function makeCgroup(base: string, config: RuneConfig): string {
-  const dir = join(base, `rune-${process.pid}-${++cgroupCounter}`);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'memory.max'), String(config.policy.max_memory_mb * 1024 * 1024));
-  writeFileSync(join(dir, 'pids.max'), String(config.policy.max_pids));
-  if (config.sandbox.cpu_percent)
-    writeFileSync(join(dir, 'cpu.max'), `${config.sandbox.cpu_percent * 1000} 100000`);
-  return dir;
+/** The cgroup folders of one call, limits written; removed again by removeCgroups. */
+function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
+  const name = `rune-${process.pid}-${++cgroupCounter}`;
+  const memory = String(config.policy.max_memory_mb * 1024 * 1024);
+  const cpu = config.sandbox.cpu_percent;
+  const made: string[] = [];
+  try {
+    if (plan.kind === 'delegated') {
+      const dir = join(plan.base, name);
+      mkdirSync(dir);
+      made.push(dir);
+      writeFileSync(join(dir, 'memory.max'), memory);
+      writeFileSync(join(dir, 'pids.max'), String(config.policy.max_pids));
+      if (cpu) writeFileSync(join(dir, 'cpu.max'), `${cpu * 1000} 100000`);
+    } else if (plan.kind === 'v1') {
+      const pids = join(plan.bases.pids, name);
+      mkdirSync(pids);
+      made.push(pids);
+      writeFileSync(join(pids, 'pids.max'), String(config.policy.max_pids));
+      const mem = join(plan.bases.memory, name);
+      mkdirSync(mem);
+      made.push(mem);
+      writeFileSync(join(mem, 'memory.limit_in_bytes'), memory);
+      if (plan.bases.cpu && cpu) {
+        const dir = join(plan.bases.cpu, name);
+        mkdirSync(dir);
+        made.push(dir);
+        writeFileSync(join(dir, 'cpu.cfs_period_us'), '100000');
+        writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(cpu * 1000));
+      }
+    }
+  } catch (error) {
+    removeCgroups(made);
+    throw error;
+  }
+  return made;
 }
 
-function removeCgroup(dir: string | undefined): void {
-  if (!dir) return;
-  try {
-    writeFileSync(join(dir, 'cgroup.kill'), '1');
-  } catch {
-    // Older kernels have no cgroup.kill; the process group was killed already.
+function removeCgroups(dirs: readonly string[], attempt = 0): void {
+  const left: string[] = [];
+  for (const dir of dirs) {
+    try {
+      writeFileSync(join(dir, 'cgroup.kill'), '1');
+    } catch {
+      // cgroup v1 and older kernels have no cgroup.kill; the PID namespace is gone already.
+    }
+    try {
+      rmdirSync(dir);
+    } catch {
+      left.push(dir);
+    }
   }
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Still draining; the kernel frees it when the last process is reaped.
-  }
+  // The last processes may still be exiting: try again shortly, a few times, without blocking.
+  if (left.length > 0 && attempt < 5)
+    setTimeout(() => removeCgroups(left, attempt + 1), 50 * (attempt + 1)).unref();
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -273,7 +315,7 @@ interface Prepared {
   cwd: string;
   base: LayerReport[];
   notes: LayerReport[];
-  cgroupDir?: string;
+  cgroupDirs: string[];
   sandboxed: boolean;
 }
 
@@ -306,6 +348,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         cwd,
         base: switchedOff('sandbox.mode = off'),
         notes: [],
+        cgroupDirs: [],
         sandboxed: false,
       };
     }
@@ -329,6 +372,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         cwd,
         base: switchedOff(why),
         notes: [],
+        cgroupDirs: [],
         sandboxed: false,
       };
     }
@@ -349,12 +393,14 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         .map((n) => join('/etc/ssh', n)),
     ];
     const plan = cgroupPlan();
-    let cgroupDir: string | undefined;
-    if (plan.kind === 'delegated') {
+    let cgroupDirs: string[] = [];
+    let cgroupError: string | undefined;
+    if (plan.kind === 'delegated' || plan.kind === 'v1') {
       try {
-        cgroupDir = makeCgroup(plan.base, config);
+        cgroupDirs = makeCgroups(plan, config);
       } catch (error) {
-        logger.warn('sandbox.cgroup_failed', { message: (error as Error).message });
+        cgroupError = (error as Error).message;
+        logger.warn('sandbox.cgroup_failed', { message: cgroupError });
       }
     }
     const { args, notes } = planHelperArgs({
@@ -372,13 +418,13 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         tmpMb: config.sandbox.tmp_mb ?? 512,
         dataBytes: config.policy.max_memory_mb * 1024 * 1024,
       },
-      ...(cgroupDir ? { cgroupDir } : {}),
+      cgroupDirs,
       reportFd: REPORT_FD,
     });
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
     const cgroupReport: LayerReport =
-      plan.kind === 'delegated' && !cgroupDir
-        ? { layer: 'cgroups', applied: false, detail: 'creating the cgroup failed' }
+      cgroupError !== undefined
+        ? { layer: 'cgroups', applied: false, detail: `creating the cgroup failed: ${cgroupError}` }
         : { layer: 'cgroups', applied: plan.kind !== 'none', detail: plan.detail };
     return {
       argv: [...prefix, helper, ...args],
@@ -386,7 +432,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cwd,
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
-      ...(cgroupDir ? { cgroupDir } : {}),
+      cgroupDirs,
       sandboxed: true,
     };
   };
@@ -402,8 +448,9 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       const note = prepared.notes.find((n) => n.layer === name);
       const fromHelper = parsed.layers.get(name);
       if (name === 'cgroups') {
+        // Our plan has the limits; the helper only says whether joining worked.
         const own = prepared.base.find((l) => l.layer === 'cgroups') as LayerReport;
-        return fromHelper ?? own;
+        return fromHelper && !fromHelper.applied ? fromHelper : own;
       }
       if (name === 'dns' && !fromHelper) {
         const net = parsed.layers.get('network');
@@ -484,7 +531,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
-    removeCgroup(prepared.cgroupDir);
+    removeCgroups(prepared.cgroupDirs);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -523,7 +570,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       child.on('error', () => done({ exitCode: 127, signal: null }));
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
-        removeCgroup(prepared.cgroupDir);
+        removeCgroups(prepared.cgroupDirs);
         done({ exitCode, signal });
       });
     });

@@ -79,7 +79,8 @@ export interface PlanInput {
   hidePaths: string[];
   resolved: ResolvedName[];
   limits: { fsizeBytes: number; nofile: number; nproc?: number; tmpMb: number; dataBytes?: number };
-  cgroupDir?: string;
+  /** cgroups the helper joins before creating the namespaces (one per hierarchy). */
+  cgroupDirs?: string[];
   reportFd: number;
 }
 
@@ -112,7 +113,7 @@ export function planHelperArgs(input: PlanInput): Plan {
   args.push('--fsize', String(input.limits.fsizeBytes), '--nofile', String(input.limits.nofile));
   if (input.limits.nproc !== undefined) args.push('--nproc', String(input.limits.nproc));
   if (input.limits.dataBytes !== undefined) args.push('--data', String(input.limits.dataBytes));
-  if (input.cgroupDir) args.push('--cgroup', input.cgroupDir);
+  for (const dir of input.cgroupDirs ?? []) args.push('--cgroup', dir);
   if (input.strict) args.push('--strict');
   if (!input.namespaces) args.push('--no-namespaces');
   args.push('--', ...request.argv);
