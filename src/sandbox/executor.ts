@@ -182,8 +182,24 @@ function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
   return made;
 }
 
+// Cgroups still draining when rune exits get one last synchronous attempt, so none is left behind.
+const pendingCgroups = new Set<string>();
+let exitHookInstalled = false;
+
 function removeCgroups(dirs: readonly string[], attempt = 0): void {
   const left: string[] = [];
+  if (!exitHookInstalled && dirs.length > 0) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const dir of pendingCgroups) {
+        try {
+          rmdirSync(dir);
+        } catch {
+          // Nothing more can be done at exit.
+        }
+      }
+    });
+  }
   for (const dir of dirs) {
     try {
       writeFileSync(join(dir, 'cgroup.kill'), '1');
@@ -192,12 +208,14 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
     }
     try {
       rmdirSync(dir);
+      pendingCgroups.delete(dir);
     } catch {
       left.push(dir);
+      pendingCgroups.add(dir);
     }
   }
   // The last processes may still be exiting: try again shortly, a few times, without blocking.
-  if (left.length > 0 && attempt < 5)
+  if (left.length > 0 && attempt < 8)
     setTimeout(() => removeCgroups(left, attempt + 1), 50 * (attempt + 1)).unref();
 }
 
