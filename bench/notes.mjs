@@ -4,7 +4,7 @@
 //   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline.
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -80,7 +80,15 @@ function request(url, { method = 'GET', headers = {}, body } = {}) {
 }
 
 /** Requests per second with `connections` concurrent keep-alive loops for `seconds`. */
-async function throughput(url) {
+/** CPU time (user + system) a process has used, in µs, from /proc. */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+/** Requests per second, and the server's CPU µs per request (the client may be the bottleneck). */
+async function throughput(url, pid) {
+  const cpuBefore = cpuMicros(pid);
   let done = 0;
   const until = Date.now() + seconds * 1000;
   await Promise.all(
@@ -92,8 +100,11 @@ async function throughput(url) {
       }
     }),
   );
+  cpuPerRequest.get(url)?.push((cpuMicros(pid) - cpuBefore) / done) ??
+    cpuPerRequest.set(url, [(cpuMicros(pid) - cpuBefore) / done]);
   return done / seconds;
 }
+const cpuPerRequest = new Map();
 
 async function adminApi(url) {
   const login = await request(`${url}/auth/local`, {
@@ -132,18 +143,30 @@ await api('/api/notes/bench/files', 'POST', {
 
 // 1. reads per second
 const hello = await startHello();
-const samples = { hello: [], rune: [] };
+const samples = { hello: [], health: [], rune: [] };
 for (let round = 0; round < 3; round++) {
-  samples.hello.push(await throughput(`${hello.url}/`));
-  samples.rune.push(await throughput(`${server.url}/api/notes/bench/files/index.md`));
+  samples.hello.push(await throughput(`${hello.url}/`, hello.child.pid));
+  samples.health.push(await throughput(`${server.url}/healthz`, server.child.pid));
+  samples.rune.push(await throughput(`${server.url}/api/notes/bench/files/index.md`, server.child.pid));
 }
 hello.stop();
 const helloRate = median(samples.hello);
 const runeRate = median(samples.rune);
 console.log(`\nreads/s over ${connections} keep-alive connections, ${seconds} s × 3 interleaved rounds`);
 console.log(`  bare fastify hello-world          ${helloRate.toFixed(0).padStart(8)} req/s  (baseline)`);
+const healthRate = median(samples.health);
+console.log(
+  `  rune GET /healthz (no database)   ${healthRate.toFixed(0).padStart(8)} req/s  ratio ${(healthRate / helloRate).toFixed(3)}`,
+);
 console.log(
   `  GET public file (guest)           ${runeRate.toFixed(0).padStart(8)} req/s  ratio ${(runeRate / helloRate).toFixed(3)}  (goal ≥ 0.5)`,
+);
+
+const cpu = (url) => median(cpuPerRequest.get(url));
+const helloCpu = cpu(`${hello.url}/`);
+console.log('  server CPU per request (independent of the client):');
+console.log(
+  `    hello-world ${helloCpu.toFixed(0)} µs, /healthz ${cpu(`${server.url}/healthz`).toFixed(0)} µs, public file ${cpu(`${server.url}/api/notes/bench/files/index.md`).toFixed(0)} µs → rate ratio ${(helloCpu / cpu(`${server.url}/api/notes/bench/files/index.md`)).toFixed(3)}`,
 );
 
 // 2. SSE fan-out
