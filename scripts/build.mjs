@@ -158,6 +158,13 @@ async function collectAssets(nativeAddon) {
   copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
   copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
   copyFileSync(buildSandboxHelper(), join(assetDir, 'native/rune-sandbox'));
+  // The policy's shell parser (src/policy/shell-parser.ts): web-tree-sitter's runtime and the bash grammar.
+  mkdirSync(join(assetDir, 'wasm'), { recursive: true });
+  copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), join(assetDir, 'wasm/tree-sitter.wasm'));
+  copyFileSync(
+    join(dirname(require.resolve('tree-sitter-bash/package.json')), 'tree-sitter-bash.wasm'),
+    join(assetDir, 'wasm/tree-sitter-bash.wasm'),
+  );
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
   if (existsSync(join(root, 'web/src'))) await buildWeb();
   for (const file of listFiles(join(root, 'web'))) {

@@ -46,6 +46,17 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(sessionsCommand(cmd.optsWithGlobals<{ json?: boolean }>()));
     });
 
+  program
+    .command('audit')
+    .description('Show the policy decisions of the audit log ($RUNE_HOME/audit.jsonl)')
+    .option('--since <when>', 'only decisions after a duration ago (30m, 2h, 7d, 1w) or a date')
+    .addOption(new Option('--decision <kind>', 'only this decision').choices(['allow', 'deny']))
+    .addOption(new Option('--json', 'print a JSON array'))
+    .action(async (options: { since?: string; decision?: string; json?: boolean }) => {
+      const { auditCommand } = await import('../policy/audit-command.ts');
+      setExit(auditCommand(options, process.env, (text) => process.stdout.write(text)));
+    });
+
   const collect = (value: string, previous: string[]) => [...previous, value];
   program
     .command('sandbox')

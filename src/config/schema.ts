@@ -2,6 +2,7 @@
 // before the layers are merged; defaults are filled in only after the merge, so a bad value is
 // reported, never silently replaced.
 import { z } from 'zod/v4';
+import { domainPatternProblem } from '../policy/domains.ts';
 
 export const PROVIDERS = ['openai', 'openrouter', 'copilot', 'gemini', 'anthropic'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -16,6 +17,16 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 const positiveInt = z.number().int().positive();
 const pathList = z.array(z.string().min(1, 'must not be empty'));
+// `*`, `*.com` and other whole-TLD wildcards are refused here, at load, never narrowed silently later.
+const domainList = z.array(
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .superRefine((entry, ctx) => {
+      const problem = domainPatternProblem(entry);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+);
 
 export const policySchema = z.strictObject({
   mode: z
@@ -24,9 +35,9 @@ export const policySchema = z.strictObject({
   allowed_commands: z
     .array(z.string().trim().min(1, 'must not be empty'))
     .describe('Programs (`ls`) or command prefixes (`git status`) that execute_cmd may run without asking'),
-  allowed_domains: z
-    .array(z.string().min(1, 'must not be empty'))
-    .describe('Host names fetch_url and sandboxed tools may reach; `*.x.com` means subdomains of x.com'),
+  allowed_domains: domainList.describe(
+    'Host names fetch_url and sandboxed tools may reach; `*.x.com` means subdomains of x.com',
+  ),
   allowed_paths_ro: pathList.describe('Folders tools may read'),
   allowed_paths_rw: pathList.describe('Folders tools may read and write'),
   allowed_files_ro: pathList.describe('Single files tools may read'),
@@ -50,7 +61,9 @@ export const sandboxSchema = z.strictObject({
   max_file_mb: positiveInt
     .optional()
     .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
-  tmp_mb: positiveInt.optional().describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
+  tmp_mb: positiveInt
+    .optional()
+    .describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
   cpu_percent: positiveInt
     .optional()
     .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
@@ -68,7 +81,7 @@ export const mcpServerSchema = z.strictObject({
   timeout_secs: positiveInt.optional().describe('Per-call timeout'),
   allowed_paths_ro: pathList.optional().describe('Folders the server process may read'),
   allowed_paths_rw: pathList.optional().describe('Folders the server process may write'),
-  allowed_domains: z.array(z.string().min(1)).optional().describe('Domains the server process may reach'),
+  allowed_domains: domainList.optional().describe('Domains the server process may reach'),
 });
 
 const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));

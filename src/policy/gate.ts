@@ -1,15 +1,18 @@
 // The gate the agent calls for every tool call: it does the I/O around the pure decision —
 // canonicalising paths, parsing shell text, asking the person (or not, in pipe mode and Concourse),
 // persisting "always" answers and writing the audit log. Anything unexpected becomes a deny.
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import type { PolicyMode, RuneConfig } from '../config/schema.ts';
+import { parseTomlText } from '../config/load.ts';
+import { type PolicyMode, policySchema, type RuneConfig } from '../config/schema.ts';
+import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { configFile, runeHome } from '../core/paths.ts';
 import { appendAudit, auditFile, auditRecord } from './audit.ts';
 import { callPaths, decide, type EffectiveLists } from './decide.ts';
 import { type DomainPattern, parseDomainPattern } from './domains.ts';
+import { narrowLists, narrowMode } from './narrow.ts';
 import { absolutePath, floorPaths } from './paths.ts';
 import { addAllowlistEntry } from './persist.ts';
 import type { ShellAnalysis } from './shell.ts';
@@ -48,24 +51,64 @@ export function canonicalise(path: string): string {
   }
 }
 
-function effectiveLists(config: RuneConfig, cwd: string, home: string): EffectiveLists {
-  const policy = config.policy;
-  const paths = (list: readonly string[]) =>
-    list.map((entry) => canonicalise(absolutePath(entry, cwd, home)));
-  return {
-    commands: policy.allowed_commands,
-    // The schema rejected bad patterns at load; anything unparsable here is dropped, never widened.
-    domains: policy.allowed_domains
+type PolicyLists = Partial<Omit<RuneConfig['policy'], 'mode' | 'max_memory_mb' | 'max_pids'>>;
+
+function listsOf(policy: PolicyLists, cwd: string, home: string): Partial<EffectiveLists> {
+  const paths = (list: readonly string[] | undefined) =>
+    list?.map((entry) => canonicalise(absolutePath(entry, cwd, home)));
+  const out: Partial<EffectiveLists> = {};
+  if (policy.allowed_commands) out.commands = policy.allowed_commands;
+  // The schema rejected bad patterns at load; anything unparsable here is dropped, never widened.
+  if (policy.allowed_domains) {
+    out.domains = policy.allowed_domains
       .map(parseDomainPattern)
-      .filter((pattern): pattern is DomainPattern => typeof pattern !== 'string'),
-    // The working directory joins the readable paths at start (SPEC §1 "Policy").
-    pathsRo: [...paths(policy.allowed_paths_ro), canonicalise(cwd)],
-    pathsRw: paths(policy.allowed_paths_rw),
-    filesRo: paths(policy.allowed_files_ro),
-    filesRw: paths(policy.allowed_files_rw),
-    denied: paths(policy.denied_paths),
-    mcpTools: policy.allowed_mcp_tools,
+      .filter((pattern): pattern is DomainPattern => typeof pattern !== 'string');
+  }
+  const set = <K extends keyof EffectiveLists>(key: K, value: EffectiveLists[K] | undefined) => {
+    if (value !== undefined) out[key] = value;
   };
+  set('pathsRo', paths(policy.allowed_paths_ro));
+  set('pathsRw', paths(policy.allowed_paths_rw));
+  set('filesRo', paths(policy.allowed_files_ro));
+  set('filesRw', paths(policy.allowed_files_rw));
+  set('denied', paths(policy.denied_paths));
+  if (policy.allowed_mcp_tools) out.mcpTools = policy.allowed_mcp_tools;
+  return out;
+}
+
+function effectiveLists(config: RuneConfig, cwd: string, home: string): EffectiveLists {
+  const lists = listsOf(config.policy, cwd, home) as EffectiveLists;
+  // The working directory joins the readable paths at start (SPEC §1 "Policy").
+  return { ...lists, pathsRo: [...lists.pathsRo, canonicalise(cwd)] };
+}
+
+/** The [policy] table of `<cwd>/.rune/rune.toml`, checked against the schema; undefined when there is none. */
+export function readProjectPolicy(cwd: string, logger: Logger): Partial<RuneConfig['policy']> | undefined {
+  const file = join(cwd, '.rune', 'rune.toml');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new RuneError('CONFIG_INVALID', `cannot read the project config ${file}`, { cause: error });
+  }
+  const problems: string[] = [];
+  const raw = parseTomlText(file, text, problems);
+  const parsed = raw && policySchema.partial().safeParse(raw.policy ?? {});
+  if (parsed && !parsed.success) {
+    for (const issue of parsed.error.issues)
+      problems.push(`${file}: policy.${issue.path.join('.')}: ${issue.message}`);
+  }
+  if (problems.length > 0 || !parsed?.success) {
+    throw new RuneError('CONFIG_INVALID', `invalid project configuration ${file}`, { details: problems });
+  }
+  const ignored = Object.keys(raw ?? {}).filter((key) => key !== 'policy');
+  if (ignored.length > 0) {
+    logger.warn('policy.project_keys_ignored', {
+      message: `${file}: only [policy] is read from a project config; ignored: ${ignored.join(', ')}`,
+    });
+  }
+  return parsed.data;
 }
 
 export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
@@ -74,8 +117,18 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   const home = env.HOME || homedir();
   const runeDir = runeHome(env);
   const audit = auditFile(env);
-  const mode: PolicyMode = config.policy.mode;
+  const project = readProjectPolicy(cwd, logger);
+  const mode: PolicyMode = narrowMode(config.policy.mode, project?.mode);
   let lists = effectiveLists(config, cwd, home);
+  if (project) {
+    const narrowed = narrowLists(lists, listsOf(project, cwd, home));
+    lists = narrowed.lists;
+    if (narrowed.dropped.length > 0) {
+      logger.warn('policy.project_widening_ignored', {
+        message: `the project config ${join(cwd, '.rune', 'rune.toml')} can only narrow the policy; ignored: ${narrowed.dropped.join('; ')}`,
+      });
+    }
+  }
   const lexicalFloor = floorPaths(home, runeDir);
   const floor = [...new Set([...lexicalFloor, ...lexicalFloor.map(canonicalise)])];
 

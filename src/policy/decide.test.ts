@@ -1,0 +1,267 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tables are shell text, not templates
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { PolicyMode } from '../config/schema.ts';
+import { callPaths, decide, type EffectiveLists } from './decide.ts';
+import { type DomainPattern, parseDomainPattern } from './domains.ts';
+import { floorPaths } from './paths.ts';
+import { parseShell } from './shell-parser.ts';
+import { useShellAssetsFromNodeModules } from './test-helpers.ts';
+import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
+
+beforeAll(() => useShellAssetsFromNodeModules());
+
+const HOME = '/home/u';
+const CWD = '/home/u/proj';
+
+function lists(overrides: Partial<EffectiveLists> = {}): EffectiveLists {
+  return {
+    commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep'],
+    domains: ['*.github.com', 'example.org:8443', '10.0.0.1'].map(
+      (entry) => parseDomainPattern(entry) as DomainPattern,
+    ),
+    pathsRo: [CWD],
+    pathsRw: [`${CWD}/out`],
+    filesRo: [],
+    filesRw: [],
+    denied: [`${CWD}/private`],
+    mcpTools: ['fs.*', 'search'],
+    ...overrides,
+  };
+}
+
+/** Decides with identity canonicalisation: every path is taken to be canonical already. */
+async function run(
+  call: ToolCallForPolicy,
+  mode: PolicyMode = 'allowlist',
+  over: Partial<EffectiveLists> = {},
+) {
+  const shell = call.tool === 'execute_cmd' ? await parseShell(String(call.args.cmd)) : undefined;
+  const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
+  return decide({
+    call,
+    mode,
+    lists: lists(over),
+    floor: floorPaths(HOME, `${HOME}/.rune`),
+    cwd: CWD,
+    home: HOME,
+    canonical,
+    ...(shell ? { shell } : {}),
+  });
+}
+
+const cmd = (text: string): ToolCallForPolicy => ({
+  tool: 'execute_cmd',
+  args: { cmd: text },
+  source: 'builtin',
+});
+
+describe('commands: refused for auto-allow with ls echo cat find rg sed git grep allowlisted', () => {
+  it.each([
+    ['ls; rm -rf /', 'command.not-allowed'],
+    ['ls && curl x', 'command.not-allowed'],
+    ['echo $(cat ~/.ssh/id_rsa)', 'command.construct'],
+    ['echo `id`', 'command.construct'],
+    ['cat <(id)', 'command.construct'],
+    ["bash -c 'rm x'", 'command.dangerous'],
+    ['env rm x', 'command.dangerous'],
+    ['xargs rm', 'command.dangerous'],
+    ['ls | xargs rm', 'command.dangerous'],
+    ['find . -exec rm {} \\;', 'command.dangerous'],
+    ['find . -delete', 'command.dangerous'],
+    ['find . -fprint /tmp/x', 'command.dangerous'],
+    ['rg --pre sh x', 'command.dangerous'],
+    ['rg --pre=sh x', 'command.dangerous'],
+    ["sed -e 'w /etc/x' f", 'command.dangerous'],
+    ["sed 's/a/b/e' f", 'command.dangerous'],
+    ["sed 's/a/b/w /tmp/x' f", 'command.dangerous'],
+    ['sed -i s/a/b/ f', 'command.dangerous'],
+    ["sed '1e id' f", 'command.dangerous'],
+    ['git -c core.pager=sh log', 'command.dangerous'],
+    ['git -ccore.pager=sh log', 'command.dangerous'],
+    ['git --paginate log', 'command.dangerous'],
+    ['git config core.hooksPath /tmp', 'command.dangerous'],
+    ['git log --output=/tmp/x', 'command.dangerous'],
+    ['git fetch --upload-pack=evil origin', 'command.dangerous'],
+    ['echo x > ~/.bashrc', 'command.redirect'],
+    ['echo x >> /etc/passwd', 'command.redirect'],
+    ['cd ~/.ssh && cat id_rsa', 'floor'],
+    ['cat ~/.ssh/id_rsa', 'floor'],
+    ['cat ../.aws/credentials', 'floor'],
+    ['grep -r key ~/.rune', 'floor'],
+    ['cat private/notes', 'denied_paths'],
+    ['cat${IFS}/etc/passwd', 'command.construct'],
+    ['IFS=/ ls', 'command.construct'],
+    ['echo ${x:=y}', 'command.construct'],
+    ["echo 'unterminated", 'command.parse-error'],
+    ['echo "unterminated', 'command.parse-error'],
+    ['ls &', 'command.construct'],
+    ['cat <<EOF\nhi\nEOF', 'command.construct'],
+    ['cat <<< hi', 'command.construct'],
+    ['(ls)', 'command.construct'],
+    ['{ ls; }', 'command.construct'],
+    ['f() { ls; }; f', 'command.construct'],
+    ['eval ls', 'command.dangerous'],
+    ['. ./script', 'command.dangerous'],
+    ['exec ls', 'command.dangerous'],
+    ['nohup ls', 'command.dangerous'],
+    ['timeout 5 ls', 'command.dangerous'],
+    ['rg foo *', 'command.dangerous'],
+    ['$(echo ls)', 'command.construct'],
+    ['l"s" x; rm y', 'command.not-allowed'],
+    ['/bin/ls', 'command.not-allowed'],
+    ["echo $'\\x41'", 'command.construct'],
+    ['for i in 1; do ls; done', 'command.construct'],
+  ])('%s → %s', async (text, rule) => {
+    const decision = await run(cmd(text));
+    expect(decision).toMatchObject({ kind: 'deny', rule });
+  });
+
+  it.each([
+    'ls -la | grep x',
+    'ls -la',
+    'git status',
+    "grep -n 'a|b' src/x.ts",
+    'cat src/a.ts src/b.ts 2>/dev/null',
+    'ls 2>&1 | grep x',
+    'echo hi > out/log.txt',
+    "sed -n 's/a/b/gp;3q' file",
+    "sed -e '/x/d' -e 's|a|b|' f",
+    'find . -name "*.ts" -type f',
+    'ls *.ts',
+    'echo a && echo b || echo c; ls',
+    'l"s" -la # a comment',
+  ])('%s → allow', async (text) => {
+    expect(await run(cmd(text))).toEqual({ kind: 'allow', rule: 'allowed_commands' });
+  });
+
+  it('asks in confirm mode, suggesting the one missing program', async () => {
+    const decision = await run(cmd('df -h'), 'confirm');
+    expect(decision).toMatchObject({
+      kind: 'ask',
+      question: 'Execute: df -h',
+      suggestion: { list: 'allowed_commands', value: 'df' },
+    });
+    const denied = (await run(cmd('df -h'))) as Extract<PolicyDecision, { kind: 'deny' }>;
+    expect(denied.reason).toContain("add 'df' to [policy] allowed_commands");
+  });
+
+  it('the floor is never asked about, even in confirm mode', async () => {
+    expect(await run(cmd('cat ~/.ssh/id_rsa'), 'confirm')).toMatchObject({ kind: 'deny', rule: 'floor' });
+  });
+
+  it('matches command prefixes as whole words', async () => {
+    const over = { commands: ['git status'] };
+    expect(await run(cmd('git status --short'), 'allowlist', over)).toMatchObject({ kind: 'allow' });
+    expect(await run(cmd('git statusx'), 'allowlist', over)).toMatchObject({ kind: 'deny' });
+    expect(await run(cmd('git push'), 'allowlist', over)).toMatchObject({ kind: 'deny' });
+  });
+
+  it('unrestricted allows without looking', async () => {
+    expect(await run(cmd('cat ~/.ssh/id_rsa; rm -rf /'), 'unrestricted')).toEqual({
+      kind: 'allow',
+      rule: 'mode.unrestricted',
+    });
+  });
+});
+
+describe('paths', () => {
+  const read = (path: string): ToolCallForPolicy => ({
+    tool: 'read_file',
+    args: { path },
+    source: 'builtin',
+  });
+  it.each([
+    ['../../.aws/credentials', 'deny', 'path.not-allowed'],
+    ['../.aws/credentials', 'deny', 'floor'],
+    ['/home/u/proj-evil/x', 'deny', 'path.not-allowed'],
+    ['~/.ssh/id_rsa', 'deny', 'floor'],
+    ['/etc/shadow', 'deny', 'floor'],
+    ['/proc/1/environ', 'deny', 'floor'],
+    ['private/x', 'deny', 'denied_paths'],
+    ['src/a.ts', 'allow', 'allowed_paths_ro'],
+    ['./src/../README.md', 'allow', 'allowed_paths_ro'],
+    ['out/x', 'allow', 'allowed_paths_ro'],
+  ])('read %s → %s %s', async (path, kind, rule) => {
+    expect(await run(read(path))).toMatchObject({ kind, rule });
+  });
+
+  it('~ in allowed_paths_ro does not open the secrets', async () => {
+    expect(await run(read('~/.ssh/id_rsa'), 'allowlist', { pathsRo: [HOME] })).toMatchObject({
+      kind: 'deny',
+      rule: 'floor',
+    });
+    expect(await run(read('~/notes.txt'), 'allowlist', { pathsRo: [HOME] })).toMatchObject({ kind: 'allow' });
+  });
+
+  it('writes need allowed_paths_rw; confirm mode suggests the file', async () => {
+    const write = { tool: 'write_file', args: { path: 'src/a.ts', content: '' }, source: 'builtin' } as const;
+    expect(await run(write)).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
+    expect(await run(write, 'confirm')).toMatchObject({
+      kind: 'ask',
+      suggestion: { list: 'allowed_files_rw', value: `${CWD}/src/a.ts` },
+    });
+    expect(await run({ ...write, args: { path: 'out/a', content: '' } })).toMatchObject({ kind: 'allow' });
+  });
+
+  it('a path the gate did not canonicalise is denied', async () => {
+    const decision = decide({
+      call: read('src/a.ts'),
+      mode: 'allowlist',
+      lists: lists(),
+      floor: [],
+      cwd: CWD,
+      home: HOME,
+      canonical: {},
+    });
+    expect(decision).toMatchObject({ kind: 'deny', rule: 'path.unresolved' });
+  });
+});
+
+describe('domains', () => {
+  const fetchUrl = (url: string): ToolCallForPolicy => ({
+    tool: 'fetch_url',
+    args: { url },
+    source: 'builtin',
+  });
+  it.each([
+    ['https://api.github.com/repos', 'allow'],
+    ['https://API.GitHub.com./x', 'allow'],
+    ['https://github.com/', 'deny'],
+    ['https://malicious-github.com/', 'deny'],
+    ['https://github.com.evil.io/', 'deny'],
+    ['http://1.1.1.1/', 'deny'],
+    ['http://10.0.0.1/', 'allow'],
+    ['https://example.org:8443/', 'allow'],
+    ['https://example.org/', 'deny'],
+    ['file:///etc/passwd', 'deny'],
+    ['not a url', 'deny'],
+  ])('%s → %s', async (url, kind) => {
+    expect((await run(fetchUrl(url))).kind).toBe(kind);
+  });
+
+  it('an empty list allows nothing', async () => {
+    expect(await run(fetchUrl('https://api.github.com/'), 'allowlist', { domains: [] })).toMatchObject({
+      kind: 'deny',
+    });
+  });
+
+  it.each(['*', '*.com', '*.*.com', 'a.*.com', 'https://x.com', 'x.com/path', '*.'])(
+    'rejects the pattern %s',
+    (entry) => {
+      expect(typeof parseDomainPattern(entry)).toBe('string');
+    },
+  );
+});
+
+describe('MCP and other tools', () => {
+  it.each([
+    [{ tool: 'read', server: 'fs', source: 'mcp' }, 'allow', 'allowed_mcp_tools'],
+    [{ tool: 'search', server: 'web', source: 'mcp' }, 'allow', 'allowed_mcp_tools'],
+    [{ tool: 'list', server: 'db', source: 'mcp', readOnly: true }, 'allow', 'mcp.read-only'],
+    [{ tool: 'drop', server: 'db', source: 'mcp' }, 'deny', 'mcp.not-allowed'],
+    [{ tool: 'nuke', source: 'builtin' }, 'deny', 'tool.unknown'],
+    [{ tool: 'read_markdown', source: 'builtin' }, 'allow', 'notes.own-files'],
+  ] as const)('%o → %s', async (call, kind, rule) => {
+    expect(await run({ args: {}, ...call } as ToolCallForPolicy)).toMatchObject({ kind, rule });
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config/load.ts';
+import { isRuneError } from '../core/errors.ts';
+
+function load(toml: string) {
+  return loadConfig({ env: {}, file: '/x/rune.toml', readFile: () => toml });
+}
+
+describe('allowed_domains is checked at load', () => {
+  it.each([
+    ['*', /only allowed as a leading/],
+    ['*.com', /whole top-level domain/],
+    ['https://github.com', /not a host name/],
+  ])('rejects %s with a clear message naming the file and key', (entry, message) => {
+    try {
+      load(`[policy]\nallowed_domains = ["api.github.com", ${JSON.stringify(entry)}]\n`);
+      expect.unreachable();
+    } catch (error) {
+      expect(isRuneError(error) && error.code).toBe('CONFIG_INVALID');
+      const details = (error as { details: string[] }).details.join('\n');
+      expect(details).toContain('/x/rune.toml: policy.allowed_domains.1:');
+      expect(details).toMatch(message);
+    }
+  });
+
+  it('accepts names, subdomain wildcards, ports and IP literals; MCP servers too', () => {
+    const { config } = load(
+      '[policy]\nallowed_domains = ["github.com", "*.github.com", "example.org:8443", "10.0.0.1"]\n[[mcp]]\nname = "s"\ncommand = "x"\nallowed_domains = ["*.example.org"]\n',
+    );
+    expect(config.policy.allowed_domains).toHaveLength(4);
+    expect(() => load('[[mcp]]\nname = "s"\ncommand = "x"\nallowed_domains = ["*.org"]\n')).toThrow();
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
+import { readAudit } from './audit.ts';
+import { formatAuditLine, parseSince } from './audit-command.ts';
+import { formatPolicy } from './format.ts';
+
+const config = {
+  ...DEFAULTS,
+  mcp: [],
+  policy: { ...DEFAULTS.policy, allowed_commands: ['ls', 'git status'], allowed_domains: ['*.github.com'] },
+} as unknown as RuneConfig;
+
+describe('formatPolicy', () => {
+  it('/policy: mode, lists and the floor, no sandbox section', () => {
+    const text = formatPolicy(config, 'allowlist', null, ['/h/.ssh']);
+    expect(text).toContain('policy mode: allowlist (anything the lists do not cover is blocked');
+    expect(text).toContain('allowed_commands   ls, git status');
+    expect(text).toContain('allowed_domains    *.github.com');
+    expect(text).toContain('allowed_paths_rw   (none)');
+    expect(text).toContain('never (floor)      /h/.ssh');
+    expect(text).not.toContain('sandbox');
+  });
+
+  it('/policy full without a sandbox report says it is unavailable', () => {
+    expect(formatPolicy(config, 'confirm')).toContain('sandbox layers: report unavailable');
+  });
+
+  it('/policy full with layers lists availability and the last call', () => {
+    const text = formatPolicy(config, 'unrestricted', {
+      available: [{ layer: 'landlock', applied: true, detail: 'ABI 7' }],
+      lastCall: [{ layer: 'landlock', applied: false, detail: 'sandbox off' }],
+    });
+    expect(text).toContain('landlock     available: ABI 7');
+    expect(text).toContain('landlock     not applied: sandbox off');
+  });
+});
+
+describe('rune audit helpers', () => {
+  const now = new Date('2026-01-10T00:00:00Z');
+  it.each([
+    ['2h', '2026-01-09T22:00:00.000Z'],
+    ['7d', '2026-01-03T00:00:00.000Z'],
+    ['2026-01-05', '2026-01-05T00:00:00.000Z'],
+  ])('--since %s', (text, iso) => {
+    expect(parseSince(text, now).toISOString()).toBe(iso);
+  });
+  it('rejects a bad --since', () => {
+    expect(() => parseSince('yesterday-ish', now)).toThrow(/neither a duration/);
+  });
+  it('filters by time and decision and skips broken lines', () => {
+    const line = (time: string, decision: string) =>
+      JSON.stringify({
+        time,
+        session: 's',
+        tool: 't',
+        source: 'builtin',
+        args_sha256: 'x',
+        decision,
+        rule: 'r',
+        mode: 'allowlist',
+      });
+    const text = [
+      line('2026-01-01T00:00:00Z', 'deny'),
+      '{broken',
+      line('2026-01-09T00:00:00Z', 'allow'),
+      line('2026-01-09T01:00:00Z', 'deny'),
+    ].join('\n');
+    const { records, skipped } = readAudit(text, {
+      since: new Date('2026-01-08T00:00:00Z'),
+      decision: 'deny',
+    });
+    expect(skipped).toBe(1);
+    expect(records.map((r) => r.time)).toEqual(['2026-01-09T01:00:00Z']);
+    expect(formatAuditLine(records[0]!)).toMatch(/^2026-01-09T01:00:00Z {2}deny {3}t/);
+  });
+});

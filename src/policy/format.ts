@@ -1,0 +1,63 @@
+// The text of `/policy` and `/policy full`: the mode, every list, the secrets floor and, when the
+// sandbox report is passed in, each layer. Pure; the interactive session prints it.
+import type { PolicyMode, RuneConfig } from '../config/schema.ts';
+import type { LayerReport } from '../sandbox/types.ts';
+
+export interface PolicyLayersView {
+  /** What this machine offers. */
+  available: readonly LayerReport[];
+  /** What the last tool call got, when there was one. */
+  lastCall?: readonly LayerReport[];
+}
+
+const MODE_NOTE: Record<PolicyMode, string> = {
+  allowlist: 'anything the lists do not cover is blocked and the model is told why',
+  confirm: 'anything the lists do not cover is asked about',
+  unrestricted: 'policy checks are skipped; the sandbox still applies',
+};
+
+/**
+ * `/policy` passes `layers: null` (no sandbox section); `/policy full` passes the sandbox report, and
+ * without one (undefined) the text says the report is unavailable.
+ */
+export function formatPolicy(
+  config: RuneConfig,
+  mode: PolicyMode,
+  layers?: PolicyLayersView | null,
+  floor?: readonly string[],
+): string {
+  const p = config.policy;
+  const list = (name: string, values: readonly string[]) =>
+    `  ${name.padEnd(18)} ${values.length > 0 ? values.join(', ') : '(none)'}`;
+  const lines = [
+    `policy mode: ${mode} (${MODE_NOTE[mode]})`,
+    list('allowed_commands', p.allowed_commands),
+    list('allowed_domains', p.allowed_domains),
+    list('allowed_paths_ro', [...p.allowed_paths_ro, '(working directory)']),
+    list('allowed_paths_rw', p.allowed_paths_rw),
+    list('allowed_files_ro', p.allowed_files_ro),
+    list('allowed_files_rw', p.allowed_files_rw),
+    list('denied_paths', p.denied_paths),
+    list('allowed_mcp_tools', p.allowed_mcp_tools),
+  ];
+  if (floor && floor.length > 0) {
+    lines.push(
+      `  ${'never (floor)'.padEnd(18)} ${mode === 'unrestricted' ? '(lifted by --unrestricted) ' : ''}${floor.join(', ')}`,
+    );
+  }
+  if (layers === null) return `${lines.join('\n')}\n`;
+  lines.push(`sandbox mode: ${config.sandbox.mode}`);
+  if (layers === undefined) {
+    lines.push('  sandbox layers: report unavailable (no sandbox report was given)');
+    return `${lines.join('\n')}\n`;
+  }
+  lines.push('layers on this machine:');
+  for (const layer of layers.available) {
+    lines.push(`  ${layer.layer.padEnd(12)} ${layer.applied ? 'available' : 'unavailable'}: ${layer.detail}`);
+  }
+  lines.push(layers.lastCall ? 'last tool call:' : 'last tool call: none yet');
+  for (const layer of layers.lastCall ?? []) {
+    lines.push(`  ${layer.layer.padEnd(12)} ${layer.applied ? 'applied' : 'not applied'}: ${layer.detail}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
