@@ -2,7 +2,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 interface Running {
@@ -153,5 +154,47 @@ describe('rune notes (binary)', () => {
     const res = await runRune(['notes', '--port', 'abc']);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--port/);
+  });
+
+  describe('agent chat', () => {
+    let mock: MockLlm;
+    beforeAll(async () => {
+      mock = await startMockLlm();
+    });
+    afterAll(async () => {
+      await mock.close();
+    });
+
+    it('answers in a note with the notes tools, through the binary', async () => {
+      const home = tempDir('rune-notes-e2e-');
+      writeFileSync(
+        join(home, 'rune.toml'),
+        `base_url = "${mock.baseUrl}"\napi_key = "sk-test-e2e-notes-0123456789"\nmodel = "mock"\n[notes.local]\nadmins = ["ada:adapass1"]\n`,
+      );
+      const server = await startNotes(home);
+      const api = await login(server.url, 'ada', 'adapass1');
+      expect((await api('/api/notes', { method: 'POST', body: { name: 'lab' } })).status).toBe(201);
+      mock.script([
+        { toolCalls: [{ name: 'write_markdown', arguments: { name: 'todo.md', content: '- [ ] ship\n' } }] },
+        { text: 'Created todo.md.' },
+      ]);
+      expect(
+        (await api('/api/notes/lab/chat', { method: 'POST', body: { message: 'make a todo list' } })).status,
+      ).toBe(202);
+      let chat: { messages: Array<{ role: string; content: string }>; running: string | null } = {
+        messages: [],
+        running: 'x',
+      };
+      for (let i = 0; i < 200 && chat.running !== null; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        chat = (await (await api('/api/notes/lab/chat')).json()) as typeof chat;
+      }
+      expect(chat.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Created todo.md.' });
+      const file = (await (await api('/api/notes/lab/files/todo.md')).json()) as { content: string };
+      expect(file.content).toBe('- [ ] ship\n');
+      expect(server.stderr()).not.toContain('sk-test-e2e-notes');
+      server.child.kill('SIGTERM');
+      expect((await server.exit).code).toBe(0);
+    });
   });
 });
