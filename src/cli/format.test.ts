@@ -55,3 +55,18 @@ describe('tool lines', () => {
     expect(formatArguments('not json')).toBe('not json');
   });
 });
+
+describe('streamed text', () => {
+  it('never shows a key that arrives split across deltas', async () => {
+    const { StreamRedactor } = await import('./session.ts');
+    const { registerSecret } = await import('../core/redact.ts');
+    const key = 'sk-test-stream-1234567890abcdefgh';
+    registerSecret(key);
+    const scrub = new StreamRedactor();
+    let shown = '';
+    for (const delta of ['your key is sk-te', 'st-stream-12345', '67890abcdefgh and', ' more'])
+      shown += scrub.push(delta);
+    shown += scrub.flush();
+    expect(shown).toBe('your key is [REDACTED] and more');
+  });
+});

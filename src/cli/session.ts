@@ -95,6 +95,31 @@ class Spinner {
   }
 }
 
+/**
+ * Streams model text through the redactor a word at a time: a key never holds whitespace, so text
+ * up to the last whitespace can be scrubbed and shown while the unfinished word waits.
+ */
+export class StreamRedactor {
+  #pending = '';
+  push(delta: string): string {
+    this.#pending += delta;
+    const cut = Math.max(
+      this.#pending.lastIndexOf(' '),
+      this.#pending.lastIndexOf('\n'),
+      this.#pending.lastIndexOf('\t'),
+    );
+    if (cut < 0) return '';
+    const ready = this.#pending.slice(0, cut + 1);
+    this.#pending = this.#pending.slice(cut + 1);
+    return redact(ready);
+  }
+  flush(): string {
+    const rest = this.#pending;
+    this.#pending = '';
+    return redact(rest);
+  }
+}
+
 export interface SessionIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -168,6 +193,7 @@ export async function runSession(
   const runTurn = async (prompt: string): Promise<void> => {
     controller = new AbortController();
     const lines = new ToolLine(style);
+    const scrub = new StreamRedactor();
     let atLineStart = true;
     let streamed = false;
     const text = (chunk: string): void => {
@@ -180,10 +206,11 @@ export async function runSession(
         case 'text':
           spinner.stop();
           streamed = true;
-          text(event.delta);
+          text(scrub.push(event.delta));
           break;
         case 'tool_call':
           spinner.stop();
+          text(scrub.flush());
           if (!atLineStart) text('\n');
           lines.start(event);
           spinner.start(`running ${event.name}`);
@@ -199,6 +226,7 @@ export async function runSession(
           break;
         case 'run_end':
           spinner.stop();
+          text(scrub.flush());
           break;
         default:
           break;
@@ -224,7 +252,8 @@ export async function runSession(
       ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     });
     spinner.stop();
-    if (!streamed && result.answer) text(result.answer);
+    text(scrub.flush());
+    if (!streamed && result.answer) text(redact(result.answer));
     if (!atLineStart) text('\n');
     messages = result.messages;
     totals = {
@@ -277,9 +306,8 @@ export async function runSession(
         write(formatPolicyView(config, arg === 'full', runtime, lastLayers));
         return true;
       case '/config': {
-        const { api_key: key, ...rest } = config;
-        const shown = key ? { ...rest, api_key: '[set, hidden]' } : rest;
-        write(`# ${setup.configFile}\n${JSON.stringify(redactValue(shown), null, 2)}\n`);
+        // redactValue hides api_key (and any other secret-named key) by name.
+        write(`# ${setup.configFile}\n${JSON.stringify(redactValue(config), null, 2)}\n`);
         return true;
       }
       case '/tools':

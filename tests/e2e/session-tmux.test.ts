@@ -95,7 +95,7 @@ function startSession(toml = ''): Term {
   const term: Term = {
     name,
     runeHome,
-    capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-200'),
+    capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000'),
     keys: (...keys) => {
       tmux('send-keys', '-t', name, ...keys);
     },
@@ -150,6 +150,27 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor(/execute_cmd\s+Run a shell command/);
     term.type('/nosuch');
     await term.waitFor('unknown command /nosuch');
+    term.type('/policy full');
+    await term.waitFor(/sandbox mode: auto; layers on this machine:/);
+    term.type('/version');
+    await term.waitFor(/^rune \d+\.\d+\.\d+$/m);
+    term.type('/config');
+    await term.waitFor('"max_steps": 25');
+    term.type('/info');
+    await term.waitFor(/session: {2}[0-9a-f-]{36} \(3 messages\)/);
+    term.type('/skills');
+    await term.waitFor('no skills in');
+    term.type('/help');
+    await term.waitFor(/\/multi\s+enter a prompt of several lines/);
+    mock.script([{ text: 'multi received' }]);
+    term.type('/multi');
+    term.type('line one');
+    term.type('line two');
+    term.type('.');
+    await term.waitFor('multi received');
+    expect(mock.requests.at(-1)!.body.messages.at(-1).content).toBe('line one\nline two');
+    term.type('/reset');
+    await term.waitFor('new conversation');
 
     term.keys('C-c');
     const screen = await term.waitFor('EXITED=0');
@@ -191,13 +212,17 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
   it('keeps prompts in the history file, never a line holding a key', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
-    mock.setFallback({ text: 'ok' });
+    // The model echoes the key in small streamed chunks: the terminal must not show it either.
+    mock.setFallback({ text: `ok, the key is ${KEY} indeed`, chunkSize: 5 });
     term.type('remember this prompt');
     await waitForRequests(1);
     term.type(`my key is ${KEY}`);
     await waitForRequests(2);
+    await term.waitFor('[REDACTED] indeed');
     term.type('/exit');
-    await term.waitFor('EXITED=0');
+    const screen = await term.waitFor('EXITED=0');
+    // The key is on screen only where the user typed it, never in what the model's stream printed.
+    expect(screen.split('\n').filter((line) => line.includes(KEY))).toEqual([`> my key is ${KEY}`]);
     const file = join(term.runeHome, 'history');
     expect(existsSync(file)).toBe(true);
     const history = readFileSync(file, 'utf8');
