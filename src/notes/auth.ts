@@ -153,6 +153,8 @@ export class LoginThrottle {
   }
 
   fail(account: string, address: string): void {
+    // A flood of made-up names must not grow the table without bound: expired entries go first.
+    if (this.failures.size > 10_000) for (const key of [...this.failures.keys()]) this.recent(key);
     for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) {
       const list = this.recent(key);
       list.push(this.now());
