@@ -1,6 +1,7 @@
 // Anthropic's Messages API, streamed: the system prompt travels apart, tool calls are tool_use
 // blocks whose JSON arrives in pieces, and tool results go back as tool_result blocks.
 import { failureFromResponse, ProviderFailure } from './failure.ts';
+import type { FetchLike } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
 import { readSse } from './sse.ts';
 import type { ChatMessage, ChatResponse, FinishReason, ToolCall, ToolDefinition } from './types.ts';
@@ -10,7 +11,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 export interface AnthropicOptions {
   baseUrl: string;
   apiKey: string;
-  fetch: typeof fetch;
+  fetch: FetchLike;
   now: () => number;
 }
 

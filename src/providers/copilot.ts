@@ -4,6 +4,7 @@
 import type { Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
 import { failureFromResponse, ProviderFailure } from './failure.ts';
+import type { FetchLike } from './http-fetch.ts';
 
 export const COPILOT_TOKEN_URL = 'https://api.github.com/copilot_internal/v2/token';
 export const COPILOT_API = 'https://api.githubcopilot.com';
@@ -32,7 +33,7 @@ export interface CopilotToken {
 export interface CopilotTokenOptions {
   githubToken: string;
   tokenUrl: string;
-  fetch: typeof fetch;
+  fetch: FetchLike;
   now: () => number;
   logger: Logger;
 }

@@ -1,6 +1,7 @@
 // What one provider attempt can fail with, in terms the retry policy understands. Messages are
 // redacted when built, so a server that echoes the key back cannot carry it further.
 import { redact } from '../core/redact.ts';
+import type { FetchResponse } from './http-fetch.ts';
 
 export type FailureKind =
   /** The server answered with an HTTP error status. */
@@ -88,7 +89,7 @@ export function errorText(body: unknown, fallback: string): string {
 }
 
 /** Reads an error response into a ProviderFailure (status, Retry-After, the server's message). */
-export async function failureFromResponse(response: Response, nowMs: number): Promise<ProviderFailure> {
+export async function failureFromResponse(response: FetchResponse, nowMs: number): Promise<ProviderFailure> {
   const text = await response.text().catch(() => '');
   let body: unknown = text;
   try {

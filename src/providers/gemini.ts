@@ -2,6 +2,7 @@
 // messages to contents/parts, JSON Schemas to the OpenAPI subset Gemini accepts, and gives the
 // id-less function calls ids of their own.
 import { failureFromResponse, ProviderFailure } from './failure.ts';
+import type { FetchLike } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
 import { readSse } from './sse.ts';
 import type { ChatMessage, ChatResponse, FinishReason, ToolCall, ToolDefinition } from './types.ts';
@@ -9,7 +10,7 @@ import type { ChatMessage, ChatResponse, FinishReason, ToolCall, ToolDefinition 
 export interface GeminiOptions {
   baseUrl: string;
   apiKey: string;
-  fetch: typeof fetch;
+  fetch: FetchLike;
   now: () => number;
 }
 

@@ -9,6 +9,7 @@ import { COPILOT_API, COPILOT_HEADERS, COPILOT_TOKEN_URL, CopilotTokenSource } f
 import { type KeyOrigin, resolveCredentials } from './credentials.ts';
 import { ProviderFailure } from './failure.ts';
 import { geminiAttempt } from './gemini.ts';
+import { type FetchLike, httpFetch } from './http-fetch.ts';
 import { openAiAttempt } from './openai.ts';
 import { type Attempt, type RetryPolicy, withRetries } from './retry.ts';
 import type { Provider } from './types.ts';
@@ -28,7 +29,8 @@ export interface CreateProviderOptions {
   config: RuneConfig;
   env: NodeJS.ProcessEnv;
   logger: Logger;
-  fetch?: typeof fetch;
+  /** Default: httpFetch (node:http), not the global fetch, whose undici start-up pipe mode pays for. */
+  fetch?: FetchLike;
   now?: () => number;
   /** The layer config.api_key came from; read from loadConfig's result when not given. */
   apiKeyOrigin?: KeyOrigin;
@@ -46,7 +48,7 @@ export interface ProviderInfo {
 
 export function createProvider(options: CreateProviderOptions): Provider & { readonly info: ProviderInfo } {
   const { config, env, logger } = options;
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const fetchImpl = options.fetch ?? httpFetch;
   const now = options.now ?? Date.now;
   // Registered before anything can fail, so even the earliest error message is scrubbed.
   registerSecret(config.api_key);

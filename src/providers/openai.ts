@@ -8,8 +8,11 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { failureFromThrown, ProviderFailure, parseRetryAfter } from './failure.ts';
+import type { FetchLike } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
 import type { ChatMessage, ChatResponse, FinishReason, ToolCall, ToolDefinition } from './types.ts';
+
+type SdkFetch = NonNullable<NonNullable<ConstructorParameters<typeof OpenAI>[0]>['fetch']>;
 
 export interface OpenAiEndpoint {
   baseUrl: string;
@@ -22,7 +25,7 @@ export interface OpenAiWireOptions {
   /** Resolved before every attempt, so Copilot can hand out a fresh token. */
   endpoint: (signal: AbortSignal) => Promise<OpenAiEndpoint>;
   timeoutMs: number;
-  fetch?: typeof fetch;
+  fetch?: FetchLike;
   now: () => number;
 }
 
@@ -41,7 +44,8 @@ export function openAiAttempt(options: OpenAiWireOptions): Attempt {
         organization: null,
         project: null,
         logLevel: 'off',
-        ...(options.fetch ? { fetch: options.fetch } : {}),
+        // The SDK reads status, headers.get/entries, body as an async iterable, text and json.
+        ...(options.fetch ? { fetch: options.fetch as unknown as SdkFetch } : {}),
       });
       clients.clear(); // a new Copilot token replaces the old client
       clients.set(cacheKey, client);

@@ -6,39 +6,58 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
+): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let event: string | undefined;
   let data: string[] = [];
+  // A node:http body (http-fetch.ts) is async-iterable; a web ReadableStream is read through its reader.
+  const chunks: AsyncIterable<Uint8Array> =
+    Symbol.asyncIterator in body
+      ? (body as AsyncIterable<Uint8Array>)
+      : readerChunks(body as ReadableStream<Uint8Array>);
+  for await (const value of chunks) {
+    buffer += decoder.decode(value, { stream: true });
+    yield* takeEvents(false);
+  }
+  buffer += decoder.decode();
+  yield* takeEvents(true);
+  if (data.length > 0) yield { event, data: data.join('\n') };
+
+  function* takeEvents(done: boolean): Generator<SseEvent> {
+    let newline = buffer.search(/\r\n|\r|\n/);
+    while (newline >= 0) {
+      // A CR at the very end may be the first half of a CRLF split across reads.
+      if (!done && newline === buffer.length - 1 && buffer.endsWith('\r')) break;
+      const line = buffer.slice(0, newline);
+      const width = buffer.startsWith('\r\n', newline) ? 2 : 1;
+      buffer = buffer.slice(newline + width);
+      if (line === '') {
+        if (data.length > 0) yield { event, data: data.join('\n') };
+        event = undefined;
+        data = [];
+      } else if (!line.startsWith(':')) {
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'event') event = value;
+        else if (field === 'data') data.push(value);
+      }
+      newline = buffer.search(/\r\n|\r|\n/);
+    }
+  }
+}
+
+async function* readerChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let newline = buffer.search(/\r\n|\r|\n/);
-      while (newline >= 0) {
-        // A CR at the very end may be the first half of a CRLF split across reads.
-        if (!done && newline === buffer.length - 1 && buffer.endsWith('\r')) break;
-        const line = buffer.slice(0, newline);
-        const width = buffer.startsWith('\r\n', newline) ? 2 : 1;
-        buffer = buffer.slice(newline + width);
-        if (line === '') {
-          if (data.length > 0) yield { event, data: data.join('\n') };
-          event = undefined;
-          data = [];
-        } else if (!line.startsWith(':')) {
-          const colon = line.indexOf(':');
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-          if (field === 'event') event = value;
-          else if (field === 'data') data.push(value);
-        }
-        newline = buffer.search(/\r\n|\r|\n/);
-      }
-      if (done) break;
+      if (done) return;
+      yield value;
     }
-    if (data.length > 0) yield { event, data: data.join('\n') };
   } finally {
     reader.releaseLock();
   }
