@@ -114,6 +114,47 @@ describe('pipe mode', () => {
     expect(result.stderr).toMatch(/execute_cmd cmd="echo hi" \| allowed/);
   });
 
+  it('an execute_cmd round trip under --unrestricted: the sandboxed output reaches the model', async () => {
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo hi; echo err >&2; exit 3' } }] },
+      { text: 'ok' },
+    ]);
+    const h = makeHome();
+    const result = await rune(h, ['--unrestricted', '--json', 'run it']);
+    expect(result.code).toBe(0);
+    const tool = toolMessages(1)[0];
+    expect(tool.content, result.stderr).toContain('exit code: 3');
+    expect(tool.content).toContain('stdout:\nhi');
+    expect(tool.content).toContain('stderr:\nerr');
+    const call = JSON.parse(result.stdout).tool_calls[0];
+    expect(call).toMatchObject({ name: 'execute_cmd', decision: 'allow', is_error: true });
+    // Each result says which sandbox layers were applied, applied or not.
+    expect(call.layers.length).toBeGreaterThan(0);
+  });
+
+  it('fetch_url reads a local page only when its host is listed, as text', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body><h1>Docs</h1><p>The port is <b>8080</b>.</p><script>x()</script></body></html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/page`;
+    try {
+      const step = { toolCalls: [{ name: 'fetch_url', arguments: { url } }] };
+      mock.script([step, { text: 'blocked' }, step, { text: '8080' }]);
+      const closed = await rune(makeHome(), ['--json', 'read the docs']);
+      expect(JSON.parse(closed.stdout).tool_calls[0].decision).toBe('deny');
+      const open = await rune(makeHome('[policy]\nallowed_domains = ["127.0.0.1"]\n'), ['read the docs']);
+      expect(open.code).toBe(0);
+      const tool = toolMessages(3)[0];
+      expect(tool.content, open.stderr).toMatch(/The port is 8080\./);
+      expect(tool.content).not.toContain('x()');
+    } finally {
+      server.close();
+    }
+  });
+
   it('a command outside allowed_commands is blocked and the model is told why', async () => {
     mock.script([
       { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'touch /tmp/rune-should-not-exist' } }] },
