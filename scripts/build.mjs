@@ -24,6 +24,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
+import { openaiGlobals } from './esbuild-openai-globals.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -117,8 +118,13 @@ async function bundle() {
     metafile: true,
     logLevel: 'warning',
     define: { __RUNE_VERSION__: JSON.stringify(pkg.version) },
+    // The openai SDK gets light Headers/FormData stand-ins, so pipe mode never loads undici.
+    plugins: [openaiGlobals],
     // Optional peers of bundled libraries that rune never uses.
     external: ['bufferutil', 'utf-8-validate', 'pino-pretty'],
+    // web-tree-sitter's ESM build loads `module` and `fs/promises` with import(), which a SEA cannot
+    // do; its CommonJS build uses require() for the same builtins.
+    alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
   });
   writeFileSync(join(out, 'meta.json'), JSON.stringify(result.metafile));
 }

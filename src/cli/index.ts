@@ -52,7 +52,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--since <when>', 'only decisions after a duration ago (30m, 2h, 7d, 1w) or a date')
     .addOption(new Option('--decision <kind>', 'only this decision').choices(['allow', 'deny']))
     .addOption(new Option('--json', 'print a JSON array'))
-    .action(async (options: { since?: string; decision?: string; json?: boolean }) => {
+    .action(async (_options: unknown, cmd: Command) => {
+      // The agent's own --json sits on the main program; optsWithGlobals sees it either way.
+      const options = cmd.optsWithGlobals<{ since?: string; decision?: string; json?: boolean }>();
       const { auditCommand } = await import('../policy/audit-command.ts');
       setExit(auditCommand(options, process.env, (text) => process.stdout.write(text)));
     });

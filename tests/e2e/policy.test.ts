@@ -41,9 +41,9 @@ function rune(h: Home, args: string[], input = '') {
   });
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: wire JSON
-const toolMessages = (index: number): any[] =>
-  mock.requests[index]!.body.messages.filter((m: any) => m.role === 'tool');
+type WireMessage = { role: string; content: string };
+const toolMessages = (index: number): WireMessage[] =>
+  (mock.requests[index]!.body.messages as WireMessage[]).filter((m) => m.role === 'tool');
 
 describe('policy in the built binary', () => {
   it('allows an allowlisted pipeline (parser loaded from the binary) and refuses a substitution', async () => {
@@ -56,7 +56,7 @@ describe('policy in the built binary', () => {
     writeFileSync(join(h.cwd, 'marker.txt'), 'x');
     const result = await rune(h, ['--json', 'list']);
     expect(result.code, result.stderr).toBe(0);
-    expect(toolMessages(1)[0].content).toContain('marker.txt');
+    expect(toolMessages(1)[0].content, result.stderr).toContain('marker.txt');
     expect(toolMessages(2).at(-1).content).toMatch(/command substitution/);
     const calls = JSON.parse(result.stdout).tool_calls;
     expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny']);
