@@ -56,8 +56,8 @@ describe('policy in the built binary', () => {
     writeFileSync(join(h.cwd, 'marker.txt'), 'x');
     const result = await rune(h, ['--json', 'list']);
     expect(result.code, result.stderr).toBe(0);
-    expect(toolMessages(1)[0].content, result.stderr).toContain('marker.txt');
-    expect(toolMessages(2).at(-1).content).toMatch(/command substitution/);
+    expect(toolMessages(1)[0]!.content, result.stderr).toContain('marker.txt');
+    expect(toolMessages(2).at(-1)!.content).toMatch(/command substitution/);
     const calls = JSON.parse(result.stdout).tool_calls;
     expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny']);
   });
@@ -71,7 +71,7 @@ describe('policy in the built binary', () => {
     const result = await rune(h, ['disk usage?'], '');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('could not run df\n');
-    const told = toolMessages(1)[0].content;
+    const told = toolMessages(1)[0]!.content;
     expect(told).toMatch(/not in allowed_commands/);
     expect(told).toMatch(/nobody can be asked/);
     // With --yes the same call runs.
@@ -79,7 +79,7 @@ describe('policy in the built binary', () => {
     mock.requests.length = 0;
     const yes = await rune(h, ['--yes', 'echo'], '');
     expect(yes.code, yes.stderr).toBe(0);
-    expect(toolMessages(1)[0].content).toContain('ran');
+    expect(toolMessages(1)[0]!.content).toContain('ran');
   });
 
   it('writes every decision to the audit log; rune audit filters it', async () => {
