@@ -19,12 +19,13 @@ import {
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
-  HIDDEN_SYSTEM_FILES,
+  hiddenPaths,
   isInside,
   parseReport,
   planHelperArgs,
   protectedCandidates,
   type ResolvedName,
+  SYSTEM_READ_ONLY,
   scrubEnvironment,
 } from './plan.ts';
 import type {
@@ -396,6 +397,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     }
     const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
     const rwRoots = request.readWritePaths.map((p) => resolve(cwd, p));
+    const roRoots = request.readOnlyPaths.map((p) => resolve(cwd, p));
     const protectedPaths: string[] = [];
     const pinPaths: string[] = [];
     const home = resolve(runeHome());
@@ -405,7 +407,12 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       if (isInside(home, root)) protectedPaths.push(home);
     }
     const hidePaths = [
-      ...HIDDEN_SYSTEM_FILES,
+      ...hiddenPaths(
+        request.env.HOME ?? process.env.HOME,
+        config.policy.denied_paths,
+        [...SYSTEM_READ_ONLY, cwd, ...roRoots, ...rwRoots],
+        [...roRoots, ...rwRoots],
+      ),
       ...listDir('/etc/ssh')
         .filter((n) => n.endsWith('_key'))
         .map((n) => join('/etc/ssh', n)),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { helperArgsFor } from './entry.ts';
 import {
+  hiddenPaths,
   isInside,
   type PlanInput,
   parseReport,
@@ -105,6 +106,24 @@ describe('protected paths', () => {
     expect(isInside('/a', '/a')).toBe(true);
     expect(isInside('/ab', '/a')).toBe(false);
     expect(isInside('/', '/a')).toBe(false);
+  });
+});
+
+describe('hiddenPaths', () => {
+  it('hides system secrets, denied paths (with ~) and home credentials not allowed by name', () => {
+    const hidden = hiddenPaths(
+      '/home/u',
+      ['~/private', '/srv/secret', '/opt/x'],
+      ['/etc', '/home/u', '/srv'],
+      ['/home/u/.aws'],
+    );
+    expect(hidden).toEqual(
+      expect.arrayContaining(['/etc/shadow', '/home/u/private', '/srv/secret', '/home/u/.ssh']),
+    );
+    expect(hidden).not.toContain('/home/u/.aws');
+    // Outside every allowed root Landlock refuses it already (and says EACCES).
+    expect(hidden).not.toContain('/opt/x');
+    expect(hiddenPaths('/home/u', [], ['/etc'], [])).not.toContain('/home/u/.ssh');
   });
 });
 

@@ -34,6 +34,38 @@ export const SYSTEM_READ_WRITE = [
 /** Files that are readable by root under /etc but none of a tool's business. */
 export const HIDDEN_SYSTEM_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/security/opasswd'];
 
+/** Credential stores under the home folder: hidden even when a writable root contains them. */
+export const HOME_CREDENTIALS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker/config.json',
+  '.netrc',
+  '.git-credentials',
+  '.pypirc',
+];
+
+/**
+ * Paths replaced by an empty file or folder inside the mount namespace: system secrets, the
+ * policy's denied_paths, and the home folder's credential stores unless allowed by name. Only
+ * those inside an allowed root need it; elsewhere Landlock already refuses them (with EACCES).
+ */
+export function hiddenPaths(
+  home: string | undefined,
+  deniedPaths: readonly string[],
+  roots: readonly string[],
+  namedAllowed: readonly string[],
+): string[] {
+  const named = new Set(namedAllowed.map((p) => resolve(p)));
+  const expand = (p: string) => (home && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : p);
+  const out = [...HIDDEN_SYSTEM_FILES, ...deniedPaths.map((p) => resolve(expand(p)))];
+  if (home) for (const p of HOME_CREDENTIALS) if (!named.has(join(home, p))) out.push(join(home, p));
+  return [...new Set(out)].filter((p) => roots.some((root) => isInside(p, resolve(root))));
+}
+
 const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
 
 /** Drops variables whose names look secret unless they are listed in `passthrough`. */

@@ -469,6 +469,36 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     },
   },
   {
+    name: '~/.ssh while the whole home folder is writable',
+    layer: 'namespaces',
+    run: async () => {
+      const r = await sandbox(
+        'cat "$HOME/.ssh/id_rsa"; ls -a "$HOME/.ssh"; echo x > "$HOME/.ssh/authorized_keys"',
+        {
+          flags: ['--allow-write', home],
+        },
+      );
+      noKey(r);
+      expect(existsSync(join(home, '.ssh', 'authorized_keys'))).toBe(false);
+    },
+  },
+  {
+    name: 'a denied_paths entry inside a writable folder',
+    layer: 'namespaces',
+    run: async () => {
+      const config = join(root, 'denied.toml');
+      writeFileSync(config, `[policy]\ndenied_paths = ["${join(work, 'vault')}"]\n`);
+      mkdirSync(join(work, 'vault'), { recursive: true });
+      writeFileSync(join(work, 'vault', 'token.txt'), 'VAULT-SECRET-rune-battery\n');
+      const r = await sandbox(`cat ${work}/vault/token.txt; ls ${work}/vault; echo x > ${work}/vault/new`, {
+        global: ['--config', config],
+      });
+      expect(r.stdout).not.toContain('VAULT-SECRET');
+      expect(r.stdout).not.toContain('token.txt');
+      expect(existsSync(join(work, 'vault', 'new'))).toBe(false);
+    },
+  },
+  {
     name: '/etc/shadow and host keys are hidden',
     layer: 'namespaces',
     run: async () => {
