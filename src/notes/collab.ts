@@ -49,8 +49,27 @@ export function mergeText(base: string, ours: string, theirs: string): string | 
 export function setText(text: Y.Text, target: string): void {
   const current = text.toString();
   if (current === target) return;
-  let index = 0;
-  for (const part of diffChars(current, target)) {
+  // The common start and end stay untouched; only the changed middle is diffed (diffing whole
+  // documents is quadratic in the worst case), and a very large middle is replaced in one splice.
+  let start = 0;
+  const max = Math.min(current.length, target.length);
+  while (start < max && current.charCodeAt(start) === target.charCodeAt(start)) start++;
+  let end = 0;
+  while (
+    end < max - start &&
+    current.charCodeAt(current.length - 1 - end) === target.charCodeAt(target.length - 1 - end)
+  ) {
+    end++;
+  }
+  const oldMiddle = current.slice(start, current.length - end);
+  const newMiddle = target.slice(start, target.length - end);
+  if (oldMiddle.length === 0 || newMiddle.length === 0 || oldMiddle.length + newMiddle.length > 20_000) {
+    if (oldMiddle.length > 0) text.delete(start, oldMiddle.length);
+    if (newMiddle.length > 0) text.insert(start, newMiddle);
+    return;
+  }
+  let index = start;
+  for (const part of diffChars(oldMiddle, newMiddle)) {
     if (part.removed) text.delete(index, part.value.length);
     else if (part.added) {
       text.insert(index, part.value);
