@@ -24,6 +24,11 @@ describe('setText', () => {
     text.insert(0, 'hello world');
     setText(text, 'hello brave new world!');
     expect(text.toString()).toBe('hello brave new world!');
+    const big = `start ${'x'.repeat(30_000)} end`;
+    setText(text, big);
+    expect(text.toString()).toBe(big);
+    setText(text, '');
+    expect(text.toString()).toBe('');
   });
 });
 
