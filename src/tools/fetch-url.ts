@@ -6,7 +6,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import zlib from 'node:zlib';
-import { convert as htmlToText } from 'html-to-text';
 import { z } from 'zod/v4';
 import { explicitlyAllowed, hostMatches, isMetadataHost, restrictedAddressReason } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
@@ -159,7 +158,7 @@ function describeNetworkError(error: unknown, url: URL, signal: AbortSignal, out
   return new ToolError(`fetching ${url.href} failed: ${code ?? (error as Error).message}`);
 }
 
-function bodyToText(hop: Hop): { text: string; kind: string } {
+async function bodyToText(hop: Hop): Promise<{ text: string; kind: string }> {
   const type = String(hop.headers['content-type'] ?? '').toLowerCase();
   const charsetMatch = /charset=([^;]+)/.exec(type);
   const charset = (charsetMatch?.[1] ?? 'utf-8').trim().replace(/"/g, '');
@@ -171,6 +170,8 @@ function bodyToText(hop: Hop): { text: string; kind: string } {
   }
   const looksHtml = type.includes('html') || (!type && /^\s*<(!doctype html|html)/i.test(decoded));
   if (looksHtml) {
+    // Loaded on first use: html-to-text and its parsers cost every pipe-mode start ~50 ms otherwise.
+    const { convert: htmlToText } = await import('html-to-text');
     const text = htmlToText(decoded, {
       wordwrap: false,
       selectors: [
@@ -230,7 +231,7 @@ export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
         url = next;
         continue;
       }
-      const { text } = bodyToText(hop);
+      const { text } = await bodyToText(hop);
       const header = [
         `URL: ${url.href}`,
         ...hops,
