@@ -10,7 +10,14 @@ import { redact } from '../core/redact.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
-import { filterToolsBySkills, loadSkills, resolveSkillRefs, skillMessage } from '../skills/index.ts';
+import {
+  filterToolsBySkills,
+  findSkillRefs,
+  loadSkills,
+  resolveSkillRefs,
+  type SkillCatalog,
+  skillMessage,
+} from '../skills/index.ts';
 import { toolEnvironment } from '../tools/env.ts';
 import { executeTool, type RegisteredTool, ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
@@ -19,6 +26,8 @@ import { createDefaultExecutor, createDefaultPolicy, createDefaultProvider } fro
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
+
+const EMPTY_CATALOG: SkillCatalog = { skills: new Map(), problems: [] };
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
 
@@ -152,7 +161,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     if (!model) throw new RuneError('USAGE', 'no model is set: pass --model or set model in rune.toml');
 
     // 1. Skills named in the prompt.
-    const catalog = loadSkills(skillDirs(options));
+    // Skill folders are read only when the prompt names one.
+    const catalog =
+      findSkillRefs(options.prompt).length > 0 ? await loadSkills(skillDirs(options)) : EMPTY_CATALOG;
     for (const problem of catalog.problems) logger.warn('skill_invalid', { message: problem });
     const skills = resolveSkillRefs(options.prompt, catalog);
     unknownSkills = skills.unknown;

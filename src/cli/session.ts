@@ -3,6 +3,7 @@
 // tool (its whole process group) and returns to the prompt; Ctrl-C at an empty prompt quits.
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { compactMessages } from '../agent/compaction.ts';
@@ -14,6 +15,8 @@ import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
 import { formatServers } from '../mcp/format.ts';
+import { formatPolicy } from '../policy/format.ts';
+import { floorPaths } from '../policy/paths.ts';
 import type { Confirmer, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
@@ -303,7 +306,16 @@ export async function runSession(
         );
         return true;
       case '/policy':
-        write(formatPolicyView(config, arg === 'full', runtime, lastLayers));
+        write(
+          formatPolicy(
+            config,
+            config.policy.mode,
+            arg === 'full'
+              ? { available: runtime.executor.describe(), ...(lastLayers ? { lastCall: lastLayers } : {}) }
+              : null,
+            floorPaths(env.HOME || homedir(), runeHome(env)),
+          ),
+        );
         return true;
       case '/config': {
         // redactValue hides api_key (and any other secret-named key) by name.
@@ -323,7 +335,7 @@ export async function runSession(
         return true;
       case '/skills': {
         const dirs = skillDirs({ config, cwd, env });
-        const catalog = loadSkills(dirs);
+        const catalog = await loadSkills(dirs);
         const list = [...catalog.skills.values()];
         write(list.length === 0 ? `no skills in ${dirs.join(', ')}\n` : '');
         for (const skill of list) {
@@ -482,44 +494,4 @@ export async function runSession(
     });
     prompt();
   });
-}
-
-/** `/policy [full]`: the mode and the lists; with full, each sandbox layer and the last call's layers. */
-export function formatPolicyView(
-  config: RuneConfig,
-  full: boolean,
-  runtime: Pick<Runtime, 'executor'>,
-  lastLayers: LayerReport[] | undefined,
-): string {
-  const p = config.policy;
-  const list = (name: string, values: readonly string[]): string =>
-    `  ${name.padEnd(18)} ${values.length > 0 ? values.join(', ') : '(none)'}`;
-  const lines = [
-    `policy mode: ${p.mode}${p.mode === 'allowlist' ? ' (anything not listed is blocked)' : ''}`,
-    list('allowed_commands', p.allowed_commands),
-    list('allowed_domains', p.allowed_domains),
-    list('allowed_paths_ro', [...p.allowed_paths_ro, '(working directory)']),
-    list('allowed_paths_rw', p.allowed_paths_rw),
-    list('allowed_files_ro', p.allowed_files_ro),
-    list('allowed_files_rw', p.allowed_files_rw),
-    list('denied_paths', p.denied_paths),
-    list('allowed_mcp_tools', p.allowed_mcp_tools),
-  ];
-  if (full) {
-    lines.push(`sandbox mode: ${config.sandbox.mode}; layers on this machine:`);
-    for (const layer of runtime.executor.describe()) {
-      lines.push(
-        `  ${layer.layer.padEnd(12)} ${layer.applied ? 'available' : 'unavailable'}: ${layer.detail}`,
-      );
-    }
-    if (lastLayers) {
-      lines.push('last tool call:');
-      for (const layer of lastLayers) {
-        lines.push(
-          `  ${layer.layer.padEnd(12)} ${layer.applied ? 'applied' : 'not applied'}: ${layer.detail}`,
-        );
-      }
-    } else lines.push('last tool call: none yet');
-  }
-  return `${lines.join('\n')}\n`;
 }

@@ -7,10 +7,10 @@ import { filterToolsBySkills, findSkillRefs, loadSkills, parseSkill, resolveSkil
 const ALL = ['read_file', 'write_file', 'list_dir', 'execute_cmd', 'fetch_url', 'inspect_process'];
 
 describe('skills', () => {
-  it('the shipped examples load without problems and restrict tools as they say', () => {
+  it('the shipped examples load without problems and restrict tools as they say', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rune-skills-'));
     cpSync(join(import.meta.dirname, '../../skills-example'), dir, { recursive: true });
-    const catalog = loadSkills([dir]);
+    const catalog = await loadSkills([dir]);
     expect(catalog.problems).toEqual([]);
     expect([...catalog.skills.keys()].sort()).toEqual(['code-review', 'explain-folder']);
     const review = catalog.skills.get('code-review')!;
@@ -29,10 +29,10 @@ describe('skills', () => {
     expect(resolved.unknown).toEqual(['unknown']);
   });
 
-  it('reports broken front matter instead of failing', () => {
-    expect(parseSkill('no front matter', 'f', 'x').problems[0]).toMatch(/no front matter/);
-    expect(parseSkill('---\nname: [\n---\n', 'f', 'x').problems[0]).toMatch(/not valid YAML/);
-    const fallback = parseSkill('---\ndescription: d\n---\nbody', 'f', 'folder-name');
+  it('reports broken front matter instead of failing', async () => {
+    expect((await parseSkill('no front matter', 'f', 'x')).problems[0]).toMatch(/no front matter/);
+    expect((await parseSkill('---\nname: [\n---\n', 'f', 'x')).problems[0]).toMatch(/not valid YAML/);
+    const fallback = await parseSkill('---\ndescription: d\n---\nbody', 'f', 'folder-name');
     expect(fallback.skill?.name).toBe('folder-name');
   });
 });

@@ -3,7 +3,6 @@
 // skill's text is then given to the model as a system message.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 
 export interface Skill {
   name: string;
@@ -33,16 +32,18 @@ function stringList(value: unknown, field: string, file: string, problems: strin
 }
 
 /** Parses one SKILL.md. Pure apart from the text it is given; problems are returned, not thrown. */
-export function parseSkill(
+export async function parseSkill(
   text: string,
   file: string,
   folderName: string,
-): { skill?: Skill; problems: string[] } {
+): Promise<{ skill?: Skill; problems: string[] }> {
   const problems: string[] = [];
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
   if (!match) return { problems: [`${file}: no front matter (a block between --- lines at the top)`] };
   let meta: unknown;
   try {
+    // Loaded when a skill is used, not on every start-up.
+    const { parse: parseYaml } = await import('yaml');
     meta = parseYaml(match[1] ?? '');
   } catch (error) {
     return { problems: [`${file}: front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`] };
@@ -64,7 +65,7 @@ export function parseSkill(
 }
 
 /** Loads every skill under the folders, in order; a name found twice keeps its first folder's skill. */
-export function loadSkills(dirs: readonly string[]): SkillCatalog {
+export async function loadSkills(dirs: readonly string[]): Promise<SkillCatalog> {
   const skills = new Map<string, Skill>();
   const problems: string[] = [];
   for (const dir of dirs) {
@@ -85,7 +86,7 @@ export function loadSkills(dirs: readonly string[]): SkillCatalog {
       } catch {
         continue;
       }
-      const parsed = parseSkill(text, file, entry);
+      const parsed = await parseSkill(text, file, entry);
       problems.push(...parsed.problems);
       if (parsed.skill && !skills.has(parsed.skill.name)) skills.set(parsed.skill.name, parsed.skill);
     }

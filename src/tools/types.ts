@@ -48,9 +48,20 @@ export function defineTool<Args>(spec: {
   readOnly: boolean;
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
 }): BuiltinTool<Args> {
-  const { $schema: _ignored, ...parameters } = z.toJSONSchema(spec.schema) as Record<string, unknown>;
+  // Derived on first use: converting six schemas at start-up costs a run that calls no tool.
+  let parameters: Record<string, unknown> | undefined;
   return {
-    definition: { name: spec.name, description: spec.description, parameters },
+    definition: {
+      name: spec.name,
+      description: spec.description,
+      get parameters() {
+        if (!parameters) {
+          const { $schema: _ignored, ...rest } = z.toJSONSchema(spec.schema) as Record<string, unknown>;
+          parameters = rest;
+        }
+        return parameters;
+      },
+    },
     schema: spec.schema,
     readOnly: spec.readOnly,
     execute: spec.execute,

@@ -151,7 +151,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.type('/nosuch');
     await term.waitFor('unknown command /nosuch');
     term.type('/policy full');
-    await term.waitFor(/sandbox mode: auto; layers on this machine:/);
+    await term.waitFor(/sandbox mode: auto\nlayers on this machine:/);
     term.type('/version');
     await term.waitFor(/^rune \d+\.\d+\.\d+$/m);
     term.type('/config');
