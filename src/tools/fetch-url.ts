@@ -2,10 +2,8 @@
 // is checked: scheme, allowed_domains for a new host, and the resolved addresses, which are checked
 // at connect time inside the socket's own lookup so a DNS answer cannot change between check and use.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import { isIP } from 'node:net';
-import zlib from 'node:zlib';
 import { z } from 'zod/v4';
 import { explicitlyAllowed, hostMatches, isMetadataHost, restrictedAddressReason } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
@@ -87,7 +85,11 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
   };
 
   return new Promise((resolvePromise, reject) => {
-    const client = url.protocol === 'https:' ? https : http;
+    // Loaded here, not at the top: https (tls) and zlib would cost every start of rune, fetching or not.
+    const client =
+      url.protocol === 'https:'
+        ? process.getBuiltinModule('node:https')
+        : process.getBuiltinModule('node:http');
     const req = client.request(
       url,
       {
@@ -103,6 +105,7 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
       (res) => {
         const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
         let stream: NodeJS.ReadableStream = res;
+        const zlib = process.getBuiltinModule('node:zlib');
         if (encoding === 'gzip' || encoding === 'x-gzip') stream = res.pipe(zlib.createGunzip());
         else if (encoding === 'deflate') stream = res.pipe(zlib.createInflate());
         else if (encoding === 'br') stream = res.pipe(zlib.createBrotliDecompress());
