@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tables are shell text, not templates
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyMode } from '../config/schema.ts';
-import { callPaths, decide, type EffectiveLists } from './decide.ts';
+import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
@@ -37,6 +37,8 @@ async function run(
 ) {
   const shell = call.tool === 'execute_cmd' ? await parseShell(String(call.args.cmd)) : undefined;
   const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
+  // Globs match nothing here; gate.test.ts lists real folders.
+  const globs = Object.fromEntries(callGlobs(call, CWD, HOME, shell).map((pattern) => [pattern, []]));
   return decide({
     call,
     mode,
@@ -45,6 +47,7 @@ async function run(
     cwd: CWD,
     home: HOME,
     canonical,
+    globs,
     ...(shell ? { shell } : {}),
   });
 }

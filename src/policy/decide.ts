@@ -1,9 +1,11 @@
 // The policy decision: a pure function from a tool call (paths already canonicalised by the gate),
 // the effective lists, the mode and the home folder to allow / deny / ask. No I/O, no env, no clock.
+
+import { dirname } from 'node:path';
 import type { PolicyMode } from '../config/schema.ts';
 import { dangerousUse, matchAllowed } from './commands.ts';
 import { type DomainPattern, hostAllowed } from './domains.ts';
-import { absolutePath, floorEntryFor, isUnder } from './paths.ts';
+import { absolutePath, floorEntryFor, globAcrossFolders, isUnder } from './paths.ts';
 import type { ShellAnalysis } from './shell.ts';
 import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';
 
@@ -31,6 +33,8 @@ export interface PolicyInput {
   canonical: Readonly<Record<string, string>>;
   /** The analysis of execute_cmd's text; absent means the parser could not run. */
   shell?: ShellAnalysis;
+  /** Lexical glob path → the lexical paths it matches now, for every path `callGlobs` named. */
+  globs?: Readonly<Record<string, readonly string[]>>;
 }
 
 const READ_TOOLS = new Set(['read_file', 'list_dir']);
@@ -49,14 +53,32 @@ export function callPaths(
   if ((READ_TOOLS.has(call.tool) || call.tool === 'write_file') && typeof path === 'string' && path !== '') {
     return [absolutePath(path, cwd, home)];
   }
-  if (call.tool === 'execute_cmd' && shell?.ok)
-    return commandPaths(shell, cwd, home).map((entry) => entry.path);
+  if (call.tool === 'execute_cmd' && shell?.ok) {
+    return commandPaths(shell, cwd, home)
+      .filter((entry) => !entry.glob)
+      .map((entry) => entry.path);
+  }
   return [];
+}
+
+/** The one-folder glob words of a command (lexical, absolute) whose matches the gate must list. */
+export function callGlobs(
+  call: ToolCallForPolicy,
+  cwd: string,
+  home: string,
+  shell?: ShellAnalysis,
+): string[] {
+  if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || !shell?.ok) return [];
+  return commandPaths(shell, cwd, home)
+    .filter((entry) => entry.glob && !globAcrossFolders(entry.path))
+    .map((entry) => entry.path);
 }
 
 interface CommandPath {
   path: string;
   kind: 'argument' | 'read' | 'write';
+  /** The word holds an unquoted glob: the gate lists what it matches (`globs`). */
+  glob?: boolean;
 }
 
 function commandPaths(shell: Extract<ShellAnalysis, { ok: true }>, cwd: string, home: string): CommandPath[] {
@@ -69,13 +91,27 @@ function commandPaths(shell: Extract<ShellAnalysis, { ok: true }>, cwd: string, 
     }
   }
   const out: CommandPath[] = [];
-  const add = (word: string, kind: CommandPath['kind']) => {
+  const add = (word: string, kind: CommandPath['kind'], glob = false) => {
     if (word === '' || word === '-') return;
-    if (word.startsWith('/') || word.startsWith('~')) out.push({ path: absolutePath(word, cwd, home), kind });
-    else for (const base of bases) out.push({ path: absolutePath(word, base, home), kind });
+    const paths =
+      word.startsWith('/') || word.startsWith('~')
+        ? [absolutePath(word, cwd, home)]
+        : bases.map((base) => absolutePath(word, base, home));
+    for (const path of paths) {
+      out.push({ path, kind, ...(glob ? { glob } : {}) });
+      // The folder a glob lists is checked like any other path.
+      if (glob) out.push({ path: dirname(path), kind });
+    }
   };
   for (const command of shell.commands) {
-    for (const word of command.argv.slice(1)) {
+    for (const [index, word] of command.argv.entries()) {
+      if (index === 0) continue;
+      const glob = command.globs[index] === true;
+      if (glob) {
+        const eq = word.indexOf('=');
+        add(word.startsWith('-') && eq !== -1 ? word.slice(eq + 1) : word, 'argument', true);
+        continue;
+      }
       if (word.startsWith('-')) {
         const eq = word.indexOf('=');
         if (eq !== -1) add(word.slice(eq + 1), 'argument');
@@ -198,7 +234,23 @@ function decideCommand(input: PolicyInput): PolicyDecision {
     return { kind: 'deny', reason: 'the shell parser is not available', rule: 'command.parser-unavailable' };
   if (!shell.ok) return uncovered(input, `not auto-allowed: ${shell.error}`, 'command.parse-error', question);
 
+  let acrossFolders = false;
   for (const entry of commandPaths(shell, input.cwd, input.home)) {
+    if (entry.glob) {
+      if (globAcrossFolders(entry.path)) {
+        acrossFolders = true;
+        continue;
+      }
+      const matches = input.globs?.[entry.path];
+      if (matches === undefined) {
+        return { kind: 'deny', reason: `${entry.path} could not be listed`, rule: 'path.unresolved' };
+      }
+      for (const match of matches) {
+        const blocked = floorOrDenied(input, match, input.canonical[match] ?? match);
+        if (blocked) return blocked;
+      }
+      continue;
+    }
     const canonical = input.canonical[entry.path];
     if (canonical === undefined) {
       return { kind: 'deny', reason: `${entry.path} could not be resolved`, rule: 'path.unresolved' };
@@ -206,10 +258,11 @@ function decideCommand(input: PolicyInput): PolicyDecision {
     const blocked = floorOrDenied(input, entry.path, canonical);
     if (blocked) return blocked;
   }
-  if (shell.hazards.length > 0) {
+  const hazards = acrossFolders ? [...shell.hazards, 'a glob across folders'] : shell.hazards;
+  if (hazards.length > 0) {
     return uncovered(
       input,
-      `not auto-allowed: the command uses ${shell.hazards.join(', ')}`,
+      `not auto-allowed: the command uses ${hazards.join(', ')}`,
       'command.construct',
       question,
     );

@@ -161,6 +161,22 @@ describe('policy gate', () => {
     expect(await cmd(gate, 'rm x')).toMatchObject({ kind: 'deny', rule: 'command.not-allowed' });
   });
 
+  it('globs are expanded by the gate, so a symlinked secret cannot hide behind one', async () => {
+    const { gate, project, home } = setup({ allowed_commands: ['ls', 'cat'] });
+    writeFileSync(join(project, 'a.txt'), 'x');
+    expect(await cmd(gate, 'ls *.txt')).toMatchObject({ kind: 'allow' });
+    expect(await cmd(gate, 'cat ~/.ssh/*')).toMatchObject({ kind: 'deny', rule: 'floor' });
+    expect(await cmd(gate, 'cat ~/.ss?/id_rsa')).toMatchObject({ kind: 'deny', rule: 'command.construct' });
+    expect(await cmd(gate, 'cat ~root/.ssh/id_rsa')).toMatchObject({
+      kind: 'deny',
+      rule: 'command.construct',
+    });
+    expect(await cmd(gate, 'ls > *.txt')).toMatchObject({ kind: 'deny', rule: 'command.construct' });
+    symlinkSync(join(home, '.ssh/id_rsa'), join(project, 'innocent'));
+    expect(await cmd(gate, 'cat *')).toMatchObject({ kind: 'deny', rule: 'floor' });
+    expect(await cmd(gate, 'cat inno[c]ent')).toMatchObject({ kind: 'deny', rule: 'floor' });
+  });
+
   it('unrestricted lifts the floor', async () => {
     const { gate } = setup({ mode: 'unrestricted' });
     expect(

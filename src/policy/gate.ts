@@ -1,7 +1,7 @@
 // The gate the agent calls for every tool call: it does the I/O around the pure decision —
 // canonicalising paths, parsing shell text, asking the person (or not, in pipe mode and Concourse),
 // persisting "always" answers and writing the audit log. Anything unexpected becomes a deny.
-import { readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseTomlText } from '../config/load.ts';
@@ -10,10 +10,10 @@ import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { configFile, runeHome } from '../core/paths.ts';
 import { appendAudit, auditFile, auditRecord } from './audit.ts';
-import { callPaths, decide, type EffectiveLists } from './decide.ts';
+import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
-import { absolutePath, floorPaths } from './paths.ts';
+import { absolutePath, floorPaths, globToRegExp } from './paths.ts';
 import { addAllowlistEntry } from './persist.ts';
 import type { ShellAnalysis } from './shell.ts';
 import { parseShell } from './shell-parser.ts';
@@ -48,6 +48,20 @@ export function canonicalise(path: string): string {
       missing.push(basename(current));
       current = parent;
     }
+  }
+}
+
+/** Every entry of the glob's folder its last component could match (a superset of the shell's). */
+function expandGlob(pattern: string): string[] {
+  const folder = dirname(pattern);
+  const matcher = globToRegExp(basename(pattern));
+  try {
+    return readdirSync(folder)
+      .filter((name) => matcher.test(name))
+      .map((name) => join(folder, name));
+  } catch {
+    // No such folder: the shell passes the word as it is, which the floor check already saw.
+    return [];
   }
 }
 
@@ -182,7 +196,22 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
         const shell = mode === 'unrestricted' ? undefined : await analyse(call);
         const canonical: Record<string, string> = {};
         for (const path of callPaths(call, cwd, home, shell)) canonical[path] = canonicalise(path);
-        decision = decide({ call, mode, lists, floor, cwd, home, canonical, ...(shell ? { shell } : {}) });
+        const globs: Record<string, string[]> = {};
+        for (const pattern of callGlobs(call, cwd, home, shell)) {
+          globs[pattern] = expandGlob(pattern);
+          for (const match of globs[pattern]) canonical[match] = canonicalise(match);
+        }
+        decision = decide({
+          call,
+          mode,
+          lists,
+          floor,
+          cwd,
+          home,
+          canonical,
+          globs,
+          ...(shell ? { shell } : {}),
+        });
         if (decision.kind === 'ask') decision = await resolveAsk(call, decision);
       } catch (error) {
         decision = {

@@ -16,6 +16,35 @@ export function absolutePath(path: string, cwd: string, home: string): string {
   return isAbsolute(path) ? resolve(path) : resolve(cwd, path);
 }
 
+/** A glob character in a folder part of the path (`~/.ss?/id_rsa`): the gate cannot list every match. */
+export function globAcrossFolders(path: string): boolean {
+  const glob = path.search(/[*?[]/);
+  return glob !== -1 && glob < path.lastIndexOf('/');
+}
+
+/**
+ * The file names a one-folder glob pattern can match. Wider than the shell (dot files match too,
+ * escapes are gone), so every file the shell could pass is checked.
+ */
+export function globToRegExp(pattern: string): RegExp {
+  let out = '';
+  for (let index = 0; index < pattern.length; index++) {
+    const ch = pattern[index]!;
+    if (ch === '*') out += '.*';
+    else if (ch === '?') out += '.';
+    else if (ch === '[') {
+      const close = pattern.indexOf(']', index + 2);
+      if (close === -1) out += '\\[';
+      else {
+        // Any class is widened to "any one character": a superset of what the shell matches.
+        out += '.';
+        index = close;
+      }
+    } else out += ch.replace(/[.+^${}()|\\\]]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`, 's');
+}
+
 /** Home-relative secrets (SPEC §1 "Policy"): credentials of common tools. */
 const HOME_SECRETS = [
   '.ssh',

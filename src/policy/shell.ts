@@ -16,6 +16,8 @@ export interface SimpleCommand {
   argv: string[];
   /** An unquoted `*`, `?` or `[` appears: the shell may expand it into arguments nobody saw. */
   globbed: boolean;
+  /** Per argv index: that word holds an unquoted glob character. */
+  globs: boolean[];
 }
 
 export interface Redirect {
@@ -147,13 +149,17 @@ function addRedirect(node: SyntaxNodeLike, sink: Sink): void {
   if ((operator === '>&' || operator === '<&') && /^\d+$|^-$/.test(destination.text)) return;
   const target = literalWord(destination, sink);
   if (target === undefined) return;
+  if (target.globbed) {
+    sink.hazards.push('a glob in a redirection');
+    return;
+  }
   const writes = operator !== '<';
   sink.redirects.push({ operator, target: target.value, writes });
 }
 
 function addCommand(node: SyntaxNodeLike, sink: Sink): void {
   const argv: string[] = [];
-  let globbed = false;
+  const globs: boolean[] = [];
   let complete = true;
   for (const child of node.children) {
     if (!child) continue;
@@ -178,10 +184,10 @@ function addCommand(node: SyntaxNodeLike, sink: Sink): void {
       continue;
     }
     if (child.type === 'command_name' && literal.globbed) sink.hazards.push('a glob in the command name');
-    globbed ||= literal.globbed;
+    globs.push(literal.globbed);
     argv.push(literal.value);
   }
-  if (complete && argv.length > 0) sink.commands.push({ argv, globbed });
+  if (complete && argv.length > 0) sink.commands.push({ argv, globbed: globs.some(Boolean), globs });
   else if (argv.length === 0) sink.hazards.push('a command without a literal name');
 }
 
@@ -194,6 +200,11 @@ function literalWord(node: SyntaxNodeLike, sink: Sink): { value: string; globbed
   switch (node.type) {
     case 'word':
     case 'number':
+      // `~user`, `~+` and `~-` expand to folders the policy cannot know; `~` and `~/` are the home folder.
+      if (/^~[^/]/.test(node.text)) {
+        sink.hazards.push('tilde expansion of ~user, ~+ or ~-');
+        return undefined;
+      }
       return { value: unescapeUnquoted(node.text), globbed: /(^|[^\\])[*?[]/.test(node.text) };
     case 'raw_string':
       return { value: node.text.slice(1, -1), globbed: false };
