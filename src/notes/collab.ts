@@ -92,6 +92,12 @@ export class Collab {
     this.idleMs = options.idleMs ?? 1500;
     this.unloadMs = options.unloadMs ?? 10 * 60_000;
     this.logger = options.logger;
+    // Runs the document code once at start, so the first real edit does not pay for compiling it.
+    const warm = new Y.Doc();
+    setText(warm.getText('content'), 'warm up\n');
+    setText(warm.getText('content'), 'warmed up\n');
+    Y.encodeStateAsUpdate(warm);
+    warm.destroy();
   }
 
   private open(file: FileRow): Live {

@@ -200,6 +200,10 @@ export interface NoteRow {
   deleted_at: string | null;
 }
 
+/** Every column but the collaborative state, which only the collaboration code reads. */
+const FILE_COLUMNS =
+  'id, note_id, name, public, revision, content, created_at, updated_at, updated_by, deleted_at';
+
 export interface FileRow {
   id: number;
   note_id: number;
@@ -306,7 +310,7 @@ export class Store {
     // A live note wins over a deleted one with the same name.
     return this.db
       .prepare(
-        `select * from notes where name = ?${deleted} order by deleted_at is not null, id desc limit 1`,
+        `select * from notes where name = ?${deleted}${includeDeleted ? ' order by deleted_at is not null, id desc' : ''} limit 1`,
       )
       .get(ref) as NoteRow | undefined;
   }
@@ -358,7 +362,7 @@ export class Store {
     const where = ['note_id = ?', opts.deleted ? 'deleted_at is not null' : 'deleted_at is null'];
     if (opts.publicOnly) where.push('public = 1');
     return this.db
-      .prepare(`select * from files where ${where.join(' and ')} order by name`)
+      .prepare(`select ${FILE_COLUMNS} from files where ${where.join(' and ')} order by name`)
       .all(noteId) as FileRow[];
   }
 
@@ -367,18 +371,19 @@ export class Store {
     const deleted = includeDeleted ? '' : ' and deleted_at is null';
     if (byId) {
       return this.db
-        .prepare(`select * from files where note_id = ? and id = ?${deleted}`)
+        .prepare(`select ${FILE_COLUMNS} from files where note_id = ? and id = ?${deleted}`)
         .get(noteId, Number(ref)) as FileRow | undefined;
     }
     return this.db
       .prepare(
-        `select * from files where note_id = ? and name = ?${deleted} order by deleted_at is not null, id desc limit 1`,
+        // A live file wins over deleted ones with the same name.
+        `select ${FILE_COLUMNS} from files where note_id = ? and name = ?${deleted}${includeDeleted ? ' order by deleted_at is not null, id desc' : ''} limit 1`,
       )
       .get(noteId, ref) as FileRow | undefined;
   }
 
   fileById(id: number): FileRow | undefined {
-    return this.db.prepare('select * from files where id = ?').get(id) as FileRow | undefined;
+    return this.db.prepare(`select ${FILE_COLUMNS} from files where id = ?`).get(id) as FileRow | undefined;
   }
 
   createFile(noteId: number, name: string, content: string, isPublic: boolean, author: string): FileRow {
