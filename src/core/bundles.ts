@@ -3,7 +3,7 @@
 // an ordinary file next to main.cjs. Either way nothing of a mode is parsed until it is chosen.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Script } from 'node:vm';
+import { constants as vmConstants, Script } from 'node:vm';
 import { assetManifest, isSea, readAssetText } from './assets.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir } from './private-dir.ts';
@@ -43,6 +43,8 @@ export function loadMode(name: ModeName): ModeModule {
   }
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, {
     filename: `rune:${asset}`,
+    // Bundled libraries keep a few `import('node:…')` calls; without a loader V8 rejects them.
+    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
     ...(cachedData ? { cachedData } : {}),
   });
   if (!cachedData || script.cachedDataRejected) pendingCaches.push({ script, file: cacheFile });
