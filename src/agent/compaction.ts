@@ -61,8 +61,14 @@ export async function compactMessages(options: {
   const { messages } = options;
   let prefix = 0;
   while (prefix < messages.length && messages[prefix]!.role === 'system') prefix++;
-  const cut = compactionCut(messages, options.keep ?? 6);
-  if (cut - prefix < 2) return undefined;
+  // A short conversation with one huge turn still compacts: the kept tail shrinks down to the last
+  // message (the prompt being answered) until there is something older to summarise.
+  let cut = prefix;
+  for (let keep = options.keep ?? 6; keep >= 1; keep--) {
+    cut = compactionCut(messages, keep);
+    if (cut - prefix >= 2) break;
+  }
+  if (cut - prefix < 1) return undefined;
   const older = messages.slice(prefix, cut);
   const response = await options.provider.complete({
     model: options.model,

@@ -325,6 +325,26 @@ describe('secrets and sessions', () => {
     expect(list.stdout).toMatch(/what is your name\?/);
   });
 
+  it('compacts a resumed conversation that nears context_window before the next request', async () => {
+    mock.script([{ text: 'A'.repeat(3000) }, { text: 'SHORT SUMMARY' }, { text: 'after compaction' }]);
+    const h = makeHome();
+    expect((await rune(h, ['tell me a long story'])).code).toBe(0);
+    const second = await rune(h, ['--resume', 'last', '--output', 'ndjson', 'and now?'], '', {
+      RUNE_CONTEXT_WINDOW: '1000',
+    });
+    expect(second.code).toBe(0);
+    const events = second.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(events.find((e) => e.type === 'compaction')).toMatchObject({ type: 'compaction' });
+    // The summary request offers no tools; the next request carries the summary, not the story.
+    expect(mock.requests[1]!.body.tools ?? []).toEqual([]);
+    const contents = mock.requests[2]!.body.messages.map((m: { content: string }) => m.content).join('\n');
+    expect(contents).toContain('SHORT SUMMARY');
+    expect(contents).not.toContain('A'.repeat(3000));
+  });
+
   it('--resume with an unknown id exits 13', async () => {
     const h = makeHome();
     const result = await rune(h, ['--resume', 'nosuchsession', 'hi']);
