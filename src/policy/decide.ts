@@ -258,6 +258,8 @@ function decideCommand(input: PolicyInput): PolicyDecision {
     const blocked = floorOrDenied(input, entry.path, canonical);
     if (blocked) return blocked;
   }
+  const recursive = recursiveIntoFloor(input, shell);
+  if (recursive) return recursive;
   const hazards = acrossFolders ? [...shell.hazards, 'a glob across folders'] : shell.hazards;
   if (hazards.length > 0) {
     return uncovered(
@@ -296,6 +298,52 @@ function decideCommand(input: PolicyInput): PolicyDecision {
     question,
     programs.length === 1 ? { list: 'allowed_commands', value: programs[0]! } : undefined,
   );
+}
+
+/** Programs that read whole folder trees (rg searches the working directory with no path). */
+const RECURSIVE_READERS = new Set(['rg', 'ag', 'ack', 'tar', 'zip', 'cp', 'rsync', 'scp']);
+const GREPS = new Set(['grep', 'egrep', 'fgrep', 'zgrep']);
+
+function readsRecursively(argv: readonly string[]): boolean {
+  const [program = '', ...args] = argv;
+  if (RECURSIVE_READERS.has(program)) return true;
+  if (!GREPS.has(program)) return false;
+  return args.some(
+    (arg, index) =>
+      /^-[a-zA-Z]*[rR]/.test(arg) ||
+      arg.startsWith('--recursive') ||
+      arg.startsWith('--dereference-recursive') ||
+      arg === '--directories=recurse' ||
+      (arg === '-d' && args[index + 1] === 'recurse'),
+  );
+}
+
+/** A tree walk from a folder that holds a secret (`grep -r key ~`, `rg token` in $HOME) reads the secret. */
+function recursiveIntoFloor(
+  input: PolicyInput,
+  shell: Extract<ShellAnalysis, { ok: true }>,
+): PolicyDecision | undefined {
+  for (const command of shell.commands) {
+    if (!readsRecursively(command.argv)) continue;
+    const words = command.argv.slice(1).filter((word) => !word.startsWith('-'));
+    // With only a pattern (or nothing), grep -r and rg search the working directory.
+    const roots = words.length <= 1 ? [input.cwd] : [];
+    for (const word of words) {
+      const lexical = absolutePath(word, input.cwd, input.home);
+      roots.push(input.canonical[lexical] ?? lexical);
+    }
+    for (const root of roots) {
+      const inside = input.floor.find((entry) => entry !== root && isUnder(entry, root));
+      if (inside) {
+        return {
+          kind: 'deny',
+          reason: `${command.argv[0]} would read ${root} recursively, which holds the protected ${inside}; name a narrower folder`,
+          rule: 'floor',
+        };
+      }
+    }
+  }
+  return undefined;
 }
 
 function decideUrl(input: PolicyInput): PolicyDecision {
