@@ -2,6 +2,7 @@
 // one event per line with --output ndjson); progress and the tool trace go to stderr.
 import { exitCodeForResult, runAgent } from '../agent/run.ts';
 import type { AgentEvent } from '../agent/types.ts';
+import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
@@ -34,9 +35,14 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
 
   // Ctrl-C (or SIGTERM) ends the run cleanly: the running tool's process group is killed.
   const controller = new AbortController();
+  let terminated = false;
   const onSignal = (): void => controller.abort();
+  const onTerm = (): void => {
+    terminated = true;
+    controller.abort();
+  };
   process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.once('SIGTERM', onTerm);
 
   const onEvent = (event: AgentEvent): void => {
     if (ndjson) {
@@ -68,7 +74,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     takeNotices: () => runtime.mcp?.takeNotices() ?? [],
   }).finally(() => runtime.close());
   process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  process.off('SIGTERM', onTerm);
 
   try {
     saveSession(setup.env, result, {
@@ -80,7 +86,11 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     logger.warn('session_not_saved', { message: (error as Error).message });
   }
 
-  const code = exitCodeForResult(result);
+  // Stopped by SIGTERM rather than Ctrl-C: 143, as shells report it.
+  const code =
+    terminated && result.status === 'UserInterrupt'
+      ? new RuneError('TERMINATED', '').exitCode
+      : exitCodeForResult(result);
   if (ndjson) {
     io.stdout(
       `${JSON.stringify(

@@ -272,6 +272,25 @@ describe('limits and stop reasons', () => {
     expect(code).toBe(130);
   });
 
+  it('SIGTERM during a model call exits 143', async () => {
+    mock.setFallback({ hang: true });
+    const h = makeHome();
+    const child = spawn(
+      requireBinary(),
+      ['--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', 'hang'],
+      {
+        cwd: h.cwd,
+        env: h.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    child.stdin.end();
+    for (let i = 0; i < 200 && mock.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(143);
+  });
+
   it('no prompt on a non-terminal stdin is a usage error (exit 2), never a hang', async () => {
     const h = makeHome();
     const result = await rune(h, [], '');
