@@ -1,4 +1,4 @@
-// esbuild plugin: inside the openai SDK's request path, `Headers` and `FormData` resolve to the
+// esbuild plugin: inside the openai SDK's request path, `Headers`, `FormData` and `ReadableStream` resolve to the
 // light stand-ins of src/providers/sdk-web-globals.ts instead of Node's globals, whose first touch
 // loads all of undici (pipe mode sends through httpFetch and never needs it). Other packages and
 // the SDK's upload helpers keep the real globals.
@@ -20,9 +20,13 @@ export const openaiGlobals = {
     });
     build.onLoad({ filter: FILES }, async (args) => {
       patched += 1;
-      const source = await readFile(args.path, 'utf8');
+      // client.mjs tests bodies with `globalThis.ReadableStream`, which loads Node's web streams.
+      const source = (await readFile(args.path, 'utf8')).replaceAll(
+        'globalThis.ReadableStream',
+        'ReadableStream',
+      );
       return {
-        contents: `import { Headers, FormData } from ${JSON.stringify(SHIM)};\n${source}`,
+        contents: `import { Headers, FormData, ReadableStream } from ${JSON.stringify(SHIM)};\n${source}`,
         loader: 'js',
         resolveDir: dirname(args.path),
       };

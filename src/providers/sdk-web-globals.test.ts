@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FormData, Headers } from './sdk-web-globals.ts';
+import { FormData, Headers, ReadableStream } from './sdk-web-globals.ts';
 
 describe('the openai SDK stand-ins for Headers and FormData', () => {
   it('Headers: case-insensitive, appends join with a comma, delete, sorted lower-case iteration', () => {
@@ -34,5 +34,8 @@ describe('the openai SDK stand-ins for Headers and FormData', () => {
     // Constructing still gives the real FormData (file uploads).
     const form = new FormData();
     expect(form).toBeInstanceOf(globalThis.FormData);
+    expect(new globalThis.ReadableStream() instanceof ReadableStream).toBe(true);
+    expect(new ReadableStream()).toBeInstanceOf(globalThis.ReadableStream);
+    expect({ getReader: () => null } instanceof ReadableStream).toBe(false);
   });
 });

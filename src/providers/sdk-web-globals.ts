@@ -1,6 +1,7 @@
-// Stand-ins for the `Headers` and `FormData` globals inside the bundled openai SDK (wired in by
-// scripts/esbuild-openai-globals.mjs, for the SDK's files only). Touching either global makes Node
-// 20 load all of undici (~40-90 ms of pipe-mode start-up) although httpFetch never needs it.
+// Stand-ins for the `Headers`, `FormData` and `ReadableStream` globals inside the bundled openai SDK
+// (wired in by scripts/esbuild-openai-globals.mjs, for the SDK's files only). Touching the first two
+// makes Node 20 load all of undici (~40-90 ms of pipe-mode start-up), the third Node's web streams,
+// although httpFetch needs neither.
 
 const isTagged = (value: unknown, tag: string): boolean =>
   typeof value === 'object' && value !== null && Object.prototype.toString.call(value) === `[object ${tag}]`;
@@ -89,4 +90,13 @@ export const FormData = function FormData(this: unknown, ...args: unknown[]): ob
 } as unknown as typeof globalThis.FormData;
 Object.defineProperty(FormData, Symbol.hasInstance, {
   value: (value: unknown) => isTagged(value, 'FormData'),
+});
+
+/** `body instanceof ReadableStream` without loading Node's web streams; construction is the real one. */
+export const ReadableStream = function ReadableStream(this: unknown, ...args: unknown[]): object {
+  const Real = globalThis.ReadableStream as unknown as new (...a: unknown[]) => object;
+  return new Real(...args);
+} as unknown as typeof globalThis.ReadableStream;
+Object.defineProperty(ReadableStream, Symbol.hasInstance, {
+  value: (value: unknown) => isTagged(value, 'ReadableStream'),
 });
