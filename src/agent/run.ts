@@ -157,7 +157,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     provider ??= await createDefaultProvider(options);
     executor = options.executor ?? createDefaultExecutor(options);
     policy = options.policy ?? (await createDefaultPolicy(options, sessionId));
-    registry = options.tools ?? new ToolRegistry(options.extraTools ?? []);
+    registry = options.tools ?? new ToolRegistry();
+    for (const tool of options.extraTools ?? []) registry.add(tool);
     if (!model) throw new RuneError('USAGE', 'no model is set: pass --model or set model in rune.toml');
 
     // 1. Skills named in the prompt.

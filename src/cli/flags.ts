@@ -64,7 +64,10 @@ export function addAgentOptions(program: Command): Command {
       new Option('--output <format>', 'text or ndjson (one event per line)').choices(['text', 'ndjson']),
     )
     .option('--trace <dir>', 'write a JSON trace of the run into this folder')
-    .option('--resume [id]', 'continue a stored session: `last` (default) or an id')
+    .option(
+      '--resume [id]',
+      'continue a stored session: --resume last, or an id (or its prefix) from `rune sessions`',
+    )
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
     .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')
     .option(

@@ -46,7 +46,9 @@ export async function parseSkill(
     const { parse: parseYaml } = await import('yaml');
     meta = parseYaml(match[1] ?? '');
   } catch (error) {
-    return { problems: [`${file}: front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`] };
+    return {
+      problems: [`${file}: front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`],
+    };
   }
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
     return { problems: [`${file}: front matter must be a mapping of keys to values`] };
