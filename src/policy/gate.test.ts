@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
-import { silentLogger } from '../core/logger.ts';
-import { createPolicyGate } from './gate.ts';
+import { createLogger, silentLogger } from '../core/logger.ts';
+import { createPolicyGate, withProjectPolicy } from './gate.ts';
 import { useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { Confirmer, PolicyGate } from './types.ts';
 
@@ -175,6 +175,51 @@ describe('policy gate', () => {
     symlinkSync(join(home, '.ssh/id_rsa'), join(project, 'innocent'));
     expect(await cmd(gate, 'cat *')).toMatchObject({ kind: 'deny', rule: 'floor' });
     expect(await cmd(gate, 'cat inno[c]ent')).toMatchObject({ kind: 'deny', rule: 'floor' });
+  });
+
+  it('withProjectPolicy narrows the config itself, and the gate then does not narrow twice', async () => {
+    const { project, env } = setup();
+    mkdirSync(join(project, '.rune'));
+    writeFileSync(
+      join(project, '.rune/rune.toml'),
+      '[policy]\nmode = "unrestricted"\nallowed_commands = ["ls -la", "rm"]\nallowed_paths_rw = ["out", "/etc"]\ndenied_paths = ["secret"]\nmax_pids = 9999\nallowed_domains = ["api.github.com"]\n',
+    );
+    const base = {
+      ...DEFAULTS,
+      mcp: [],
+      policy: {
+        ...DEFAULTS.policy,
+        mode: 'confirm',
+        allowed_commands: ['ls'],
+        allowed_paths_rw: [project],
+        allowed_domains: ['*.github.com'],
+      },
+    } as unknown as RuneConfig;
+    const lines: string[] = [];
+    const logger = createLogger({ write: (line) => lines.push(line) });
+    const narrowed = withProjectPolicy(base, project, env, logger);
+    expect(narrowed.policy).toMatchObject({
+      mode: 'confirm',
+      allowed_commands: ['ls -la'],
+      allowed_paths_rw: [join(project, 'out')],
+      denied_paths: [join(project, 'secret')],
+      allowed_domains: ['api.github.com'],
+      max_pids: DEFAULTS.policy.max_pids,
+    });
+    expect(lines.join('')).toMatch(/ignored: allowed_commands: rm; allowed_paths_rw: \/etc/);
+    lines.length = 0;
+    const gate = createPolicyGate({
+      config: narrowed,
+      cwd: project,
+      env,
+      interactive: false,
+      yes: false,
+      sessionId: 's',
+      logger,
+    });
+    expect(lines).toEqual([]);
+    expect(await cmd(gate, 'ls -la')).toMatchObject({ kind: 'allow' });
+    expect(await cmd(gate, 'ls')).toMatchObject({ kind: 'deny' });
   });
 
   it('unrestricted lifts the floor', async () => {

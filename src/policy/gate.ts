@@ -125,13 +125,81 @@ export function readProjectPolicy(cwd: string, logger: Logger): Partial<RuneConf
   return parsed.data;
 }
 
+// Configs already narrowed by withProjectPolicy(): the gate does not narrow (or warn) twice.
+const NARROWED = new WeakSet<RuneConfig>();
+
+const LIST_KEYS = [
+  'allowed_commands',
+  'allowed_domains',
+  'allowed_paths_ro',
+  'allowed_paths_rw',
+  'allowed_files_ro',
+  'allowed_files_rw',
+  'allowed_mcp_tools',
+] as const;
+const PATH_KEYS = new Set<string>([
+  'allowed_paths_ro',
+  'allowed_paths_rw',
+  'allowed_files_ro',
+  'allowed_files_rw',
+]);
+
+/**
+ * The configuration with `<cwd>/.rune/rune.toml`'s [policy] applied as a narrowing, for callers
+ * that hand the config to more than the gate (the sandbox plan, fetch_url's redirect check,
+ * `/policy`). Project paths come back absolute. The gate does the same narrowing by itself.
+ */
+export function withProjectPolicy(
+  config: RuneConfig,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+): RuneConfig {
+  const project = readProjectPolicy(cwd, logger);
+  if (!project) return config;
+  const home = env.HOME || homedir();
+  const base = effectiveLists(config, cwd, home);
+  const policy: Record<string, unknown> = {
+    ...config.policy,
+    mode: narrowMode(config.policy.mode, project.mode),
+  };
+  const dropped: string[] = [];
+  for (const key of LIST_KEYS) {
+    const entries = project[key];
+    if (entries === undefined) continue;
+    policy[key] = entries
+      .filter((entry) => {
+        const ok = narrowLists(base, listsOf({ [key]: [entry] }, cwd, home)).dropped.length === 0;
+        if (!ok) dropped.push(`${key}: ${entry}`);
+        return ok;
+      })
+      .map((entry) => (PATH_KEYS.has(key) ? absolutePath(entry, cwd, home) : entry));
+  }
+  policy.denied_paths = [
+    ...config.policy.denied_paths,
+    ...(project.denied_paths ?? []).map((entry) => absolutePath(entry, cwd, home)),
+  ];
+  for (const key of ['max_memory_mb', 'max_pids'] as const) {
+    const value = project[key];
+    if (value !== undefined) policy[key] = Math.min(value, config.policy[key]);
+  }
+  if (dropped.length > 0) {
+    logger.warn('policy.project_widening_ignored', {
+      message: `the project config ${join(cwd, '.rune', 'rune.toml')} can only narrow the policy; ignored: ${dropped.join('; ')}`,
+    });
+  }
+  const narrowed = Object.freeze({ ...config, policy: Object.freeze(policy) as RuneConfig['policy'] });
+  NARROWED.add(narrowed);
+  return narrowed;
+}
+
 export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   const { config, cwd, env, logger } = options;
   const now = options.now ?? (() => new Date());
   const home = env.HOME || homedir();
   const runeDir = runeHome(env);
   const audit = auditFile(env);
-  const project = readProjectPolicy(cwd, logger);
+  const project = NARROWED.has(config) ? undefined : readProjectPolicy(cwd, logger);
   const mode: PolicyMode = narrowMode(config.policy.mode, project?.mode);
   let lists = effectiveLists(config, cwd, home);
   if (project) {
