@@ -85,7 +85,8 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     ['git config core.hooksPath /tmp', 'command.dangerous'],
     ['git log --output=/tmp/x', 'command.dangerous'],
     ['git fetch --upload-pack=evil origin', 'command.dangerous'],
-    ['echo x > ~/.bashrc', 'command.redirect'],
+    ['echo x > ~/.bashrc', 'path.runs-later'],
+    ['echo x > ~/notes.txt', 'command.redirect'],
     ['echo x >> /etc/passwd', 'command.redirect'],
     ['cd ~/.ssh && cat id_rsa', 'floor'],
     ['cat ~/.ssh/id_rsa', 'floor'],
@@ -216,6 +217,29 @@ describe('paths', () => {
       suggestion: { list: 'allowed_files_rw', value: `${CWD}/src/a.ts` },
     });
     expect(await run({ ...write, args: { path: 'out/a', content: '' } })).toMatchObject({ kind: 'allow' });
+  });
+
+  it.each([
+    '.git/hooks/pre-commit',
+    '.git/config',
+    'sub/.git/hooks/post-checkout',
+    'out/.bashrc',
+    'out/.envrc',
+    '.gitmodules',
+  ])('writing %s (run later by git or a shell) is never auto-allowed, even in rw paths', async (path) => {
+    const write = { tool: 'write_file', args: { path, content: 'x' }, source: 'builtin' } as const;
+    expect(await run(write, 'allowlist', { pathsRw: [CWD] })).toMatchObject({
+      kind: 'deny',
+      rule: 'path.runs-later',
+    });
+    expect(await run(write, 'confirm', { pathsRw: [CWD] })).toMatchObject({
+      kind: 'ask',
+      rule: 'path.runs-later',
+    });
+    expect(await run(cmd(`echo x > ${path}`), 'allowlist', { pathsRw: [CWD] })).toMatchObject({
+      kind: 'deny',
+      rule: 'path.runs-later',
+    });
   });
 
   it('a path the gate did not canonicalise is denied', async () => {

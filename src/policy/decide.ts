@@ -195,6 +195,28 @@ function writable(lists: EffectiveLists, path: string): string | undefined {
   return undefined;
 }
 
+// Files whose contents an allowlisted program executes later: a write there turns `git status` (or
+// the next shell) into arbitrary code. Anything inside a .git folder counts (hooks, config, info).
+const RUNS_LATER_NAMES = new Set([
+  '.bashrc',
+  '.bash_profile',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.bash_login',
+  '.envrc',
+  '.gitconfig',
+]);
+
+function runsLater(path: string): boolean {
+  const parts = path.split('/');
+  return (
+    parts.slice(0, -1).includes('.git') ||
+    RUNS_LATER_NAMES.has(parts.at(-1) ?? '') ||
+    parts.at(-1) === '.gitmodules'
+  );
+}
+
 function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecision {
   const raw = input.call.args.path;
   if (typeof raw !== 'string' || raw === '') {
@@ -207,6 +229,14 @@ function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecisio
   }
   const blocked = floorOrDenied(input, lexical, canonical);
   if (blocked) return blocked;
+  if (access === 'write' && runsLater(canonical)) {
+    return uncovered(
+      input,
+      `${canonical} is run by git or the shell later (hooks, config); writing it is never auto-allowed`,
+      'path.runs-later',
+      `Write ${canonical}?`,
+    );
+  }
   const rule = access === 'read' ? readable(input.lists, canonical) : writable(input.lists, canonical);
   if (rule) return { kind: 'allow', rule };
   const folder = input.call.tool === 'list_dir';
@@ -273,6 +303,14 @@ function decideCommand(input: PolicyInput): PolicyDecision {
     const lexical = absolutePath(redirect.target, input.cwd, input.home);
     const canonical = input.canonical[lexical] ?? lexical;
     if (SAFE_SINKS.includes(lexical)) continue;
+    if (redirect.writes && runsLater(canonical)) {
+      return uncovered(
+        input,
+        `not auto-allowed: ${redirect.target} is run later by git or the shell`,
+        'path.runs-later',
+        question,
+      );
+    }
     const ok = redirect.writes ? writable(input.lists, canonical) : readable(input.lists, canonical);
     if (!ok) {
       return uncovered(
