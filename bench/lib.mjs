@@ -21,7 +21,9 @@ export function timeOnce(cmd, args, options = {}) {
   const result = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} exited ${result.status}: ${result.stderr?.toString().slice(0, 500)}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')} exited ${result.status}: ${result.stderr?.toString().slice(0, 500)}`,
+    );
   }
   return ms;
 }
@@ -55,6 +57,8 @@ export function report(title, samples, baseline) {
   for (const [name, values] of Object.entries(samples)) {
     const m = median(values);
     const ratio = name === baseline ? '(baseline)' : `ratio ${(m / base).toFixed(3)}`;
-    console.log(`  ${name.padEnd(44)} median ${m.toFixed(1).padStart(7)} ms  p90 ${percentile(values, 90).toFixed(1).padStart(7)} ms  ${ratio}`);
+    console.log(
+      `  ${name.padEnd(44)} median ${m.toFixed(1).padStart(7)} ms  p90 ${percentile(values, 90).toFixed(1).padStart(7)} ms  ${ratio}`,
+    );
   }
 }

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
 let failed = 0;
-for (const file of readdirSync(here).filter((name) => name.endsWith('.mjs') && !['run.mjs', 'lib.mjs'].includes(name)).sort()) {
+for (const file of readdirSync(here)
+  .filter((name) => name.endsWith('.mjs') && !['run.mjs', 'lib.mjs'].includes(name))
+  .sort()) {
   if (only.length && !only.some((name) => file.startsWith(name))) continue;
   console.log(`\n=== ${file}`);
   const result = spawnSync(process.execPath, [join(here, file)], { stdio: 'inherit' });

@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { interleave, median, report, requireBinary, ROOT, timeOnce } from './lib.mjs';
+import { interleave, median, ROOT, report, requireBinary, timeOnce } from './lib.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '25' }, 'no-variant': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '25' }, 'no-variant': { type: 'boolean' } },
+});
 const rounds = Number(values.rounds);
 const rune = requireBinary();
 const home = mkdtempSync(join(tmpdir(), 'rune-bench-home-'));
@@ -22,7 +24,9 @@ const cases = {
 let variantDir;
 if (!values['no-variant']) {
   variantDir = mkdtempSync(join(tmpdir(), 'rune-bench-nocache-'));
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--out', variantDir, '--no-code-cache'], { stdio: 'ignore' });
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs'), '--out', variantDir, '--no-code-cache'], {
+    stdio: 'ignore',
+  });
   cases['rune --version (no code cache)'] = () => timeOnce(join(variantDir, 'rune'), ['--version'], { env });
 }
 report(`rune --version vs node -e 0, ${rounds} interleaved rounds`, interleave(cases, rounds), 'node -e 0');
@@ -39,7 +43,8 @@ const modeCases = {
     rmSync(fresh, { recursive: true, force: true });
     return ms;
   },
-  'rune doctor --json (warm)': () => timeOnce(rune, ['doctor', '--json'], { env: { ...env, RUNE_HOME: warmHome } }),
+  'rune doctor --json (warm)': () =>
+    timeOnce(rune, ['doctor', '--json'], { env: { ...env, RUNE_HOME: warmHome } }),
   'rune --help (warm)': () => timeOnce(rune, ['--help'], { env: { ...env, RUNE_HOME: warmHome } }),
 };
 const modeSamples = interleave(modeCases, Math.max(10, Math.round(rounds / 2)));

@@ -3,7 +3,7 @@
 // an ordinary file next to main.cjs. Either way nothing of a mode is parsed until it is chosen.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants as vmConstants, Script } from 'node:vm';
+import { Script, constants as vmConstants } from 'node:vm';
 import { assetManifest, isSea, readAssetText } from './assets.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir } from './private-dir.ts';
