@@ -8,6 +8,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
+import { withProjectPolicy } from '../policy/gate.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
 import { findSession, type StoredSession } from './sessions.ts';
@@ -66,6 +67,13 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   });
   registerSecret(loaded.config.api_key);
   const cwd = process.cwd();
+  const logger = createLogger({
+    verbose: flags.verbose ?? false,
+    ...(flags.verbose ? {} : { level: loaded.config.log_level }),
+  });
+  // A repository's .rune/rune.toml narrows the policy for everything of this run: the gate, the
+  // sandbox plan, fetch_url's redirect checks and /policy all see the same lists.
+  const config = withProjectPolicy(loaded.config, cwd, env, logger);
   let systemPrompt: string | undefined = flags.systemPrompt;
   if (flags.systemPromptFile !== undefined) {
     try {
@@ -77,11 +85,7 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
       );
     }
   }
-  const logger = createLogger({
-    verbose: flags.verbose ?? false,
-    ...(flags.verbose ? {} : { level: loaded.config.log_level }),
-  });
-  const setup: AgentSetup = { config: loaded.config, configFile: loaded.file, logger, flags, env, cwd };
+  const setup: AgentSetup = { config, configFile: loaded.file, logger, flags, env, cwd };
   if (systemPrompt !== undefined) setup.systemPrompt = systemPrompt;
   if (flags.resume !== undefined && flags.resume !== false) {
     setup.resumed = findSession(env, flags.resume === true ? 'last' : flags.resume);

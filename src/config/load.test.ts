@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
-import { loadConfig } from './load.ts';
+import { configOrigin, deriveConfig, loadConfig } from './load.ts';
 
 const FILE = '/home/u/.rune/rune.toml';
 
@@ -102,5 +102,15 @@ describe('loadConfig', () => {
       { mcp: [{ name: 'b', command: 'y' }] },
     );
     expect(config.mcp.map((server) => server.name)).toEqual(['a', 'b']);
+  });
+
+  it('keeps the origin of each key on derived copies (project narrowing must not change key precedence)', () => {
+    const { config } = load('api_key = "file-key-123456"\n', {}, { model: 'm' });
+    expect(configOrigin(config, 'api_key')).toBe('file');
+    const derived = deriveConfig(config, { policy: { ...config.policy, allowed_commands: [] } });
+    expect(derived).not.toBe(config);
+    expect(Object.isFrozen(derived.policy)).toBe(true);
+    expect(configOrigin(derived, 'api_key')).toBe('file');
+    expect(configOrigin(derived, 'model')).toBe('flag');
   });
 });

@@ -110,6 +110,14 @@ export function configOrigin(config: RuneConfig, key: keyof ConfigLayer): Config
   return ORIGINS.get(config)?.[key];
 }
 
+/** A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. */
+export function deriveConfig(config: RuneConfig, changes: Partial<RuneConfig>): RuneConfig {
+  const derived = deepFreeze({ ...config, ...changes });
+  const origins = ORIGINS.get(config);
+  if (origins) ORIGINS.set(derived, origins);
+  return derived;
+}
+
 export function parseTomlText(
   file: string,
   text: string,

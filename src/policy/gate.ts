@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { parseTomlText } from '../config/load.ts';
+import { deriveConfig, parseTomlText } from '../config/load.ts';
 import { type PolicyMode, policySchema, type RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -188,7 +188,7 @@ export function withProjectPolicy(
       message: `the project config ${join(cwd, '.rune', 'rune.toml')} can only narrow the policy; ignored: ${dropped.join('; ')}`,
     });
   }
-  const narrowed = Object.freeze({ ...config, policy: Object.freeze(policy) as RuneConfig['policy'] });
+  const narrowed = deriveConfig(config, { policy: policy as RuneConfig['policy'] });
   NARROWED.add(narrowed);
   return narrowed;
 }
