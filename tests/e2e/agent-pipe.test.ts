@@ -205,12 +205,15 @@ describe('pipe mode', () => {
 describe('limits and stop reasons', () => {
   const alwaysTool = { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] };
 
-  it('--max-steps 3 against a model that always calls a tool: at most 4 calls, exit 4', async () => {
+  it('--max-steps 3 against a model that always calls a tool: exactly 3 calls, the last without tools, exit 4', async () => {
     mock.setFallback(alwaysTool);
     const h = makeHome();
     const result = await rune(h, ['--max-steps', '3', 'loop forever'], '');
     expect(result.code).toBe(4);
-    expect(mock.requests.length).toBeLessThanOrEqual(4);
+    // Two tool steps, then the third and last step withdraws the tools and asks for an answer: a
+    // limit that stopped early (or never) fails here, not only one that overshoots 4 calls.
+    expect(mock.requests).toHaveLength(3);
+    expect(mock.requests[1]!.body.tools.length).toBeGreaterThan(0);
     expect(mock.requests.at(-1)!.body.tools ?? []).toEqual([]);
     expect(result.stderr).toMatch(/step limit/);
   });
@@ -228,7 +231,8 @@ describe('limits and stop reasons', () => {
     const h = makeHome();
     const result = await rune(h, ['--token-budget', '1000', 'spend tokens']);
     expect(result.code).toBe(5);
-    expect(mock.requests.length).toBeLessThanOrEqual(3);
+    // 500 tokens a call: the second call reaches the budget of 1000, then the answer-now round.
+    expect(mock.requests).toHaveLength(3);
     expect(mock.requests.at(-1)!.body.tools ?? []).toEqual([]);
   });
 
