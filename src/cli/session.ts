@@ -14,7 +14,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
-import { formatServers } from '../mcp/format.ts';
+import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { formatPolicy } from '../policy/format.ts';
 import { floorPaths } from '../policy/paths.ts';
 import type { Confirmer, PolicyGate } from '../policy/types.ts';
@@ -31,7 +31,7 @@ export const SLASH_COMMANDS: Record<string, string> = {
   '/info': 'model, provider, session, tokens used',
   '/policy [full]': 'policy mode and allowlists; full: each sandbox layer and what the last tool call got',
   '/config': 'the configuration in use (secrets hidden)',
-  '/tools': 'the tools the model can call',
+  '/tools': 'the tools the model can call; MCP tools per server, hidden and withdrawn ones too',
   '/skills': 'the skills that @name can bring in',
   '/trace [DIR|off]': 'show, start or stop writing JSON traces',
   '/compact': 'summarise the conversation so far to free context',
@@ -322,17 +322,16 @@ export async function runSession(
         write(`# ${setup.configFile}\n${JSON.stringify(redactValue(config), null, 2)}\n`);
         return true;
       }
-      case '/tools':
-        write(
-          `${runtime.registry
-            .list()
-            .map(
-              (t) =>
-                `  ${t.definition.name.padEnd(18)} ${t.source === 'mcp' ? `[mcp ${t.server ?? ''}] ` : ''}${t.definition.description.split('\n')[0]}`,
-            )
-            .join('\n')}\n`,
-        );
+      case '/tools': {
+        // MCP tools are listed per server from the manager, so hidden and withdrawn ones show too.
+        const own = runtime.registry
+          .list()
+          .filter((t) => t.source !== 'mcp')
+          .map((t) => `  ${t.definition.name.padEnd(18)} ${t.definition.description.split('\n')[0]}`);
+        const servers = runtime.mcp?.describeServers() ?? [];
+        write(`${own.join('\n')}\n${servers.length > 0 ? `${formatServerTools(servers)}\n` : ''}`);
         return true;
+      }
       case '/skills': {
         const dirs = skillDirs({ config, cwd, env });
         const catalog = await loadSkills(dirs);

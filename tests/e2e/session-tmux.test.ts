@@ -3,11 +3,16 @@
 // an empty prompt quitting, and a history file without keys.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { requireBinary, tempDir } from '../helpers/rune.ts';
 
+const EVERYTHING = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist/index.js',
+);
 const KEY = 'sk-test-session-0a1b2c3d4e5f6a7b8c9d';
 const SOCKET = `rune-agent-test-${process.pid}`;
 let mock: MockLlm;
@@ -251,6 +256,33 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(tool.content).toMatch(/wrote 5 bytes/);
     // "N" to the allowlist question: rune.toml is left as it was.
     expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
+  });
+
+  it('/tools lists each MCP server with its tools, hidden and withdrawn ones too', async () => {
+    const server = (name: string) =>
+      `[[mcp]]\nname = "${name}"\ncommand = "node"\nargs = ["${EVERYTHING}", "stdio"]\n`;
+    // The second server offers the same tool names as the first: all of its tools are hidden.
+    const term = startSession(`${server('ev')}\n${server('ev2')}`);
+    await term.waitFor('/help for commands', 30_000);
+    term.type('/tools');
+    let screen = await term.waitFor('MCP server ev2:');
+    expect(screen).toMatch(/execute_cmd\s+Run a shell command/);
+    expect(screen).toMatch(/MCP server ev:\n( {2}.*\n)* {2}echo — /);
+    expect(screen).toMatch(
+      /MCP server ev2:\n( {2}.*\n)* {2}echo — .*hidden: name taken by the tool of MCP server "ev"/,
+    );
+    term.type('/info');
+    screen = await term.waitFor(/ {2}ev: ready, \d+ tools, pid (\d+)/);
+    const pid = Number(/ {2}ev: ready, \d+ tools, pid (\d+)/.exec(screen)![1]);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 200 && !/ev: crashed/.test(term.capture()); i++) {
+      term.type('/info');
+      await sleep(100);
+    }
+    term.type('/tools');
+    await term.waitFor(/MCP server ev \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
+    term.type('/exit');
+    await term.waitFor('EXITED=0');
   });
 
   it('/compact replaces the conversation so far with a summary', async () => {
