@@ -193,6 +193,9 @@ describe('paths', () => {
     ['~/.ssh/id_rsa', 'deny', 'floor'],
     ['/etc/shadow', 'deny', 'floor'],
     ['/proc/1/environ', 'deny', 'floor'],
+    // A thread's view of the same environment and command line (/proc/self/task/N, /proc/thread-self).
+    ['/proc/1/task/1/environ', 'deny', 'floor'],
+    ['/proc/1/task/7/cmdline', 'deny', 'floor'],
     ['private/x', 'deny', 'denied_paths'],
     ['src/a.ts', 'allow', 'allowed_paths_ro'],
     ['./src/../README.md', 'allow', 'allowed_paths_ro'],
@@ -226,6 +229,13 @@ describe('paths', () => {
     'out/.bashrc',
     'out/.envrc',
     '.gitmodules',
+    // A .git *file* (gitdir: elsewhere) makes git run the hooks and config of a folder the agent wrote.
+    'sub/.git',
+    'out/.git',
+    'out/.zshenv',
+    'out/.config/autostart/evil.desktop',
+    'out/.config/systemd/user/evil.service',
+    'out/.config/fish/config.fish',
   ])('writing %s (run later by git or a shell) is never auto-allowed, even in rw paths', async (path) => {
     const write = { tool: 'write_file', args: { path, content: 'x' }, source: 'builtin' } as const;
     expect(await run(write, 'allowlist', { pathsRw: [CWD] })).toMatchObject({

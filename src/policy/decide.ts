@@ -206,14 +206,26 @@ const RUNS_LATER_NAMES = new Set([
   '.bash_login',
   '.envrc',
   '.gitconfig',
+  '.zshenv',
+  '.zlogin',
+  '.zlogout',
+  '.bash_logout',
+  '.xprofile',
+  '.xsessionrc',
+  // A .git file ("gitdir: elsewhere") points git at hooks and config the agent wrote.
+  '.git',
 ]);
+
+// Folders whose files a desktop session, systemd or a shell start by themselves.
+const RUNS_LATER_FOLDERS = ['.config/autostart', '.config/systemd', '.config/fish', '.config/environment.d'];
 
 function runsLater(path: string): boolean {
   const parts = path.split('/');
   return (
     parts.slice(0, -1).includes('.git') ||
     RUNS_LATER_NAMES.has(parts.at(-1) ?? '') ||
-    parts.at(-1) === '.gitmodules'
+    parts.at(-1) === '.gitmodules' ||
+    RUNS_LATER_FOLDERS.some((folder) => path.includes(`/${folder}/`))
   );
 }
 

@@ -87,7 +87,8 @@ export function floorPaths(home: string, runeHome: string): string[] {
 }
 
 // Another process's environment and memory hold the secrets the sandbox scrubbed from ours.
-const PROC_SECRET = /^\/proc\/[^/]+\/(environ|mem|cmdline|auxv)$/;
+// A thread's entry (/proc/PID/task/TID/…, where /proc/thread-self leads) shows the same.
+const PROC_SECRET = /^\/proc\/[^/]+\/(?:task\/[^/]+\/)?(environ|mem|cmdline|auxv)$/;
 
 /** The floor entry that covers `path`, if any. `path` must already be canonical. */
 export function floorEntryFor(path: string, floor: readonly string[]): string | undefined {
