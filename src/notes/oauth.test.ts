@@ -2,18 +2,43 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+
+type CryptoKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mapRole } from './oauth.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
 let idp: Server;
 let base: string;
-/** code → {challenge, user}; the user the next authorization logs in as. */
-const codes = new Map<string, { challenge: string; user: Record<string, unknown> }>();
+/** code → {challenge, nonce, user}; the user the next authorization logs in as. */
+const codes = new Map<string, { challenge: string; nonce: string; user: Record<string, unknown> }>();
 let nextUser: Record<string, unknown> = {};
 const tokenRequests: URLSearchParams[] = [];
+/** How the next ID token is made; tests change it to forge or spoil one. */
+type Forge = { key?: CryptoKey; claims?: JWTPayload; noIdToken?: boolean };
+let forge: Forge = {};
+let signingKey: CryptoKey;
+let strangerKey: CryptoKey;
+
+async function idToken(user: Record<string, unknown>, nonce: string): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ ...user, nonce, ...forge.claims })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer((forge.claims?.iss as string) ?? base)
+    .setAudience((forge.claims?.aud as string) ?? 'rune')
+    .setSubject(String(forge.claims?.sub ?? user.sub ?? user.login ?? 'nobody'))
+    .setIssuedAt((forge.claims?.iat as number) ?? now)
+    .setExpirationTime((forge.claims?.exp as number) ?? now + 300)
+    .sign(forge.key ?? signingKey);
+}
 
 beforeAll(async () => {
+  const pair = await generateKeyPair('RS256');
+  signingKey = pair.privateKey;
+  strangerKey = (await generateKeyPair('RS256')).privateKey;
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   idp = createServer((req, res) => {
     const url = new URL(req.url!, base);
     const json = (status: number, body: unknown) => {
@@ -26,8 +51,10 @@ beforeAll(async () => {
         authorization_endpoint: `${base}/authorize`,
         token_endpoint: `${base}/token`,
         userinfo_endpoint: `${base}/userinfo`,
+        jwks_uri: `${base}/jwks`,
       });
     }
+    if (url.pathname === '/jwks') return json(200, { keys: [jwk] });
     if (url.pathname === '/token' || url.pathname === '/gh/token') {
       let body = '';
       req.on('data', (c) => {
@@ -41,7 +68,9 @@ beforeAll(async () => {
         const challenge = createHash('sha256').update(verifier).digest('base64url');
         if (!entry || entry.challenge !== challenge) return json(400, { error: 'invalid_grant' });
         codes.delete(form.get('code')!);
-        json(200, { access_token: `at-${Buffer.from(JSON.stringify(entry.user)).toString('base64url')}` });
+        const access_token = `at-${Buffer.from(JSON.stringify(entry.user)).toString('base64url')}`;
+        if (url.pathname === '/gh/token' || forge.noIdToken) return json(200, { access_token });
+        idToken(entry.user, entry.nonce).then((id_token) => json(200, { access_token, id_token }));
       });
       return;
     }
@@ -59,6 +88,7 @@ afterAll(() => new Promise<void>((r) => idp.close(() => r())));
 
 let kit: Kit;
 afterEach(async () => {
+  forge = {};
   await kit?.server.close();
 });
 
@@ -67,7 +97,11 @@ function authorize(location: string): { code: string; state: string } {
   const url = new URL(location);
   expect(url.searchParams.get('code_challenge_method')).toBe('S256');
   const code = `code-${codes.size}-${Math.random()}`;
-  codes.set(code, { challenge: url.searchParams.get('code_challenge')!, user: nextUser });
+  codes.set(code, {
+    challenge: url.searchParams.get('code_challenge')!,
+    nonce: url.searchParams.get('nonce') ?? '',
+    user: nextUser,
+  });
   return { code, state: url.searchParams.get('state')! };
 }
 
@@ -142,6 +176,7 @@ describe('OAuth2/OIDC login', () => {
     const user = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
       sub: 's-2',
       email: 'dev@corp.example',
+      email_verified: true,
       preferred_username: 'dev',
     });
     expect((await me(user)).user).toMatchObject({ name: 'dev', role: 'user' });
@@ -156,6 +191,12 @@ describe('OAuth2/OIDC login', () => {
       email_verified: false,
     });
     expect(unverified.statusCode).toBe(403);
+    // No email_verified claim at all is not a verification either.
+    const unstated = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-3b',
+      email: 'boss@corp.example',
+    });
+    expect(unstated.statusCode).toBe(403);
     const stranger = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
       sub: 's-4',
       email: 'x@elsewhere.example',
@@ -170,6 +211,44 @@ describe('OAuth2/OIDC login', () => {
     });
     expect(noCookie.statusCode).toBe(401);
     expect(noCookie.json().code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses an ID token that is forged, for another client, expired, replayed or missing', async () => {
+    await setup();
+    const user = { sub: 's-9', email: 'boss@corp.example', email_verified: true };
+    const now = Math.floor(Date.now() / 1000);
+    const cases: Array<[string, Forge, RegExp]> = [
+      ['bad signature', { key: strangerKey }, /signature/],
+      ['wrong audience', { claims: { aud: 'someone-else' } }, /aud/],
+      ['wrong issuer', { claims: { iss: 'https://evil.example' } }, /iss/],
+      ['expired', { claims: { exp: now - 3600, iat: now - 7200 } }, /exp/],
+      ['wrong nonce', { claims: { nonce: 'replayed-nonce' } }, /nonce/],
+      ['no ID token', { noIdToken: true }, /no ID token/],
+    ];
+    for (const [label, how, message] of cases) {
+      forge = how;
+      const res = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', user);
+      expect(res.statusCode, label).toBe(401);
+      expect(res.json().code, label).toBe('UNAUTHENTICATED');
+      expect(res.json().message, label).toMatch(message);
+      expect(String(res.headers['set-cookie'] ?? ''), label).not.toContain('rune_session=');
+    }
+    forge = {};
+    expect((await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', user)).statusCode).toBe(
+      303,
+    );
+  });
+
+  it('refuses user info that names another subject than the ID token', async () => {
+    await setup();
+    forge = { claims: { sub: 'someone-else' } };
+    const res = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-10',
+      email: 'boss@corp.example',
+      email_verified: true,
+    });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().message).toMatch(/another subject/);
   });
 
   it('logs in with GitHub and maps the login name', async () => {

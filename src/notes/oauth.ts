@@ -1,8 +1,9 @@
 // Sign-in through OAuth2/OIDC providers ([[notes.oauth]], discovery + PKCE + state + nonce) and a
 // GitHub OAuth app ([notes.github]); the identity they return is mapped to a role by the lists in
-// the config. The user-info endpoint, reached over TLS with the fresh access token, is the source
-// of the identity, so no ID-token signature handling is needed here.
+// the config. For OIDC the ID token is the proof of identity: its signature is checked against the
+// provider's JWKS along with iss, aud, exp and the nonce this login sent; user info only adds claims.
 import { createHash, randomBytes } from 'node:crypto';
+import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { NotesConfig } from '../config/schema.ts';
 import { registerSecret } from '../core/redact.ts';
 import type { Role } from './auth.ts';
@@ -19,6 +20,8 @@ interface Pending {
 }
 
 interface Discovery {
+  issuer?: string;
+  jwks_uri?: string;
   authorization_endpoint: string;
   token_endpoint: string;
   userinfo_endpoint?: string;
@@ -73,6 +76,7 @@ export class OAuthLogins {
   private readonly options: OAuthOptions;
   private readonly pending = new Map<string, Pending>();
   private readonly discovery = new Map<string, Discovery>();
+  private readonly jwks = new Map<string, ReturnType<typeof createLocalJWKSet>>();
   private readonly now: () => number;
 
   constructor(config: NotesConfig, options: OAuthOptions = {}) {
@@ -108,6 +112,15 @@ export class OAuthLogins {
     const doc = (await response.json()) as Partial<Discovery>;
     if (!doc.authorization_endpoint || !doc.token_endpoint) {
       throw new ApiError(502, 'INTERNAL', `OIDC discovery at ${url} lacks authorization/token endpoints`);
+    }
+    // OIDC Discovery §4.3: the document must name the issuer it was fetched for, or tokens could be
+    // checked against someone else's keys.
+    if (doc.issuer !== undefined && doc.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, '')) {
+      throw new ApiError(
+        502,
+        'INTERNAL',
+        `OIDC discovery at ${url} names issuer ${doc.issuer}, not ${issuer}`,
+      );
     }
     this.discovery.set(issuer, doc as Discovery);
     return doc as Discovery;
@@ -183,7 +196,7 @@ export class OAuthLogins {
     tokenUrl: string,
     params: Record<string, string>,
     clientSecret: string | undefined,
-  ): Promise<string> {
+  ): Promise<{ access_token: string; id_token?: string }> {
     const body = new URLSearchParams(params);
     if (clientSecret) body.set('client_secret', clientSecret);
     const response = await this.fetch(tokenUrl, {
@@ -191,7 +204,11 @@ export class OAuthLogins {
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body,
     });
-    const json = (await response.json().catch(() => ({}))) as { access_token?: string; error?: string };
+    const json = (await response.json().catch(() => ({}))) as {
+      access_token?: string;
+      id_token?: string;
+      error?: string;
+    };
     if (!response.ok || !json.access_token) {
       throw new ApiError(
         401,
@@ -200,7 +217,69 @@ export class OAuthLogins {
       );
     }
     registerSecret(json.access_token);
-    return json.access_token;
+    if (typeof json.id_token === 'string') registerSecret(json.id_token);
+    return {
+      access_token: json.access_token,
+      id_token: typeof json.id_token === 'string' ? json.id_token : undefined,
+    };
+  }
+
+  private async keySet(discovery: Discovery, refresh: boolean) {
+    const uri = discovery.jwks_uri!;
+    const cached = this.jwks.get(uri);
+    if (cached && !refresh) return cached;
+    const response = await this.fetch(uri, { headers: { accept: 'application/json' } });
+    if (!response.ok) throw new ApiError(502, 'INTERNAL', `OIDC keys at ${uri} answered ${response.status}`);
+    const set = createLocalJWKSet((await response.json()) as Parameters<typeof createLocalJWKSet>[0]);
+    this.jwks.set(uri, set);
+    return set;
+  }
+
+  /** The ID token's claims once signature, iss, aud/azp, exp/iat and nonce all hold; 401 otherwise. */
+  private async verifyIdToken(
+    idToken: string | undefined,
+    provider: { name: string; issuer: string; client_id: string },
+    discovery: Discovery,
+    nonce: string,
+  ): Promise<JWTPayload> {
+    if (!idToken)
+      throw new ApiError(401, 'UNAUTHENTICATED', `provider ${provider.name} returned no ID token`);
+    if (!discovery.jwks_uri) throw new ApiError(502, 'INTERNAL', `provider ${provider.name} has no jwks_uri`);
+    const options = {
+      issuer: discovery.issuer ?? provider.issuer,
+      audience: provider.client_id,
+      currentDate: new Date(this.now()),
+      clockTolerance: 60,
+      requiredClaims: ['sub', 'exp', 'iat'],
+    };
+    let payload: JWTPayload;
+    try {
+      try {
+        ({ payload } = await jwtVerify(idToken, await this.keySet(discovery, false), options));
+      } catch (error) {
+        // A key the cached set lacks may be a rotated-in one: fetch the set once more.
+        if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
+        ({ payload } = await jwtVerify(idToken, await this.keySet(discovery, true), options));
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw new ApiError(
+        401,
+        'UNAUTHENTICATED',
+        `the ID token from ${provider.name} is not valid: ${(error as Error).message}`,
+      );
+    }
+    if (payload.nonce !== nonce) {
+      throw new ApiError(401, 'UNAUTHENTICATED', `the ID token from ${provider.name} has the wrong nonce`);
+    }
+    if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.client_id) {
+      throw new ApiError(
+        401,
+        'UNAUTHENTICATED',
+        `the ID token from ${provider.name} was issued to another client`,
+      );
+    }
+    return payload;
   }
 
   async finish(
@@ -217,7 +296,7 @@ export class OAuthLogins {
 
     if (name === 'github') {
       const gh = this.config.github!;
-      const token = await this.exchange(
+      const { access_token: token } = await this.exchange(
         this.options.githubToken ?? 'https://github.com/login/oauth/access_token',
         {
           client_id: gh.client_id,
@@ -245,7 +324,7 @@ export class OAuthLogins {
 
     const provider = (this.config.oauth ?? []).find((p) => p.name === name)!;
     const discovery = await this.discover(provider.issuer);
-    const token = await this.exchange(
+    const tokens = await this.exchange(
       discovery.token_endpoint,
       {
         grant_type: 'authorization_code',
@@ -256,23 +335,31 @@ export class OAuthLogins {
       },
       provider.client_secret,
     );
-    if (!discovery.userinfo_endpoint) {
-      throw new ApiError(502, 'INTERNAL', `provider ${name} has no userinfo_endpoint`);
-    }
-    const response = await this.fetch(discovery.userinfo_endpoint, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-    });
-    if (!response.ok) throw new ApiError(401, 'UNAUTHENTICATED', `user info answered ${response.status}`);
-    const info = (await response.json()) as {
+    const claims = await this.verifyIdToken(tokens.id_token, provider, discovery, pending.nonce);
+    type Claims = {
       sub?: string;
       email?: string;
       email_verified?: boolean;
       preferred_username?: string;
       name?: string;
     };
+    let info = claims as Claims;
+    if (discovery.userinfo_endpoint) {
+      const response = await this.fetch(discovery.userinfo_endpoint, {
+        headers: { authorization: `Bearer ${tokens.access_token}`, accept: 'application/json' },
+      });
+      if (!response.ok) throw new ApiError(401, 'UNAUTHENTICATED', `user info answered ${response.status}`);
+      const extra = (await response.json()) as Claims;
+      // OIDC Core §5.3.2: user info for another subject than the ID token's must not be used.
+      if (extra.sub !== claims.sub) {
+        throw new ApiError(401, 'UNAUTHENTICATED', 'user info names another subject than the ID token');
+      }
+      info = { ...(claims as Claims), ...extra };
+    }
     if (!info.sub) throw new ApiError(401, 'UNAUTHENTICATED', 'the provider returned no subject');
-    // An unverified address must not be able to claim a listed one.
-    const email = info.email && info.email_verified !== false ? info.email : '';
+    // Only an address the provider says it verified may claim a listed one; some providers send
+    // a user-editable, unverified `email` without any email_verified claim.
+    const email = info.email && info.email_verified === true ? info.email : '';
     const role = mapRole(provider, [info.sub, email, info.preferred_username ?? '']);
     const display = info.preferred_username || email || info.name || info.sub;
     if (!role) throw new ApiError(403, 'FORBIDDEN', `${display} has no role on this server`);
