@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
@@ -562,6 +564,33 @@ describe('uploads', () => {
     const shown = await anon.request('GET', img.url);
     expect(shown.headers['content-disposition']).toMatch(/^inline;/);
     expect(shown.headers['content-type']).toBe('image/png');
+  });
+
+  it('removes upload bytes when the last note that holds them is purged', async () => {
+    const bytes = Buffer.from('shared attachment bytes');
+    const put = async (note: string) =>
+      (
+        await user.request('POST', `/api/notes/${note}/uploads?name=s.bin`, bytes, {
+          'content-type': 'application/octet-stream',
+        })
+      ).json().hash as string;
+    const hash = await put('pub');
+    expect(await put('priv')).toBe(hash);
+    const only = (
+      await user.request('POST', '/api/notes/priv/uploads?name=o.bin', Buffer.from('only in priv'), {
+        'content-type': 'application/octet-stream',
+      })
+    ).json().hash as string;
+    const blob = (h: string) => existsSync(join(kit.dir, 'uploads', h));
+    expect(blob(hash) && blob(only)).toBe(true);
+    expect((await admin.request('DELETE', '/api/notes/priv')).statusCode).toBe(200);
+    // Soft-deleted notes stay restorable, bytes included.
+    expect(blob(only)).toBe(true);
+    const trash = (await admin.request('GET', '/api/notes?deleted=1')).json().notes;
+    expect((await admin.request('DELETE', `/api/notes/${trash[0].id}?purge=1`)).statusCode).toBe(200);
+    expect(blob(only)).toBe(false);
+    expect(blob(hash)).toBe(true);
+    expect((await anon.request('GET', `/api/notes/pub/uploads/${hash}`)).statusCode).toBe(200);
   });
 
   it('refuses an upload over the limit instead of truncating it', async () => {

@@ -1,7 +1,7 @@
 // The notes HTTP server: build() assembles fastify with every route of docs/notes-api.md and the
 // services behind them, without listening, so tests drive it with inject() on a real database.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -465,7 +465,16 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
         collab.close(file.id);
       for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false }))
         collab.close(file.id);
+      const hashes = (
+        db.prepare('select hash from uploads where note_id = ?').all(note.id) as Array<{ hash: string }>
+      ).map((r) => r.hash);
       store.purgeNote(note.id);
+      // Upload bytes are stored once per content hash and may be shared with other notes: remove
+      // only those no note references any more. No await in between, so no upload can interleave.
+      const stillUsed = db.prepare('select 1 from uploads where hash = ? limit 1');
+      for (const hash of hashes) {
+        if (!stillUsed.get(hash)) rmSync(join(options.dataDir, 'uploads', hash), { force: true });
+      }
       return { ok: true };
     }
     chat.cancel(note.id);
