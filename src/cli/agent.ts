@@ -125,8 +125,26 @@ export function resultJson(result: AgentRunResult): Record<string, unknown> {
   };
 }
 
+// Session ids are UUIDs, so a reference is "last" or hex digits and dashes (a prefix will do).
+const SESSION_REF = /^(last|[0-9a-f][0-9a-f-]*)$/i;
+
+/**
+ * `--resume [id]` takes an optional value, so commander hands `rune --resume "fix the tests"` the
+ * prompt as the id. A value that cannot be a session reference is the prompt: resume the last one.
+ */
+export function splitResume(
+  promptArgs: readonly string[],
+  flags: AgentFlags,
+): { promptArgs: string[]; flags: AgentFlags } {
+  if (typeof flags.resume !== 'string' || SESSION_REF.test(flags.resume)) {
+    return { promptArgs: [...promptArgs], flags };
+  }
+  return { promptArgs: [flags.resume, ...promptArgs], flags: { ...flags, resume: 'last' } };
+}
+
 /** `rune [prompt...]`: pipe mode when there is a prompt or a piped stdin, else the interactive session. */
-export async function agentAction(promptArgs: string[], flags: AgentFlags): Promise<number> {
+export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags): Promise<number> {
+  const { promptArgs, flags } = splitResume(givenPrompt, givenFlags);
   const setup = setupAgent(flags);
   const stdinIsTty = Boolean(process.stdin.isTTY);
   const piped = stdinIsTty ? undefined : await readStdin();

@@ -117,7 +117,10 @@ export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession 
       `session id "${ref}" is ambiguous: ${matches.map((s) => s.id.slice(0, 12)).join(', ')}`,
     );
   }
-  throw new RuneError('NOT_FOUND', `no stored session "${ref}"; \`rune sessions\` lists them`);
+  throw new RuneError(
+    'NOT_FOUND',
+    `no stored session "${ref}"; \`rune sessions\` lists them (to continue the last one with a prompt: rune --resume last "PROMPT")`,
+  );
 }
 
 export function formatSessionList(sessions: readonly StoredSession[]): string {

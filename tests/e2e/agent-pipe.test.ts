@@ -368,9 +368,25 @@ describe('secrets and sessions', () => {
     expect(contents).not.toContain('A'.repeat(3000));
   });
 
-  it('--resume with an unknown id exits 13', async () => {
+  it('--resume with an unknown id exits 13 and shows how to resume the last one with a prompt', async () => {
     const h = makeHome();
-    const result = await rune(h, ['--resume', 'nosuchsession', 'hi']);
+    const result = await rune(h, ['--resume', 'deadbeef', 'hi']);
     expect(result.code).toBe(13);
+    expect(result.stderr).toContain('no stored session "deadbeef"');
+    expect(result.stderr).toContain('rune --resume last "PROMPT"');
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it('--resume "a prompt" resumes the last session with that prompt, not as a session id', async () => {
+    mock.script([{ text: 'My name is Rune.' }, { text: 'I said Rune.' }]);
+    const h = makeHome();
+    expect((await rune(h, ['what is your name?'])).code).toBe(0);
+    const second = await rune(h, ['--resume', 'what did you say?']);
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe('I said Rune.\n');
+    const contents = mock.requests[1]!.body.messages.map((m: { content: string }) => m.content);
+    expect(contents).toContain('My name is Rune.');
+    expect(contents.at(-1)).toBe('what did you say?');
   });
 });
