@@ -12,6 +12,11 @@ describe('chooseMode', () => {
     ['rune', ['_seccomp', '--', 'true'], 'sandbox'],
     ['rune', ['_net-guard', '--', 'true'], 'sandbox'],
     ['rune', ['notes', '--port', '1'], 'notes'],
+    // `rune sandbox` runs from the small sandbox bundle unless commander is needed (help, odd forms).
+    ['rune', ['sandbox', '--', 'true'], 'sandbox'],
+    ['rune', ['--sandbox', 'off', 'sandbox', '--layers', '--', 'true'], 'sandbox'],
+    ['rune', ['sandbox', '--help'], 'cli'],
+    ['rune', ['sandbox', 'true'], 'cli'],
     ['rune', ['--version'], 'version'],
     ['rune', ['-V'], 'version'],
     ['rune', ['doctor'], 'cli'],

@@ -1,6 +1,7 @@
 // Which of rune's programs an invocation means (SPEC §0), decided from the invoked name and the
 // first argument before any option parser runs. Pure, so the order of the rules is tested directly.
 import type { ModeName } from './core/bundles.ts';
+import { parseSandboxInvocation } from './sandbox/argv.ts';
 
 const CONCOURSE_NAMES = new Set(['check', 'in', 'out']);
 /** The hidden re-exec protocol of the sandbox; never listed in --help, never renamed. */
@@ -16,6 +17,9 @@ export function chooseMode(invokedAs: string, args: readonly string[]): Dispatch
   const first = args[0];
   if (first !== undefined && SANDBOX_SUBCOMMANDS.has(first)) return { mode: 'sandbox', args: [...args] };
   if (first === 'notes') return { mode: 'notes', args: args.slice(1) };
+  // `rune sandbox -- CMD` needs none of the cli bundle (commander, agent, providers): a plain form
+  // runs from the sandbox bundle; help and anything unusual still goes through commander.
+  if (parseSandboxInvocation(args)) return { mode: 'sandbox', args: [...args] };
   if (args.length === 1 && (first === '--version' || first === '-V')) return { mode: 'version', args: [] };
   return { mode: 'cli', args: [...args] };
 }

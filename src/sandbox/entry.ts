@@ -1,10 +1,12 @@
 // The hidden re-exec subcommands (_landlock, _seccomp, _net-guard): rune's sandbox protocol, kept
 // for debugging one layer at a time. Synchronous; they load no addon and run the static helper
-// with only the named layer, e.g. `rune _landlock --ro /usr --rw /tmp/x -- cmd …`.
+// with only the named layer, e.g. `rune _landlock --ro /usr --rw /tmp/x -- cmd …`. Plain forms of
+// `rune sandbox … -- CMD` are run here too (src/dispatch.ts), so they need no commander or agent code.
 import { spawnSync } from 'node:child_process';
 import { constants } from 'node:os';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
+import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
 
 const USAGE: Record<string, string> = {
@@ -63,7 +65,13 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
   return [...out, '--', ...command];
 }
 
-export function run(context: ModeContext): number {
+export function run(context: ModeContext): number | Promise<number> {
+  // `rune sandbox … -- CMD` in a form src/dispatch.ts sent here rather than to commander.
+  const invocation = parseSandboxInvocation(context.args);
+  if (invocation)
+    return import('./command.ts').then(({ runSandboxCommand }) =>
+      runSandboxCommand(invocation.command, invocation.options),
+    );
   const sub = context.args[0] ?? '';
   const args = helperArgsFor(sub, context.args.slice(1));
   let helper: string;

@@ -1,0 +1,62 @@
+// `rune sandbox -- CMD` starts from the small sandbox bundle (no commander, agent or providers),
+// and still behaves as the commander subcommand: --help, odd forms and errors go through the cli.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
+
+function codeCaches(runeHome: string): string[] {
+  return readdirSync(join(runeHome, 'cache', 'code')).map((name) => name.replace(/-.*/, ''));
+}
+
+describe('rune sandbox start-up', () => {
+  it('runs the command from the sandbox bundle alone', async () => {
+    const runeHome = join(tempDir(), 'rune');
+    const result = await runRune(
+      ['--sandbox', 'auto', 'sandbox', '--layers', '--', '/bin/sh', '-c', 'cat; echo err >&2; exit 7'],
+      { env: { RUNE_HOME: runeHome }, input: 'from stdin\n' },
+    );
+    expect(result.stdout).toBe('from stdin\n');
+    expect(result.stderr).toContain('err\n');
+    expect(result.stderr).toContain('rune sandbox layers:');
+    expect(result.code).toBe(7);
+    // Each loaded mode bundle leaves its code cache: only the sandbox one was loaded.
+    expect(codeCaches(runeHome)).toEqual(['sandbox']);
+  });
+
+  it('leaves help and forms without -- to commander, with the same result as before', async () => {
+    const runeHome = join(tempDir(), 'rune');
+    const help = await runRune(['sandbox', '--help'], { env: { RUNE_HOME: runeHome } });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: rune sandbox');
+    expect(help.stdout).toContain('--allow-domain');
+    const top = await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
+    expect(top.stdout).toMatch(/\n\s+sandbox \[options\] <command\.\.\.>/);
+    const bare = await runRune(['sandbox', 'ls', '-d', '/'], { env: { RUNE_HOME: runeHome } });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain("unknown option '-d'");
+    expect(codeCaches(runeHome)).toEqual(['cli']);
+  });
+
+  it('reports a bad --sandbox value as a usage error from either path', async () => {
+    const result = await runRune(['sandbox', '--sandbox', 'bad', '--', '/bin/true']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--sandbox must be auto, strict or off, not "bad"');
+  });
+
+  it('ships a sandbox bundle without commander, openai or fastify', () => {
+    const meta = JSON.parse(readFileSync(join(RUNE_BIN, '..', 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const sandbox = Object.entries(meta.outputs).find(([file]) => file.endsWith('js/sandbox.cjs'));
+    const inputs = Object.keys(sandbox![1].inputs);
+    expect(inputs).toContain('src/sandbox/command.ts');
+    for (const banned of [
+      'node_modules/commander',
+      'node_modules/openai',
+      'node_modules/fastify',
+      'src/cli/',
+    ])
+      expect(inputs.filter((input) => input.includes(banned))).toEqual([]);
+  });
+});
