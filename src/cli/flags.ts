@@ -79,7 +79,8 @@ export function addAgentOptions(program: Command): Command {
 
 function number(value: string | undefined): number | string | undefined {
   if (value === undefined) return undefined;
-  return /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  // "-3" and "1.5" become numbers too, so the schema says what is wrong with them, not "a string".
+  return /^[-+]?\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : value;
 }
 
 /** The flags as a config layer; anything wrongly typed stays as given so the schema reports it. */

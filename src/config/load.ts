@@ -164,7 +164,7 @@ function envToRaw(env: NodeJS.ProcessEnv): Record<string, unknown> {
   for (const [name, path] of Object.entries(ENV_KEYS)) {
     const value = env[name];
     if (value === undefined || value === '') continue;
-    const parsed = NUMERIC.has(path) && /^\d+$/.test(value) ? Number(value) : value;
+    const parsed = NUMERIC.has(path) && /^[-+]?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
     setPath(raw, path.split('.'), parsed);
   }
   return raw;
