@@ -316,32 +316,42 @@ interface ToolRunEnv {
 }
 
 /**
- * Decides every call in order (a confirmation prompt must not interleave with another), then runs
+ * Decides every call in order (a confirmation prompt must not interleave with another) and runs
  * them: consecutive read-only calls together, every other call alone, so a write is never raced by
- * a read of the same file. Results come back in the order of the calls.
+ * a read of the same file. A call is decided only after every earlier call with side effects has
+ * run: decided up front, `ln -s ~ d` followed by `write_file d/.x` would be judged on the folder
+ * `d` that the command then swapped for a symlink. Results come back in the order of the calls.
  */
 async function runToolCalls(calls: readonly ToolCall[], env: ToolRunEnv): Promise<ToolOutput[]> {
-  const planned: PlannedCall[] = [];
-  for (const call of calls) {
-    env.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: redact(call.arguments) });
-    planned.push(await plan(call, env));
-  }
   const results: ToolOutput[] = new Array(calls.length);
+  // Unknown tools are refused at planning, without side effects: they may join a read-only group.
+  const readOnly = (call: ToolCall): boolean => env.registry.get(call.name)?.readOnly ?? true;
   let index = 0;
-  while (index < planned.length) {
-    const group = [index];
-    const parallel = (p: PlannedCall): boolean => p.preset !== undefined || (p.tool?.readOnly ?? false);
-    if (parallel(planned[index]!)) {
-      while (index + group.length < planned.length && parallel(planned[index + group.length]!)) {
-        group.push(index + group.length);
-      }
+  while (index < calls.length) {
+    let size = 1;
+    if (readOnly(calls[index]!)) {
+      while (index + size < calls.length && readOnly(calls[index + size]!)) size += 1;
     }
-    const done = await Promise.all(group.map((i) => perform(planned[i]!, env)));
+    const planned: PlannedCall[] = [];
+    for (const call of calls.slice(index, index + size)) {
+      env.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: redact(call.arguments) });
+      // After a cancel nobody is asked about the rest; perform() reports them as not started.
+      planned.push(
+        env.context.signal.aborted
+          ? {
+              call,
+              decision: { kind: 'deny', reason: 'cancelled', rule: 'cancelled' },
+              preset: { content: 'error: cancelled before it started', isError: true },
+            }
+          : await plan(call, env),
+      );
+    }
+    const done = await Promise.all(planned.map((p) => perform(p, env)));
     for (const [offset, { output, record }] of done.entries()) {
-      results[group[offset]!] = output;
+      results[index + offset] = output;
       env.toolCalls.push(record);
     }
-    index += group.length;
+    index += size;
   }
   return results;
 }

@@ -1,7 +1,7 @@
 // The policy through the built binary: the tree-sitter parser loads from the SEA's own assets,
 // pipe mode never hangs on a call that needs confirmation (the model is told), the audit log and
 // `rune audit`, config refusal of `*.com`, and a project config that can only narrow.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
@@ -134,6 +134,32 @@ describe('policy in the built binary', () => {
     expect(result.code, result.stderr).toBe(0);
     const decisions = JSON.parse(result.stdout).tool_calls.map((c: { decision: string }) => c.decision);
     expect(decisions).toEqual(['deny', 'deny']);
-    expect(result.stderr).toMatch(/can only narrow the policy; ignored: commands: rm/);
+    expect(result.stderr).toMatch(/can only narrow the policy; ignored: allowed_commands: rm/);
+  });
+
+  it('a call after a command in the same turn is decided after that command ran (symlink swap)', async () => {
+    // Attack: one turn holds a command that turns a writable folder into a symlink to a folder the
+    // policy never allowed, then a write through it. Decided up front, the write went outside.
+    const h = makeHome('[policy]\nallowed_commands = ["ln", "cat"]\nallowed_paths_rw = ["."]\n');
+    const outside = tempDir('rune-policy-outside-');
+    writeFileSync(join(outside, 'secret.txt'), 'outside-secret-7f3a');
+    mock.script([
+      {
+        toolCalls: [
+          { name: 'execute_cmd', arguments: { cmd: `ln -s ${outside} d` } },
+          { name: 'write_file', arguments: { path: 'd/planted.txt', content: 'pwned' } },
+          { name: 'read_file', arguments: { path: 'd/secret.txt' } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const result = await rune(h, ['--json', 'swap']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(join(outside, 'planted.txt'))).toBe(false);
+    const told = toolMessages(1);
+    expect(told[1]!.content).toMatch(/blocked by policy \(path\.not-allowed\)/);
+    expect(told[2]!.content).not.toContain('outside-secret-7f3a');
+    const decisions = JSON.parse(result.stdout).tool_calls.map((c: { decision: string }) => c.decision);
+    expect(decisions).toEqual(['allow', 'deny', 'deny']);
   });
 });
