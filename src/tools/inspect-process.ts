@@ -43,8 +43,44 @@ export function parseProcess(pid: number, status: string, cmdline: string): Proc
     uid: Number.parseInt(field('Uid').split(/\s+/)[0] ?? '', 10) || 0,
     threads: Number.parseInt(field('Threads'), 10) || 0,
     rssKiB: Number.parseInt(field('VmRSS'), 10) || 0,
-    cmdline: cmdline.replace(/\0+$/, '').split('\0').join(' '),
+    cmdline: hideSecretArguments(cmdline.replace(/\0+$/, '').split('\0')).join(' '),
   };
+}
+
+// Any process's command line is world-readable in /proc, and people pass credentials there
+// (`--password=…`, `--api-key K`, `-H 'Authorization: …'`, `https://u:p@host`): the values are
+// hidden, since redact() only knows the secrets rune itself registered.
+const SECRET_OPTION = /^--?[\w-]*(?:key|secret|token|passw(?:or)?d|passwd|credential|auth)[\w-]*$/i;
+const SECRET_ASSIGNMENT =
+  /^(--?[\w-]*(?:key|secret|token|passw(?:or)?d|passwd|credential|auth)[\w-]*=|[A-Za-z_]\w*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)\w*=)(.+)$/i;
+const HIDDEN = '[REDACTED]';
+
+export function hideSecretArguments(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let hideNext = false;
+  for (const arg of argv) {
+    if (hideNext) {
+      out.push(HIDDEN);
+      hideNext = false;
+      continue;
+    }
+    if (SECRET_OPTION.test(arg)) {
+      hideNext = true;
+      out.push(arg);
+      continue;
+    }
+    const assignment = SECRET_ASSIGNMENT.exec(arg);
+    if (assignment) {
+      out.push(`${assignment[1]}${HIDDEN}`);
+      continue;
+    }
+    out.push(
+      arg
+        .replace(/^((?:proxy-)?authorization:\s*).+$/i, `$1${HIDDEN}`)
+        .replace(/(\/\/[^/@:\s]*:)[^/@\s]+@/g, `$1${HIDDEN}@`),
+    );
+  }
+  return out;
 }
 
 async function readProcess(proc: string, pid: number): Promise<ProcessInfo | undefined> {

@@ -151,6 +151,23 @@ describe('inspect_process', () => {
     });
   });
 
+  it.each([
+    // Attack: another process's command line holds a credential the model should not see.
+    ['mysql\0--password=hunter2-db\0', 'mysql --password=[REDACTED]'],
+    ['rune\0--api-key\0k3y-v4lue-xyz\0-p\0hi\0', 'rune --api-key [REDACTED] -p hi'],
+    [
+      'curl\0-H\0Authorization: Bearer abc.def\0https://u:pa55@host/x\0',
+      'curl -H Authorization: [REDACTED] https://u:[REDACTED]@host/x',
+    ],
+    [
+      'app\0--client-secret\0s3cr3t\0DB_PASSWORD=pw\0--token=t0k\0',
+      'app --client-secret [REDACTED] DB_PASSWORD=[REDACTED] --token=[REDACTED]',
+    ],
+    ['ls\0--color=auto\0', 'ls --color=auto'],
+  ])('hides secret values in a command line (%j)', (cmdline, shown) => {
+    expect(parseProcess(7, 'Name:\tx\n', cmdline).cmdline).toBe(shown);
+  });
+
   it('finds this process by pid', async () => {
     const out = await call('inspect_process', { pid: process.pid }, context(tmpdir()));
     expect(out.content).toContain(`pid ${process.pid}:`);
