@@ -1,11 +1,10 @@
 // Browser-test harness: the real built binary as `rune notes` in a temp RUNE_HOME, Debian's
 // Chromium through playwright-core (never a downloaded browser), and a small API client for setup.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
+import { startNotesProcess } from '../helpers/notes.ts';
+import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -41,17 +40,6 @@ export interface NotesServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 /** Starts `rune notes` with admin/alice/bob/gus accounts; `extraToml` is appended to rune.toml. */
 export async function startNotes(extraToml = ''): Promise<NotesServer> {
   const home = tempDir('rune-notes-web-');
@@ -60,49 +48,12 @@ export async function startNotes(extraToml = ''): Promise<NotesServer> {
     join(home, 'rune.toml'),
     `${extraToml}\n[notes.local]\nadmins = ["admin:${PASSWORDS.admin}"]\nusers = ["alice:${PASSWORDS.alice}", "bob:${PASSWORDS.bob}"]\nguests = ["gus:${PASSWORDS.gus}"]\n`,
   );
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    requireBinary(),
-    ['notes', '--bind', '127.0.0.1', '--port', String(port)],
-    {
-      env: { ...cleanEnv(join(home, 'home')), RUNE_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  child.stdout?.resume();
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`rune notes exited ${child.exitCode}: ${stderr}`);
-    try {
-      const response = await fetch(`${url}/healthz`);
-      if (response.ok) break;
-    } catch {}
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`rune notes did not answer /healthz: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    url,
+  const notes = await startNotesProcess({
     home,
-    stderr: () => stderr,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
+    args: ['--bind', '127.0.0.1'],
+    env: cleanEnv(join(home, 'home')),
+  });
+  return { url: notes.url, home, stderr: notes.stderr, stop: notes.stop };
 }
 
 /** A logged-in API client for setting up data (cookie + CSRF token, same-origin headers). */

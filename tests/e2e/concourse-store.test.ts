@@ -1,34 +1,21 @@
 // The notes-store resource against a real `rune notes` process and the scripted model: check → in
 // → out round trip, in returns the stored answer byte for byte and never re-runs, a deleted run
 // fails the get, and `watch` turns edits made through the notes API into new versions.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
+import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { tempDir } from '../helpers/rune.ts';
 import { protocolValue, resourceDir } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-storeSecretKey0123456789abcdefgh';
 const resource = resourceDir();
 let mock: MockLlm;
-let notes: ChildProcess;
+let notes: NotesProcess;
 let notesUrl: string;
 let token: string;
-let notesLog = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${notesUrl}${path}`, {
@@ -49,27 +36,8 @@ beforeAll(async () => {
   mock = await startMockLlm();
   const home = tempDir('rune-notes-home-');
   writeFileSync(join(home, 'rune.toml'), '[notes.local]\nadmins = ["ada:ada-password-1"]\n');
-  const port = await freePort();
-  notesUrl = `http://127.0.0.1:${port}`;
-  notes = spawn(requireBinary(), ['notes', '--port', String(port)], {
-    env: { ...cleanEnv(), RUNE_HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  notes.stdout?.on('data', (chunk: Buffer) => {
-    notesLog += chunk.toString();
-  });
-  notes.stderr?.on('data', (chunk: Buffer) => {
-    notesLog += chunk.toString();
-  });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${notesUrl}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 150 || notes.exitCode !== null) throw new Error(`rune notes did not start:\n${notesLog}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  notes = await startNotesProcess({ home });
+  notesUrl = notes.url;
   const login = await fetch(`${notesUrl}/auth/local`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -88,7 +56,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  notes?.kill('SIGTERM');
+  await notes?.stop();
   await mock?.close();
 });
 

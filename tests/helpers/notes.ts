@@ -1,0 +1,59 @@
+// Starts the built binary as `rune notes` on a port the kernel picks (--port 0) and reads the
+// address back from its "listening on" line: no probe-then-reuse port race between parallel files.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cleanEnv, requireBinary } from './rune.ts';
+
+export interface NotesProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+  stop(): Promise<void>;
+}
+
+export async function startNotesProcess(options: {
+  home: string;
+  args?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<NotesProcess> {
+  const child = spawn(requireBinary(), ['notes', '--port', '0', ...(options.args ?? [])], {
+    env: { ...(options.env ?? cleanEnv()), RUNE_HOME: options.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  child.stdout!.resume();
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`rune notes printed no "listening on" line within 30 s; stderr: ${stderr}`));
+    }, 30_000);
+    child.stderr!.on('data', () => {
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`rune notes exited ${code} before listening: ${stderr}`));
+    });
+  });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.kill('SIGTERM');
+    await exit;
+    clearTimeout(timer);
+  };
+  return { child, url, stderr: () => stderr, exit, stop };
+}
