@@ -96,6 +96,13 @@ export const notesSchema = z.strictObject({
     .describe('Proxy addresses whose X-Forwarded-For is trusted'),
   model: z.string().min(1).optional().describe('Model for note chats unless an admin overrides it per note'),
   max_upload_mb: positiveInt.optional().describe('Largest attachment accepted'),
+  workspace: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Folder the note chats work in, one sub-folder per note (default $XDG_DATA_HOME/rune/notes-workspace); must lie outside RUNE_HOME and the secrets floor',
+    ),
   local: z
     .strictObject({
       admins: accountList.optional(),

@@ -2,6 +2,8 @@
 // progress to everyone in the note, turns the policy's questions into approvals an admin answers in
 // the browser, and stores every message (full-text searchable).
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, ExtraTool } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
@@ -185,11 +187,11 @@ export class ChatService {
       const result = await runAgent({
         prompt: text,
         config: { ...config, ...(model ? { model } : {}) },
-        cwd: this.o.cwd,
+        cwd: this.workspace(note.id),
         env: this.o.env,
         logger,
         history,
-        appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files.`,
+        appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files; the working directory is this note's scratch folder for other files and commands.`,
         extraTools: this.tools(note.id, principal),
         ...(config.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
         signal: run.controller.signal,
@@ -212,6 +214,21 @@ export class ChatService {
       noteId: note.id,
       data: { note_id: note.id, run_id: run.runId, status, ...(error ? { error } : {}) },
     });
+  }
+
+  /**
+   * The note's own scratch folder: each note's chat works apart, so one note's files are outside
+   * another note's working directory (and so outside what its policy allows without asking).
+   */
+  workspace(noteId: number): string {
+    const dir = join(this.o.cwd, `note-${noteId}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  /** Removes a purged note's scratch folder. */
+  removeWorkspace(noteId: number): void {
+    rmSync(join(this.o.cwd, `note-${noteId}`), { recursive: true, force: true });
   }
 
   cancel(noteId: number): boolean {

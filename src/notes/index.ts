@@ -1,7 +1,8 @@
 // `rune notes`: the collaborative Markdown notes server (SPEC §2), and `rune notes hash-password`.
 // Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.ts';
@@ -9,9 +10,54 @@ import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
+import { floorEntryFor, floorPaths } from '../policy/paths.ts';
 import { hashPassword } from './auth.ts';
 import { agentRunner } from './runner.ts';
 import { build } from './server.ts';
+
+/**
+ * The folder the note chats' agents work in. It lies outside RUNE_HOME: the policy's secrets floor
+ * covers all of RUNE_HOME (sessions, token hashes, notes.db), so a workspace there would leave the
+ * agent with no usable folder for its standard tools.
+ */
+export function chatWorkspace(configured: string | undefined, env: NodeJS.ProcessEnv): string {
+  const home = env.HOME || homedir();
+  const dataHome =
+    env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(home, '.local', 'share');
+  const wanted = configured
+    ? resolve(configured.replace(/^~(?=$|\/)/, home))
+    : join(dataHome, 'rune', 'notes-workspace');
+  try {
+    mkdirSync(wanted, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new RuneError(
+      'CONFIG_INVALID',
+      `notes.workspace: cannot create ${wanted}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const floor = floorPaths(home, runeHome(env));
+  const canonical = [
+    ...floor,
+    ...floor.map((p) => {
+      try {
+        return realpathSync(p);
+      } catch {
+        return p;
+      }
+    }),
+  ];
+  const hit = floorEntryFor(wanted, canonical) ?? floorEntryFor(realpathSync(wanted), canonical);
+  if (hit) {
+    throw new RuneError(
+      'CONFIG_INVALID',
+      `notes.workspace: ${wanted} lies inside ${hit}, which the policy's secrets floor protects; the chat agent could not use it. Set [notes] workspace to a folder outside it.`,
+    );
+  }
+  return wanted;
+}
 
 const HELP = `Usage: rune notes [--bind ADDRESS] [--port PORT] [--config FILE]
        rune notes hash-password      read a password (stdin or prompt), print its scrypt hash
@@ -83,9 +129,7 @@ export async function run(context: ModeContext): Promise<number> {
   });
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
-  // The agent works in a folder of its own: the database next to it holds session and token hashes.
-  const workspace = join(dataDir, 'workspace');
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  const workspace = chatWorkspace(config.notes.workspace, process.env);
   const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace });
   if (server.generatedAdmin) {
     // Shown once, never logged again: only its hash is stored.

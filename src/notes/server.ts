@@ -109,7 +109,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const { config, logger } = options;
   const notes = config.notes;
   mkdirSync(join(options.dataDir, 'uploads'), { recursive: true, mode: 0o700 });
-  mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
+  // Tests may leave the workspace in the data folder; `rune notes` passes one outside RUNE_HOME.
+  if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const db = openNotesDatabase(join(options.dataDir, 'notes.db'));
   const now = options.now ?? (() => new Date());
   const store = new Store(db, now);
@@ -469,6 +470,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
         db.prepare('select hash from uploads where note_id = ?').all(note.id) as Array<{ hash: string }>
       ).map((r) => r.hash);
       store.purgeNote(note.id);
+      chat.removeWorkspace(note.id);
       // Upload bytes are stored once per content hash and may be shared with other notes: remove
       // only those no note references any more. No await in between, so no upload can interleave.
       const stillUsed = db.prepare('select 1 from uploads where hash = ? limit 1');

@@ -1,6 +1,6 @@
 // `rune notes` as users run it: the built binary, a real port, SQLite under RUNE_HOME, SIGTERM.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
@@ -15,9 +15,9 @@ interface Running {
 
 const started: Running[] = [];
 
-async function startNotes(home: string, args: string[] = []): Promise<Running> {
+async function startNotes(home: string, args: string[] = [], env = cleanEnv()): Promise<Running> {
   const child = spawn(requireBinary(), ['notes', '--port', '0', ...args], {
-    env: { ...cleanEnv(), RUNE_HOME: home },
+    env: { ...env, RUNE_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -156,6 +156,14 @@ describe('rune notes (binary)', () => {
     expect(res.stderr).toMatch(/--port/);
   });
 
+  it('refuses a chat workspace inside RUNE_HOME, where the secrets floor would block the agent', async () => {
+    const home = tempDir('rune-notes-e2e-');
+    writeFileSync(join(home, 'rune.toml'), `[notes]\nworkspace = "${join(home, 'ws')}"\n`);
+    const res = await runRune(['notes', '--port', '0'], { env: { RUNE_HOME: home } });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/notes\.workspace: .*secrets floor/);
+  });
+
   describe('agent chat', () => {
     let mock: MockLlm;
     beforeAll(async () => {
@@ -193,6 +201,68 @@ describe('rune notes (binary)', () => {
       const file = (await (await api('/api/notes/lab/files/todo.md')).json()) as { content: string };
       expect(file.content).toBe('- [ ] ship\n');
       expect(server.stderr()).not.toContain('sk-test-e2e-notes');
+      server.child.kill('SIGTERM');
+      expect((await server.exit).code).toBe(0);
+    });
+
+    it('works in a per-note workspace outside RUNE_HOME with the standard tools, sandboxed', async () => {
+      const home = tempDir('rune-notes-e2e-');
+      const env = cleanEnv();
+      writeFileSync(
+        join(home, 'rune.toml'),
+        `base_url = "${mock.baseUrl}"\napi_key = "sk-test-e2e-notes-0123456789"\nmodel = "mock"\n` +
+          // "." is each note's own folder: paths in the policy are relative to the agent's cwd.
+          `[policy]\nallowed_commands = ["wc", "pwd"]\nallowed_paths_rw = ["."]\n` +
+          `[notes.local]\nadmins = ["ada:adapass1"]\n`,
+      );
+      const server = await startNotes(home, [], env);
+      const api = await login(server.url, 'ada', 'adapass1');
+      for (const name of ['lab', 'other'])
+        expect((await api('/api/notes', { method: 'POST', body: { name } })).status).toBe(201);
+      const ask = async (note: string, steps: Parameters<MockLlm['script']>[0]) => {
+        mock.script(steps);
+        const before = mock.requests.length;
+        expect(
+          (await api(`/api/notes/${note}/chat`, { method: 'POST', body: { message: 'go' } })).status,
+        ).toBe(202);
+        let running: string | null = 'x';
+        for (let i = 0; i < 300 && running !== null; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          running = ((await (await api(`/api/notes/${note}/chat`)).json()) as { running: string | null })
+            .running;
+        }
+        // What the model was told the tools returned, in order.
+        const last = mock.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
+        expect(mock.requests.length).toBeGreaterThan(before);
+        return last.messages
+          .filter((m) => m.role === 'tool')
+          .map((m) => m.content)
+          .join('\n');
+      };
+      const seen = await ask('lab', [
+        { toolCalls: [{ name: 'write_file', arguments: { path: 'data.txt', content: 'alpha\nbeta\n' } }] },
+        { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'wc -l < data.txt; pwd' } }] },
+        { text: 'Counted.' },
+      ]);
+      expect(seen).toContain('wrote 11 bytes');
+      expect(seen).toMatch(/exit code: 0\nstdout:\n2\n/);
+      const workspace = join(env.HOME!, '.local', 'share', 'rune', 'notes-workspace');
+      expect(readFileSync(join(workspace, 'note-1', 'data.txt'), 'utf8')).toBe('alpha\nbeta\n');
+      expect(seen).toContain(join(workspace, 'note-1'));
+      // Another note's chat works in its own folder and cannot read the first one's files.
+      const other = await ask('other', [
+        { toolCalls: [{ name: 'read_file', arguments: { path: '../note-1/data.txt' } }] },
+        { text: 'done' },
+      ]);
+      expect(other).toContain('blocked by policy');
+      expect(other).not.toContain('beta');
+      // The secrets floor still holds: the notes database under RUNE_HOME stays out of reach.
+      const floor = await ask('lab', [
+        { toolCalls: [{ name: 'read_file', arguments: { path: join(home, 'notes', 'notes.db') } }] },
+        { text: 'done' },
+      ]);
+      expect(floor).toContain('blocked by policy (floor)');
+      expect(floor).not.toContain('SQLite format');
       server.child.kill('SIGTERM');
       expect((await server.exit).code).toBe(0);
     });
