@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../../tests/helpers/mock-llm.ts';
+import { describe, expect, it } from 'vitest';
+import { useMockLlm } from '../../tests/helpers/mock-llm.ts';
 import { isRuneError } from '../core/errors.ts';
 import { toGeminiSchema } from './gemini.ts';
 import { createProvider } from './index.ts';
 import { memoryLogger, testConfig } from './test-support.ts';
 import type { ChatRequest } from './types.ts';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  mock = await startMockLlm();
-});
-afterAll(() => mock.close());
-beforeEach(() => {
-  mock.requests.length = 0;
-  mock.script([]);
-});
+const mock = useMockLlm();
 
 const KEY = 'AIzaSyTest0123456789abcdefghijklmnopq';
 const gemini = () =>

@@ -1,22 +1,13 @@
 // No key or token may surface in any error a provider raises, whatever the server echoes back.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../../tests/helpers/mock-llm.ts';
+import { describe, expect, it } from 'vitest';
+import { type MockLlm, useMockLlm } from '../../tests/helpers/mock-llm.ts';
 import type { ProviderName } from '../config/schema.ts';
 import { isRuneError } from '../core/errors.ts';
 import { createProvider } from './index.ts';
 import { memoryLogger, testConfig } from './test-support.ts';
 import type { ChatRequest } from './types.ts';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  mock = await startMockLlm();
-});
-afterAll(() => mock.close());
-beforeEach(() => {
-  mock.requests.length = 0;
-  mock.script([]);
-  mock.setFallback(undefined);
-});
+const mock = useMockLlm();
 
 // Keys shaped unlike any well-known format, so only registration (not the shape regex) can hide them.
 const CASES: [ProviderName, string, (m: MockLlm) => string][] = [

@@ -12,6 +12,7 @@
 // the wire format of the endpoint called, streaming (SSE) when the request asks for it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export type WireKind = 'openai' | 'gemini' | 'anthropic';
 
@@ -95,7 +96,29 @@ export interface MockLlm {
   setCopilotToken(spec: CopilotTokenSpec | ((request: RecordedRequest) => CopilotTokenSpec)): void;
   /** Steps not yet used. */
   readonly pending: number;
+  /** Back to a fresh server's state: no steps, no fallback, default Copilot token, no recorded calls. */
+  reset(): void;
   close(): Promise<void>;
+}
+
+/**
+ * The usual test-file life cycle: one mock for the file (started in beforeAll, closed in afterAll),
+ * reset before each test. The handle forwards to the running mock, so `mock.baseUrl` works in tests.
+ */
+export function useMockLlm(): MockLlm {
+  let current: MockLlm | undefined;
+  beforeAll(async () => {
+    current = await startMockLlm();
+  });
+  afterAll(() => current?.close());
+  beforeEach(() => current?.reset());
+  return new Proxy({} as MockLlm, {
+    get(_target, key) {
+      if (!current) throw new Error('useMockLlm: the mock is used before beforeAll started it');
+      const value = Reflect.get(current, key);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
 }
 
 const DEFAULT_USAGE = { input: 10, output: 5 };
@@ -234,6 +257,13 @@ export async function startMockLlm(): Promise<MockLlm> {
     },
     get pending() {
       return queue.length;
+    },
+    reset() {
+      queue = [];
+      fallback = undefined;
+      tokenSpec = {};
+      requests.length = 0;
+      tokenRequests.length = 0;
     },
     close() {
       for (const socket of sockets) socket.destroy();
