@@ -3,7 +3,15 @@
 // whole process tree on timeout or cancel, and reports which layers were applied and why not.
 import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -335,6 +343,42 @@ function listDir(dir: string): string[] {
   }
 }
 
+/**
+ * The `commondir` files under the writable roots' .git folders. git takes config and hooks from
+ * the folder such a file names, so a sandboxed command that plants one gets its hooks run by the
+ * user's next git command outside the sandbox. A missing file cannot be bound read-only, so new
+ * ones are removed when the call ends (revertGitRedirects).
+ */
+function gitCommondirs(roots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const root of roots) {
+    const git = join(root, '.git');
+    out.push(join(git, 'commondir'));
+    for (const name of listDir(join(git, 'worktrees'))) out.push(join(git, 'worktrees', name, 'commondir'));
+  }
+  return out.filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
+}
+
+function revertGitRedirects(prepared: Prepared, logger: Logger): string | undefined {
+  if (!prepared.gitRoots || prepared.gitRoots.length === 0) return undefined;
+  const planted = gitCommondirs(prepared.gitRoots).filter((path) => !prepared.commondirs?.has(path));
+  if (planted.length === 0) return undefined;
+  const failed = planted.filter((path) => {
+    try {
+      unlinkSync(path);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  const message =
+    failed.length === 0
+      ? `rune sandbox: removed ${planted.join(', ')} created by the command (it would point git at other hooks and config)`
+      : `rune sandbox: the command created ${failed.join(', ')}, which points git at other hooks and config, and it could not be removed: delete it before running git`;
+  logger.warn('sandbox.git_redirect_removed', { message });
+  return `${message}\n`;
+}
+
 /** The layers a call would get, from the capabilities alone (before anything ran). */
 export function expectedLayers(
   caps: SandboxCapabilities,
@@ -413,6 +457,9 @@ interface Prepared {
   notes: LayerReport[];
   cgroupDirs: string[];
   sandboxed: boolean;
+  /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
+  gitRoots?: string[];
+  commondirs?: Set<string>;
 }
 
 export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
@@ -538,6 +585,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       notes,
       cgroupDirs,
       sandboxed: true,
+      gitRoots: rwRoots,
+      commondirs: new Set(gitCommondirs(rwRoots)),
     };
   };
 
@@ -636,6 +685,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
+    const reverted = revertGitRedirects(prepared, logger) ?? '';
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -647,7 +697,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       exitCode: spawnError ? 127 : code,
       signal,
       stdout: out.text(),
-      stderr: spawnError ? `${err.text()}${spawnError.message}\n` : err.text(),
+      stderr: `${spawnError ? `${err.text()}${spawnError.message}\n` : err.text()}${reverted}`,
       stdoutDropped: out.dropped,
       stderrDropped: err.dropped,
       timedOut,
@@ -675,6 +725,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
         pool?.release(prepared.cgroupDirs);
+        revertGitRedirects(prepared, logger);
         done({ exitCode, signal });
       });
     });

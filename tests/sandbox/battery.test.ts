@@ -469,6 +469,21 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     },
   },
   {
+    // git reads config and hooks from the folder .git/commondir names: the next `git commit` the
+    // user runs outside the sandbox would run a hook written by the sandboxed command.
+    name: 'redirect git to planted hooks with .git/commondir',
+    layer: 'namespaces',
+    run: async () => {
+      const r = await sandbox(
+        `mkdir -p ${work}/evil/hooks && echo ../evil > ${work}/.git/commondir; mkdir -p ${work}/.git/worktrees/w && echo ../../../evil > ${work}/.git/worktrees/w/commondir; echo done`,
+      );
+      expect(r.stdout).toContain('done');
+      expect(existsSync(join(work, '.git', 'commondir'))).toBe(false);
+      expect(existsSync(join(work, '.git', 'worktrees', 'w', 'commondir'))).toBe(false);
+      expect(r.stderr).toMatch(/commondir/);
+    },
+  },
+  {
     name: '~/.ssh while the whole home folder is writable',
     layer: 'namespaces',
     run: async () => {
