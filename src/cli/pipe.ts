@@ -2,6 +2,7 @@
 // one event per line with --output ndjson); progress and the tool trace go to stderr.
 import { exitCodeForResult, runAgent } from '../agent/run.ts';
 import type { AgentEvent } from '../agent/types.ts';
+import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
@@ -73,6 +74,8 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     tools: runtime.registry,
     takeNotices: () => runtime.mcp?.takeNotices() ?? [],
   }).finally(() => runtime.close());
+  // The next pipe runs find these functions in the code cache, even if the first run was --help.
+  markMainPath();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onTerm);
 

@@ -1,10 +1,12 @@
 // Loads one mode's bundle. Inside the SEA each mode is an embedded script compiled with a V8 code
-// cache kept in the private cache folder (written after the first run); outside it the bundle is
-// an ordinary file next to main.cjs. Either way nothing of a mode is parsed until it is chosen.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// cache kept in the private cache folder (written after the first run, and once more after the
+// first run of the mode's main path); outside it the bundle is an ordinary file next to main.cjs.
+// Either way nothing of a mode is parsed until it is chosen.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { assetManifest, isSea, readAssetText } from './assets.ts';
+import { ranMainPath } from './code-cache.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir } from './private-dir.ts';
 
@@ -21,12 +23,27 @@ export interface ModeModule {
   run(context: ModeContext): Promise<number> | number;
 }
 
-interface PendingCache {
+interface LoadedScript {
   script: Script;
-  file: string;
+  /** Cache file for a run through the mode's main path (see markMainPath). */
+  mainFile: string;
+  /** Cache file written by any other run: replaced once the main path has run. */
+  partialFile: string;
+  /** What the script was compiled with: an accepted cache of either kind, or none. */
+  cached: 'main' | 'partial' | 'none';
+  /** A main cache V8 rejected (other flags or V8): rewritten in place, as any rejected cache. */
+  mainRejected: boolean;
 }
 
-const pendingCaches: PendingCache[] = [];
+const loadedScripts: LoadedScript[] = [];
+
+function readCache(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
 
 export function loadMode(name: ModeName): ModeModule {
   if (!isSea()) return require(join(__dirname, `${name}.cjs`)) as ModeModule;
@@ -34,12 +51,15 @@ export function loadMode(name: ModeName): ModeModule {
   const asset = `js/${name}.cjs`;
   const code = readAssetText(asset);
   const hash = assetManifest().sha256[asset] ?? 'unknown';
-  const cacheFile = join(cacheDir(), 'code', `${name}-${hash.slice(0, 20)}-${process.version}.v8`);
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
+  const base = join(cacheDir(), 'code', `${name}-${hash.slice(0, 20)}-${process.version}`);
+  const mainFile = `${base}.v8`;
+  const partialFile = `${base}.partial.v8`;
+  // A cache written after `--help` lacks everything an agent run compiles (lazily, on every run).
+  let kind: 'main' | 'partial' = 'main';
+  let cachedData = readCache(mainFile);
+  if (!cachedData) {
+    kind = 'partial';
+    cachedData = readCache(partialFile);
   }
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, {
     filename: `rune:${asset}`,
@@ -47,7 +67,9 @@ export function loadMode(name: ModeName): ModeModule {
     importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
     ...(cachedData ? { cachedData } : {}),
   });
-  if (!cachedData || script.cachedDataRejected) pendingCaches.push({ script, file: cacheFile });
+  const rejected = cachedData !== undefined && script.cachedDataRejected === true;
+  const cached = !cachedData || rejected ? 'none' : kind;
+  loadedScripts.push({ script, mainFile, partialFile, cached, mainRejected: rejected && kind === 'main' });
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   const mod = { exports: {} as ModeModule };
   fn.call(mod.exports, mod.exports, require, mod, `rune:${asset}`, 'rune:js');
@@ -55,12 +77,16 @@ export function loadMode(name: ModeName): ModeModule {
 }
 
 /**
- * Writes the code caches of the bundles that ran without one. Called once before exit, after the
- * mode has run, so the cache covers the functions it compiled lazily. Best-effort: a read-only
- * home only costs the next start its speed.
+ * Writes the code caches of the bundles that ran without one, or with one from a side path when
+ * this run went through the main path. Called once before exit, after the mode has run, so the
+ * cache covers the functions it compiled lazily. Best-effort: a read-only home only costs the next
+ * start its speed.
  */
 export function persistCodeCaches(): void {
-  for (const { script, file } of pendingCaches.splice(0)) {
+  const mainPath = ranMainPath();
+  for (const { script, mainFile, partialFile, cached, mainRejected } of loadedScripts.splice(0)) {
+    if (cached === 'main' || (cached === 'partial' && !mainPath)) continue;
+    const file = mainPath || mainRejected ? mainFile : partialFile;
     try {
       const dir = join(file, '..');
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -68,6 +94,7 @@ export function persistCodeCaches(): void {
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
       renameSync(tmp, file);
+      if (mainPath) rmSync(partialFile, { force: true });
     } catch {
       // Best-effort by design.
     }
