@@ -1,6 +1,7 @@
 // Which network addresses fetch_url refuses by default: loopback, private, link-local (cloud
 // metadata lives there), carrier-grade NAT, multicast and reserved ranges, in IPv4 and IPv6.
 import { BlockList, isIP } from 'node:net';
+import { parseDomainPattern } from '../policy/domains.ts';
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -83,7 +84,9 @@ export function hostMatches(host: string, patterns: readonly string[]): boolean 
 /** Restricted addresses are reachable only for a host listed literally (no wildcard) in allowed_domains. */
 export function explicitlyAllowed(host: string, patterns: readonly string[]): boolean {
   const name = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return patterns.some(
-    (pattern) => !pattern.startsWith('*') && pattern.toLowerCase().replace(/^\[|\]$/g, '') === name,
-  );
+  return patterns.some((raw) => {
+    // The port of "host:8443" is checked by the policy and the redirect check, not here.
+    const pattern = parseDomainPattern(raw);
+    return typeof pattern !== 'string' && !pattern.wildcard && pattern.host === name;
+  });
 }

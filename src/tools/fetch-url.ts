@@ -5,7 +5,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { z } from 'zod/v4';
-import { explicitlyAllowed, hostMatches, isMetadataHost, restrictedAddressReason } from './addresses.ts';
+import { type DomainPattern, hostAllowed, parseDomainPattern } from '../policy/domains.ts';
+import { explicitlyAllowed, isMetadataHost, restrictedAddressReason } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
 import { defineTool, type LookupFn, type ToolContext, ToolError } from './types.ts';
 
@@ -48,6 +49,18 @@ function checkUrl(raw: string): URL {
 
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/** The URL's host and port are covered by allowed_domains (ports of `host:8443` entries count). */
+function listed(url: URL, allowed: readonly string[]): boolean {
+  const patterns = allowed
+    .map(parseDomainPattern)
+    .filter((pattern): pattern is DomainPattern => typeof pattern !== 'string');
+  return hostAllowed(hostOf(url), portOf(url), patterns) !== undefined;
 }
 
 function guardAddress(host: string, address: string, allowed: readonly string[]): void {
@@ -210,6 +223,7 @@ export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
     const unrestricted = context.config.policy.mode === 'unrestricted';
     let url = checkUrl(args.url);
     const firstHost = hostOf(url);
+    const firstPort = portOf(url);
     const hops: string[] = [];
     for (let redirects = 0; ; redirects++) {
       let hop: Hop;
@@ -224,8 +238,12 @@ export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
           throw new ToolError(`more than ${MAX_REDIRECTS} redirects from ${args.url}`);
         const next = checkUrl(new URL(location, url).href);
         const nextHost = hostOf(next);
-        // The policy judged the first host; a redirect elsewhere must be on the list itself.
-        if (!unrestricted && nextHost !== firstHost && !hostMatches(nextHost, allowed)) {
+        // The policy judged the first host and port; a redirect elsewhere must be on the list itself.
+        if (
+          !unrestricted &&
+          !(nextHost === firstHost && portOf(next) === firstPort) &&
+          !listed(next, allowed)
+        ) {
           throw new ToolError(
             `${url.href} redirects to ${next.href}, whose host ${nextHost} is not in policy.allowed_domains`,
           );

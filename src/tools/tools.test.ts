@@ -282,6 +282,36 @@ describe('fetch_url', () => {
     expect(out.content).toMatch(/elsewhere\.example is not in policy\.allowed_domains/);
   });
 
+  it('a redirect to another port of the same host needs that port on the list', async () => {
+    // Attack: allowed_domains pins a port ("host:8443"); a redirect on that host moves to another port.
+    const other = createServer((_req, res) => res.end('OTHER-PORT-BODY'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    const hop = createServer((_req, res) => {
+      res.writeHead(302, { location: `http://127.0.0.1:${otherPort}/` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => hop.listen(0, '127.0.0.1', resolve));
+    const hopPort = (hop.address() as AddressInfo).port;
+    try {
+      const pinned = context(tmpdir(), {}, { allowed_domains: [`127.0.0.1:${hopPort}`] });
+      const out = await call('fetch_url', { url: `http://127.0.0.1:${hopPort}/` }, pinned);
+      expect(out.content).not.toContain('OTHER-PORT-BODY');
+      expect(out.content).toMatch(/is not in policy\.allowed_domains/);
+      const both = context(
+        tmpdir(),
+        {},
+        { allowed_domains: [`127.0.0.1:${hopPort}`, `127.0.0.1:${otherPort}`] },
+      );
+      expect((await call('fetch_url', { url: `http://127.0.0.1:${hopPort}/` }, both)).content).toContain(
+        'OTHER-PORT-BODY',
+      );
+    } finally {
+      other.close();
+      hop.close();
+    }
+  });
+
   it('caps the download and the result', async () => {
     const out = await call('fetch_url', { url: `${base}/huge` }, allowLocal(tmpdir()));
     expect(out.content).toMatch(/only the first 2097152 bytes were downloaded/);
