@@ -18,45 +18,70 @@ import { build } from './server.ts';
 /**
  * The folder the note chats' agents work in. It lies outside RUNE_HOME: the policy's secrets floor
  * covers all of RUNE_HOME (sessions, token hashes, notes.db), so a workspace there would leave the
- * agent with no usable folder for its standard tools.
+ * agent with no usable folder for its standard tools. A configured folder inside the floor is an
+ * error; the default moves next to RUNE_HOME when HOME itself lies inside it (service accounts).
  */
-export function chatWorkspace(configured: string | undefined, env: NodeJS.ProcessEnv): string {
+export function chatWorkspace(
+  configured: string | undefined,
+  env: NodeJS.ProcessEnv,
+  logger: { warn(event: string, fields: { message: string }): void },
+): string {
   const home = env.HOME || homedir();
+  const runeDir = resolve(runeHome(env));
+  const floor = floorPaths(home, runeDir);
+  const canonical = [...new Set([...floor, ...floor.map(realOrSelf)])];
+  const inFloor = (dir: string) => floorEntryFor(dir, canonical) ?? floorEntryFor(realOrSelf(dir), canonical);
+  const create = (dir: string) => mkdirSync(dir, { recursive: true, mode: 0o700 });
+
+  if (configured) {
+    const wanted = resolve(configured.replace(/^~(?=$|\/)/, home));
+    const refuse = (hit: string) =>
+      new RuneError(
+        'CONFIG_INVALID',
+        `notes.workspace: ${wanted} lies inside ${hit}, which the policy's secrets floor protects; the chat agent could not use it. Set [notes] workspace to a folder outside it.`,
+      );
+    let hit = inFloor(wanted);
+    if (hit) throw refuse(hit);
+    try {
+      create(wanted);
+    } catch (error) {
+      throw new RuneError(
+        'CONFIG_INVALID',
+        `notes.workspace: cannot create ${wanted}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    hit = inFloor(wanted);
+    if (hit) throw refuse(hit);
+    return wanted;
+  }
   const dataHome =
     env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(home, '.local', 'share');
-  const wanted = configured
-    ? resolve(configured.replace(/^~(?=$|\/)/, home))
-    : join(dataHome, 'rune', 'notes-workspace');
+  for (const candidate of [join(dataHome, 'rune', 'notes-workspace'), `${runeDir}-notes-workspace`]) {
+    if (inFloor(candidate)) continue;
+    try {
+      create(candidate);
+    } catch {
+      continue;
+    }
+    if (!inFloor(candidate)) return candidate;
+  }
+  const fallback = join(runeDir, 'notes', 'workspace');
+  create(fallback);
+  logger.warn('notes.workspace_in_floor', {
+    message: `no folder outside RUNE_HOME could be made for the chat agent, so it works in ${fallback}, where the secrets floor lets it use only the notes tools; set [notes] workspace to fix this`,
+  });
+  return fallback;
+}
+
+function realOrSelf(path: string): string {
   try {
-    mkdirSync(wanted, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new RuneError(
-      'CONFIG_INVALID',
-      `notes.workspace: cannot create ${wanted}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
+    return realpathSync(path);
+  } catch {
+    return path;
   }
-  const floor = floorPaths(home, runeHome(env));
-  const canonical = [
-    ...floor,
-    ...floor.map((p) => {
-      try {
-        return realpathSync(p);
-      } catch {
-        return p;
-      }
-    }),
-  ];
-  const hit = floorEntryFor(wanted, canonical) ?? floorEntryFor(realpathSync(wanted), canonical);
-  if (hit) {
-    throw new RuneError(
-      'CONFIG_INVALID',
-      `notes.workspace: ${wanted} lies inside ${hit}, which the policy's secrets floor protects; the chat agent could not use it. Set [notes] workspace to a folder outside it.`,
-    );
-  }
-  return wanted;
 }
 
 const HELP = `Usage: rune notes [--bind ADDRESS] [--port PORT] [--config FILE]
@@ -129,7 +154,7 @@ export async function run(context: ModeContext): Promise<number> {
   });
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
-  const workspace = chatWorkspace(config.notes.workspace, process.env);
+  const workspace = chatWorkspace(config.notes.workspace, process.env, logger);
   const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace });
   if (server.generatedAdmin) {
     // Shown once, never logged again: only its hash is stored.
