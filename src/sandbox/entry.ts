@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { constants } from 'node:os';
 import type { ModeContext } from '../core/bundles.ts';
+import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
@@ -69,9 +70,12 @@ export function run(context: ModeContext): number | Promise<number> {
   // `rune sandbox … -- CMD` in a form src/dispatch.ts sent here rather than to commander.
   const invocation = parseSandboxInvocation(context.args);
   if (invocation)
-    return import('./command.ts').then(({ runSandboxCommand }) =>
-      runSandboxCommand(invocation.command, invocation.options),
-    );
+    return import('./command.ts').then(async ({ runSandboxCommand }) => {
+      const code = await runSandboxCommand(invocation.command, invocation.options);
+      // The cache then covers this path, even if a hidden subcommand ran first.
+      markMainPath();
+      return code;
+    });
   const sub = context.args[0] ?? '';
   const args = helperArgsFor(sub, context.args.slice(1));
   let helper: string;

@@ -1,6 +1,6 @@
 // `rune sandbox -- CMD` starts from the small sandbox bundle (no commander, agent or providers),
 // and still behaves as the commander subcommand: --help, odd forms and errors go through the cli.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
@@ -22,6 +22,21 @@ describe('rune sandbox start-up', () => {
     expect(result.code).toBe(7);
     // Each loaded mode bundle leaves its code cache: only the sandbox one was loaded.
     expect(codeCaches(runeHome)).toEqual(['sandbox']);
+  });
+
+  it('keeps a sandbox code cache of this path even when a hidden subcommand wrote the first one', async () => {
+    const runeHome = join(tempDir(), 'rune');
+    const env = { RUNE_HOME: runeHome };
+    expect((await runRune(['_seccomp', '--', '/bin/true'], { env })).code).toBe(0);
+    const dir = join(runeHome, 'cache', 'code');
+    expect(readdirSync(dir).filter((name) => name.endsWith('.partial.v8'))).toHaveLength(1);
+    expect((await runRune(['sandbox', '--', '/bin/true'], { env })).code).toBe(0);
+    const [cache, ...more] = readdirSync(dir);
+    expect(more).toEqual([]);
+    expect(cache).toMatch(/^sandbox-.*[^l]\.v8$/);
+    const before = statSync(join(dir, cache!)).mtimeMs;
+    expect((await runRune(['sandbox', '--', '/bin/true'], { env })).code).toBe(0);
+    expect(statSync(join(dir, cache!)).mtimeMs).toBe(before);
   });
 
   it('leaves help and forms without -- to commander, with the same result as before', async () => {
