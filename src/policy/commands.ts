@@ -84,11 +84,20 @@ function hasFlag(args: string[], flags: readonly string[]): string | undefined {
     if (arg === '--') return undefined;
     const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
     const hit = flags.find(
-      (flag) => name === flag || (flag.length === 2 && !flag.startsWith('--') && arg.startsWith(flag)),
+      (flag) =>
+        name === flag ||
+        (flag.length === 2 && !flag.startsWith('--') && arg.startsWith(flag)) ||
+        // getopt_long and git's parse-options take any unambiguous prefix (`--compress-prog=sh`).
+        (flag.startsWith('--') && name.startsWith('--') && name.length > 2 && flag.startsWith(name)),
     );
     if (hit) return hit;
   }
   return undefined;
+}
+
+/** A short option given alone, with its value glued on (`-xsh`) or at the end of a bundle (`-iO`). */
+function hasShort(args: string[], letter: string): boolean {
+  return args.some((arg) => !arg.startsWith('--') && new RegExp(`^-[A-Za-z]*${letter}`).test(arg));
 }
 
 const FLAG_RULES: Record<string, FlagRule> = {
@@ -139,9 +148,15 @@ const FLAG_RULES: Record<string, FlagRule> = {
 };
 
 function awkRule(args: string[]): string | undefined {
-  if (args.some((arg) => arg === '-f' || arg.startsWith('--file'))) return 'with a program file';
-  const program = args.find((arg) => !arg.startsWith('-'));
-  if (program && /system|getline|\||>|print[^;]*>|fflush|close/.test(program)) {
+  // -f/-E program files, -i includes (gawk's inplace edits files), -l loads a shared library.
+  if (
+    args.some((arg) => /^-[fEil]/.test(arg)) ||
+    hasFlag(args, ['--file', '--exec', '--include', '--load'])
+  ) {
+    return 'with a program file, an include or a library';
+  }
+  // Every word is checked: option values (`-v x=1`, `-F :`, `--source`) move the program along.
+  if (args.some((arg) => /system|getline|\||>|print[^;]*>|fflush|close/.test(arg))) {
     return 'program runs commands or writes files';
   }
   return undefined;
@@ -198,15 +213,14 @@ function gitRule(args: string[]): string | undefined {
     '--open-files-in-pager',
   ]);
   if (hit) return `${sub} ${hit} runs a program or writes files`;
-  if (['clone', 'fetch', 'pull', 'ls-remote', 'archive', 'push'].includes(sub) && rest.includes('-u')) {
+  if (['clone', 'fetch', 'pull', 'ls-remote', 'archive', 'push'].includes(sub) && hasShort(rest, 'u')) {
     return `${sub} -u runs a program`;
   }
-  if (sub === 'rebase' && rest.some((arg) => arg === '-x' || arg.startsWith('--exec')))
+  if (sub === 'rebase' && (hasShort(rest, 'x') || hasFlag(rest, ['--exec'])))
     return 'rebase --exec runs commands';
-  if (sub === 'format-patch' && rest.some((arg) => arg === '-o')) return 'format-patch -o writes files';
-  if (sub === 'grep' && rest.some((arg) => arg === '-O' || arg.startsWith('--open-files-in-pager'))) {
-    return 'grep -O runs a pager';
-  }
+  if (sub === 'format-patch' && (hasShort(rest, 'o') || hasFlag(rest, ['--output-directory'])))
+    return 'format-patch -o writes files';
+  if (sub === 'grep' && hasShort(rest, 'O')) return 'grep -O runs a pager';
   return undefined;
 }
 

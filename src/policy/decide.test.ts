@@ -129,6 +129,50 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     expect(decision).toMatchObject({ kind: 'deny', rule });
   });
 
+  // Review attacks: option values hiding the awk program, GNU/git long-option abbreviations, and
+  // short options with their value glued on, with awk, sort and tar allowlisted too.
+  it.each([
+    'awk -v x=1 \'BEGIN{system("id")}\'',
+    'awk -F : \'BEGIN{system("id")}\' f',
+    'awk --source \'BEGIN{system("id")}\'',
+    'awk -E prog.awk',
+    'awk -l ./evil',
+    'awk -i inplace 1 f',
+    'sort --compress-prog=sh f',
+    'sort --outp=/tmp/x f',
+    'sort --o=/tmp/x f',
+    'tar --to-com=sh -xf a.tar',
+    'tar --use-compress-prog=sh -xf a.tar',
+    'git log --outp=/tmp/x',
+    'git fetch --upload-pa=evil origin',
+    'git diff --ext-d',
+    'git grep -Ocat x',
+    'git grep -iO x',
+    'git rebase -xsh main',
+    'git rebase --exe=sh main',
+    'git format-patch -o/tmp HEAD~1',
+    'git clone -ush x y',
+    'rg --pre-gl=* --pre=sh x',
+  ])('%s → command.dangerous', async (text) => {
+    const decision = await run(cmd(text), 'allowlist', {
+      commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar'],
+    });
+    expect(decision).toMatchObject({ kind: 'deny', rule: 'command.dangerous' });
+  });
+
+  it.each([
+    "awk -F: '{print $1}' f",
+    "awk -v n=2 'NR==n' f",
+    'sort -n f',
+    'tar -tf a.tar',
+    'git log --oneline',
+  ])('%s stays allowed with awk, sort and tar listed', async (text) => {
+    const decision = await run(cmd(text), 'allowlist', {
+      commands: ['git', 'awk', 'sort', 'tar'],
+    });
+    expect(decision).toEqual({ kind: 'allow', rule: 'allowed_commands' });
+  });
+
   it.each([
     'ls -la | grep x',
     'grep -rn TODO src',
