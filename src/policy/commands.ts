@@ -143,6 +143,10 @@ const FLAG_RULES: Record<string, FlagRule> = {
     const hit = hasFlag(args, ['-o', '-F', '-J', '-w', '-L', '-R', '-D']);
     return hit && `${hit} can run commands or forward connections`;
   },
+  man: (args) => {
+    const hit = hasFlag(args, ['-P', '--pager', '-H', '--html', '-p', '--preprocessor', '-X', '--gxditview']);
+    return hit && `${hit} runs a program`;
+  },
   tee: () => 'writes files',
   dd: () => 'writes files',
 };
@@ -213,6 +217,13 @@ function gitRule(args: string[]): string | undefined {
     '--open-files-in-pager',
   ]);
   if (hit) return `${sub} ${hit} runs a program or writes files`;
+  // The new repository's hooks come from --template or a hooksPath set with --config, and run at once.
+  if (['clone', 'init'].includes(sub)) {
+    const config = hasFlag(rest, ['--template', '--config', '--separate-git-dir']);
+    if (config || (sub === 'clone' && hasShort(rest, 'c'))) {
+      return `${sub} ${config ?? '-c'} can install hooks that run`;
+    }
+  }
   if (['clone', 'fetch', 'pull', 'ls-remote', 'archive', 'push'].includes(sub) && hasShort(rest, 'u')) {
     return `${sub} -u runs a program`;
   }

@@ -153,9 +153,18 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     'git format-patch -o/tmp HEAD~1',
     'git clone -ush x y',
     'rg --pre-gl=* --pre=sh x',
+    // A clone or init copies hooks from --template, or takes hooksPath from --config, and runs them.
+    'git clone --template=evil . dst',
+    'git clone --templ=evil . dst',
+    'git clone --config core.hooksPath=evil . dst',
+    'git clone -c core.hooksPath=evil . dst',
+    'git init --template=evil dst',
+    'man -P sh ls',
+    'man --pager=sh ls',
+    'man -H ls',
   ])('%s → command.dangerous', async (text) => {
     const decision = await run(cmd(text), 'allowlist', {
-      commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar'],
+      commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar', 'man'],
     });
     expect(decision).toMatchObject({ kind: 'deny', rule: 'command.dangerous' });
   });
