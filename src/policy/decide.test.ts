@@ -337,6 +337,16 @@ describe('domains', () => {
     ['https://example.org/', 'deny'],
     ['file:///etc/passwd', 'deny'],
     ['not a url', 'deny'],
+    // Review attacks: userinfo and fragment tricks, other spellings of an address.
+    ['http://api.github.com@evil.com/', 'deny'],
+    ['http://evil.com#@api.github.com/', 'deny'],
+    ['http://evil.com\\@api.github.com/', 'deny'],
+    ['http://[::ffff:127.0.0.1]/', 'deny'],
+    ['http://2130706433/', 'deny'],
+    ['http://0x7f.1/', 'deny'],
+    ['http://017700000001/', 'deny'],
+    ['http://167772161/', 'allow'],
+    ['https://api.github.com:443/', 'allow'],
   ])('%s → %s', async (url, kind) => {
     expect((await run(fetchUrl(url))).kind).toBe(kind);
   });
