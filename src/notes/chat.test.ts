@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../../tests/helpers/mock-llm.ts';
 import { runAgent } from '../agent/run.ts';
 import type { Sink } from './events.ts';
-import { type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
+import { anonymous, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let mock: MockLlm;
 let kit: Kit;
@@ -163,8 +163,33 @@ describe('agent chat', () => {
     const answered = await admin.request('POST', `/api/approvals/${pending[0].id}`, { answer: 'yes' });
     expect(answered.json()).toMatchObject({ status: 'yes', answered_by: 'ada' });
     await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
-    const result = events.find((e) => e.name === 'chat.progress' && e.data.kind === 'tool_result')!;
+    const result = adminEvents.find((e) => e.name === 'chat.progress' && e.data.kind === 'tool_result')!;
     expect(result.data.detail).toContain('outside text 42');
+    // The note is public, but what the agent's tools read is not: anonymous readers get the steps
+    // without their details, the stored tool message without its content, and no search hit in it.
+    const seenByAnon = events.filter((e) => e.name === 'chat.progress' || e.name === 'chat.message');
+    expect(seenByAnon.some((e) => e.data.kind === 'tool_result')).toBe(true);
+    expect(JSON.stringify(seenByAnon)).not.toContain('outside text 42');
+    const anon = anonymous(kit.server);
+    const history = (await anon.request('GET', '/api/notes/lab/chat')).json().messages;
+    expect(history.map((m: { role: string }) => m.role)).toContain('tool');
+    expect(JSON.stringify(history)).not.toContain('outside text 42');
+    expect((await anon.request('GET', '/api/search?q=outside')).json().results).toEqual([]);
+    expect(JSON.stringify((await user.request('GET', '/api/notes/lab/chat')).json())).toContain(
+      'outside text 42',
+    );
+    expect((await user.request('GET', '/api/search?q=outside')).json().results).toHaveLength(1);
+    // A stream reconnecting with Last-Event-ID gets the same reader's view in the replay.
+    const replayed: string[] = [];
+    kit.server.hub.subscribe({
+      principal: null,
+      noteId,
+      clientId: null,
+      lastEventId: 0,
+      sink: { write: (chunk) => replayed.push(chunk), end() {} },
+    });
+    expect(replayed.join('')).toContain('tool_result');
+    expect(replayed.join('')).not.toContain('outside text 42');
     expect(adminEvents.some((e) => e.name === 'approval.resolved')).toBe(true);
     expect(
       (await admin.request('POST', `/api/approvals/${pending[0].id}`, { answer: 'no' })).statusCode,

@@ -517,7 +517,8 @@ export class Store {
     opts: { publicOnly: boolean; noteId?: number; limit: number },
   ): Array<{ message_id: number; note_id: number; note: string; snippet: string }> {
     const where = ['chat_fts match @q', 'n.deleted_at is null'];
-    if (opts.publicOnly) where.push('n.public = 1');
+    // Tool output is for users only (see forReader in events.ts), so readers do not search it either.
+    if (opts.publicOnly) where.push('n.public = 1', "c.role <> 'tool'");
     if (opts.noteId !== undefined) where.push('c.note_id = @note');
     return this.db
       .prepare(

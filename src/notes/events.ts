@@ -42,6 +42,26 @@ interface Connection {
 
 const REPLAY_KEEP = 1000;
 
+export const TOOL_OUTPUT_HIDDEN = '(tool output is shown to signed-in users only)';
+
+/**
+ * What a guest or anonymous reader of a public note gets of an event. The agent runs with a user's
+ * rights, so its tool calls and results can hold private files of the note, workspace files or
+ * command output: those details stay with users and admins; the conversation itself stays public.
+ */
+export function forReader(role: Role | 'anonymous', name: string, data: Record<string, unknown>) {
+  if (atLeast(role, 'user')) return data;
+  if (name === 'chat.progress' && 'detail' in data) {
+    const { detail: _hidden, ...rest } = data;
+    return rest;
+  }
+  if (name === 'chat.message') {
+    const message = data.message as { role?: string } | undefined;
+    if (message?.role === 'tool') return { ...data, message: { ...message, content: TOOL_OUTPUT_HIDDEN } };
+  }
+  return data;
+}
+
 function frame(id: number | null, name: string, data: unknown): string {
   return `${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
@@ -144,7 +164,8 @@ export class EventHub {
           data: JSON.parse(row.data) as Record<string, unknown>,
           adminsOnly: row.name.startsWith('approval.'),
         };
-        if (this.allowed(conn, event, this.context(event))) this.write(conn, row.id, row.name, event.data);
+        if (this.allowed(conn, event, this.context(event)))
+          this.write(conn, row.id, row.name, forReader(roleOf(this.principalOf(conn)), row.name, event.data));
       }
     }
     this.connections.set(conn.id, conn);
@@ -227,6 +248,7 @@ export class EventHub {
     }
     const ctx = this.context(event);
     let text: string | undefined;
+    let readerText: string | undefined;
     for (const conn of [...this.connections.values()]) {
       // A stream of a note its recipient can no longer see is closed, whatever the event.
       if (conn.noteId !== null && conn.noteId === event.noteId) {
@@ -236,7 +258,12 @@ export class EventHub {
         }
       }
       if (this.allowed(conn, event, ctx)) {
-        // Serialised once for all recipients: with hundreds of streams this is most of the work.
+        // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
+        if (!atLeast(roleOf(conn.principal), 'user')) {
+          readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
+          this.send(conn, readerText);
+          continue;
+        }
         text ??= frame(id, event.name, event.data);
         this.send(conn, text);
       }

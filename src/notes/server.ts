@@ -32,7 +32,7 @@ import {
   toFile,
   toNote,
 } from './db.ts';
-import { canSee, EventHub } from './events.ts';
+import { canSee, EventHub, TOOL_OUTPUT_HIDDEN } from './events.ts';
 import { tarNote, zipNote } from './export.ts';
 import {
   ApiError,
@@ -754,8 +754,13 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     const q = req.query as Record<string, string>;
     const limit = Math.min(Math.max(Number(q.limit ?? 100) || 100, 1), 500);
     const before = q.before && /^\d+$/.test(q.before) ? Number(q.before) : undefined;
+    const reader = !atLeast(role(req), 'user');
     return {
-      messages: store.listChat(note.id, before, limit).map(toMessage),
+      messages: store
+        .listChat(note.id, before, limit)
+        .map((m) =>
+          reader && m.role === 'tool' ? { ...toMessage(m), content: TOOL_OUTPUT_HIDDEN } : toMessage(m),
+        ),
       running: chat.running(note.id),
     };
   });
