@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -506,6 +508,23 @@ describe('notes and files', () => {
     expect(raw.subarray(257, 262).toString()).toBe('ustar');
     expect(raw.toString('latin1')).toContain('pub/a.md');
     expect(raw.length % 512).toBe(0);
+  });
+
+  it('exports long and non-ASCII file names whole in a tar that tar extracts', async () => {
+    const long = `${'ü'.repeat(60)}-${'x'.repeat(55)}.md`;
+    const alsoLong = `${'ü'.repeat(60)}-${'x'.repeat(55)}2.md`;
+    for (const [name, content] of [
+      [long, 'first\n'],
+      [alsoLong, 'second\n'],
+    ])
+      expect((await user.request('POST', '/api/notes/pub/files', { name, content })).statusCode).toBe(201);
+    const tar = (await user.request('GET', '/api/notes/pub/export?format=tar')).rawPayload;
+    const dir = mkdtempSync(join(tmpdir(), 'rune-export-'));
+    writeFileSync(join(dir, 'pub.tar'), tar);
+    execFileSync('tar', ['-xf', 'pub.tar'], { cwd: dir });
+    expect(readdirSync(join(dir, 'pub')).sort()).toEqual([long, alsoLong, 'a.md', 'secret.md'].sort());
+    expect(readFileSync(join(dir, 'pub', long), 'utf8')).toBe('first\n');
+    expect(readFileSync(join(dir, 'pub', alsoLong), 'utf8')).toBe('second\n');
   });
 
   it('searches files and chats, only within what the caller may see', async () => {
