@@ -37,3 +37,15 @@ describe('numeric flags', () => {
     ]);
   });
 });
+
+describe('--base-url', () => {
+  it('must be an http(s) URL: "localhost:8080/v1" and ftp:// are refused at load, not retried as connections', () => {
+    for (const url of ['localhost:8080/v1', 'ftp://example.com/v1', 'nope']) {
+      expect(problems({ baseUrl: url })).toEqual([
+        expect.stringMatching(/^--base-url: must be an http:\/\/ or https:\/\/ URL/),
+      ]);
+    }
+    expect(problems({ baseUrl: 'http://127.0.0.1:11434/v1' })).toEqual([]);
+    expect(problems({ baseUrl: 'https://api.openai.com/v1' })).toEqual([]);
+  });
+});

@@ -143,7 +143,14 @@ export const configLayerSchema = z.strictObject({
   model: z.string().min(1).optional().describe('Model name sent to the provider'),
   api_key: z.string().min(1).optional().describe('Provider API key (prefer RUNE_API_KEY)'),
   provider: z.enum(PROVIDERS).optional().describe('Provider; detected from the key prefix when unset'),
-  base_url: z.url().optional().describe('Endpoint of an OpenAI-compatible (or other) server'),
+  // Only http(s): "localhost:8080/v1" parses as a URL with the scheme "localhost:".
+  base_url: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1',
+    })
+    .optional()
+    .describe('Endpoint of an OpenAI-compatible (or other) server'),
   skills_dir: z.string().min(1).optional().describe('Folder of skills (folders holding SKILL.md)'),
   system_prompt: z.string().optional().describe('Replaces the built-in system prompt'),
   system_prompt_file: z
