@@ -2,8 +2,18 @@
 // cache kept in the private cache folder (written after the first run, and once more after the
 // first run of the mode's main path); outside it the bundle is an ordinary file next to main.cjs.
 // Either way nothing of a mode is parsed until it is chosen.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { assetManifest, isSea, readAssetText } from './assets.ts';
 import { ranMainPath } from './code-cache.ts';
@@ -37,11 +47,23 @@ interface LoadedScript {
 
 const loadedScripts: LoadedScript[] = [];
 
+/**
+ * A code cache is code: V8 checks only the source's length, so whoever can write the file chooses
+ * what runs. It is read only as a regular file of ours that nobody else can write, in a folder
+ * checked as for writing (a shared RUNE_HOME, `sudo` keeping HOME).
+ */
 function readCache(file: string): Buffer | undefined {
+  let fd: number | undefined;
   try {
-    return readFileSync(file);
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    const uid = process.getuid?.() ?? -1;
+    if (!st.isFile() || (uid >= 0 && st.uid !== uid) || (st.mode & 0o022) !== 0) return undefined;
+    return readFileSync(fd);
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -56,8 +78,9 @@ export function loadMode(name: ModeName): ModeModule {
   const partialFile = `${base}.partial.v8`;
   // A cache written after `--help` lacks everything an agent run compiles (lazily, on every run).
   let kind: 'main' | 'partial' = 'main';
-  let cachedData = readCache(mainFile);
-  if (!cachedData) {
+  const trusted = checkPrivateDir(dirname(mainFile)).ok;
+  let cachedData = trusted ? readCache(mainFile) : undefined;
+  if (trusted && !cachedData) {
     kind = 'partial';
     cachedData = readCache(partialFile);
   }

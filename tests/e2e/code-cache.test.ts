@@ -1,11 +1,12 @@
 // The V8 code cache of the cli bundle: written after the first run, and written once more after the
 // first pipe answer when that first run was a side path (--help, doctor, an error), so later pipe
 // runs do not compile the agent's code again on every start. Structural checks; bench/ times it.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
+import { cleanEnv, RUNE_BIN, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 let mock: MockLlm;
 beforeAll(async () => {
@@ -55,5 +56,54 @@ describe('cli code cache', () => {
     await pipe();
     expect((await runRune(['doctor', '--json'], { env })).code).toBe(0);
     expect(cliCaches(env.RUNE_HOME)).toEqual([fromPipe]);
+  });
+});
+
+/**
+ * A V8 code cache for the cli bundle that runs other code: V8 matches a cache to its source by
+ * length only, so a same-length script's cache is accepted. Written where rune looks for it.
+ */
+function plantCache(runeHome: string, mode: number): string {
+  const assets = join(dirname(RUNE_BIN), 'assets');
+  const code = readFileSync(join(assets, 'js/cli.cjs'), 'utf8');
+  const real = `(function (exports, require, module, __filename, __dirname) {${code}\n})`;
+  const head =
+    '(function (exports, require, module, __filename, __dirname) {process.stdout.write("PLANTED\\n");process.exit(0);/*';
+  const evil = `${head}${' '.repeat(real.length - head.length - 5)}*/\n})`;
+  const data = new Script(evil, { filename: 'rune:js/cli.cjs' }).createCachedData();
+  const manifest = JSON.parse(readFileSync(join(assets, 'manifest.json'), 'utf8')) as {
+    sha256: Record<string, string>;
+  };
+  const dir = join(runeHome, 'cache', 'code');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `cli-${manifest.sha256['js/cli.cjs']!.slice(0, 20)}-${process.version}.v8`);
+  writeFileSync(file, data);
+  chmodSync(file, mode);
+  return file;
+}
+
+describe('cli code cache trust', () => {
+  it('is used from a file only this user can write (the control: a planted cache does run)', async () => {
+    const runeHome = join(tempDir('rune-e2e-plant-'), '.rune');
+    plantCache(runeHome, 0o600);
+    const result = await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
+    expect(result.stdout).toBe('PLANTED\n');
+  });
+
+  it('is never read from a file others can write', async () => {
+    const runeHome = join(tempDir('rune-e2e-plant-'), '.rune');
+    plantCache(runeHome, 0o666);
+    const result = await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
+    expect(result.stdout).toContain('Usage: rune');
+    expect(result.stdout).not.toContain('PLANTED');
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('is never read from a folder owned by another user', async () => {
+    const runeHome = join(tempDir('rune-e2e-plant-'), '.rune');
+    const file = plantCache(runeHome, 0o600);
+    chownSync(dirname(file), 65534, 65534);
+    const result = await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
+    expect(result.stdout).toContain('Usage: rune');
+    expect(result.stdout).not.toContain('PLANTED');
   });
 });
