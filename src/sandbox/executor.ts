@@ -527,7 +527,9 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const pinPaths: string[] = [];
     const home = resolve(runeHome());
     for (const root of rwRoots) {
-      protectedPaths.push(...protectedCandidates(root, listDir(root)));
+      protectedPaths.push(
+        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules'))),
+      );
       pinPaths.push(join(root, '.git'));
       if (isInside(home, root)) protectedPaths.push(home);
     }

@@ -89,6 +89,11 @@ describe('scrubEnvironment', () => {
 });
 
 describe('protected paths', () => {
+  it("covers each submodule's hooks and config under .git/modules", () => {
+    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/hooks');
+    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/config');
+  });
+
   it('covers git hooks and config, rune config and every .env file at the root', () => {
     expect(protectedCandidates('/r', ['.env', '.env.local', 'src', '.envrc'])).toEqual([
       '/r/.git/hooks',

@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -481,6 +482,22 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
       expect(existsSync(join(work, '.git', 'commondir'))).toBe(false);
       expect(existsSync(join(work, '.git', 'worktrees', 'w', 'commondir'))).toBe(false);
       expect(r.stderr).toMatch(/commondir/);
+    },
+  },
+  {
+    // A submodule's git folder lives in .git/modules/NAME: its hooks run at the user's next
+    // `git submodule update` or commit inside the submodule.
+    name: 'plant a hook in a submodule git folder (.git/modules/NAME/hooks)',
+    layer: 'namespaces',
+    run: async () => {
+      mkdirSync(join(work, '.git', 'modules', 'sub', 'hooks'), { recursive: true });
+      writeFileSync(join(work, '.git', 'modules', 'sub', 'config'), '[core]\n');
+      const r = await sandbox(
+        `echo evil > ${work}/.git/modules/sub/hooks/post-checkout; echo '[core] hooksPath=/tmp' >> ${work}/.git/modules/sub/config; echo done`,
+      );
+      expect(r.stdout).toContain('done');
+      expect(existsSync(join(work, '.git', 'modules', 'sub', 'hooks', 'post-checkout'))).toBe(false);
+      expect(readFileSync(join(work, '.git', 'modules', 'sub', 'config'), 'utf8')).toBe('[core]\n');
     },
   },
   {
