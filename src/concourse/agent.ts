@@ -83,9 +83,19 @@ function failure(result: AgentRunResult): RuneError {
     default: {
       const code = result.error?.code;
       const known = code !== undefined && code in EXIT_CODES ? (code as ErrorCode) : 'PROVIDER_ERROR';
-      return new RuneError(known, `the agent run failed: ${result.error?.message ?? 'no reason given'}`);
+      return new RuneError(known, `the agent run failed: ${inResourceTerms(result.error?.message)}`);
     }
   }
+}
+
+// The agent names the CLI's flags and rune.toml; a pipeline author sets the resource's source.
+function inResourceTerms(message: string | undefined): string {
+  if (message === undefined) return 'no reason given';
+  if (message.startsWith('no API key and no base URL')) {
+    return 'no API key and no base URL: set source.api_key (or source.base_url for a server that needs no key) in the resource';
+  }
+  if (message.startsWith('no model is set')) return 'no model is set: set source.model in the resource';
+  return message;
 }
 
 /** A short, readable trace of the run for the build log. */

@@ -63,6 +63,20 @@ describe('stateless check', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).not.toContain(KEY);
   });
+
+  it('names the source keys to set when the key or the model is missing, not the CLI flags', async () => {
+    const { api_key: _key, base_url: _url, ...noKey } = source();
+    const keyless = await resource.step('check', { source: noKey });
+    expect(keyless.code).toBe(7);
+    expect(keyless.stdout).toBe('');
+    expect(keyless.stderr).toContain('set source.api_key (or source.base_url');
+    expect(keyless.stderr).not.toContain('--api-key');
+    const { model: _model, ...noModel } = source();
+    const modelless = await resource.step('check', { source: noModel });
+    expect(modelless.code).toBe(2);
+    expect(modelless.stderr).toContain('no model is set: set source.model in the resource');
+    expect(modelless.stderr).not.toContain(KEY);
+  });
 });
 
 describe('stateless round trip', () => {
