@@ -197,6 +197,14 @@ describe('OAuth2/OIDC login', () => {
       email: 'boss@corp.example',
     });
     expect(unstated.statusCode).toBe(403);
+    // A self-chosen user name shaped like a listed address (or in a listed domain) claims nothing.
+    for (const preferred_username of ['boss@corp.example', 'mallory@corp.example']) {
+      const spoof = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+        sub: `s-${preferred_username.length}-${preferred_username[0]}`,
+        preferred_username,
+      });
+      expect(spoof.statusCode, preferred_username).toBe(403);
+    }
     const stranger = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
       sub: 's-4',
       email: 'x@elsewhere.example',

@@ -360,7 +360,10 @@ export class OAuthLogins {
     // Only an address the provider says it verified may claim a listed one; some providers send
     // a user-editable, unverified `email` without any email_verified claim.
     const email = info.email && info.email_verified === true ? info.email : '';
-    const role = mapRole(provider, [info.sub, email, info.preferred_username ?? '']);
+    // preferred_username is whatever the person chose at many providers: it may name a listed user
+    // name, never an address or a domain, which only a verified email may claim.
+    const username = info.preferred_username?.includes('@') ? '' : (info.preferred_username ?? '');
+    const role = mapRole(provider, [info.sub, email, username]);
     const display = info.preferred_username || email || info.name || info.sub;
     if (!role) throw new ApiError(403, 'FORBIDDEN', `${display} has no role on this server`);
     return { subject: `oauth:${name}:${info.sub}`, name: display, provider: `oauth:${name}`, role };
