@@ -185,7 +185,12 @@ export async function runSession(
       return 'yes';
     },
   };
-  let policy: PolicyGate = await createDefaultPolicy({ ...baseOptions(), confirmer }, sessionId);
+  // --yes approves what confirm mode would ask, here as in pipe mode: then nobody is asked.
+  const gateOptions = (): AgentRunOptions => ({
+    ...baseOptions(),
+    ...(setup.flags.yes ? { yes: true } : { confirmer }),
+  });
+  let policy: PolicyGate = await createDefaultPolicy(gateOptions(), sessionId);
 
   const providerInfo = (provider as { info?: { provider: string; baseUrl: string } }).info;
   write(
@@ -390,7 +395,7 @@ export async function runSession(
         messages = [];
         stored = undefined;
         sessionId = randomUUID();
-        policy = await createDefaultPolicy({ ...baseOptions(), confirmer }, sessionId);
+        policy = await createDefaultPolicy(gateOptions(), sessionId);
         write(`new conversation (session ${sessionId.slice(0, 8)})\n`);
         return true;
       case '/multi':

@@ -60,7 +60,7 @@ interface Term {
   waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
 }
 
-function startSession(toml = ''): Term {
+function startSession(toml = '', args: string[] = []): Term {
   const home = tempDir('rune-tmux-home-');
   const runeHome = join(home, '.rune');
   mkdirSync(runeHome, { recursive: true, mode: 0o700 });
@@ -81,6 +81,7 @@ function startSession(toml = ''): Term {
     mock.baseUrl,
     '--model',
     'm',
+    ...args,
   ]
     .map((part) => `'${part}'`)
     .join(' ');
@@ -283,6 +284,21 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor(/MCP server ev \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
     term.type('/exit');
     await term.waitFor('EXITED=0');
+  });
+
+  it('--yes approves what confirm mode would ask, without asking', async () => {
+    const term = startSession('[policy]\nmode = "confirm"\n', ['--yes']);
+    await term.waitFor('/help for commands');
+    mock.script([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] },
+      { text: 'file written' },
+    ]);
+    term.type('write a file');
+    const screen = await term.waitFor('file written');
+    expect(screen).not.toContain('Execute?');
+    expect(screen).toContain('allowed (flag.yes)');
+    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(tool.content).toMatch(/wrote 5 bytes/);
   });
 
   it('/compact replaces the conversation so far with a summary', async () => {
