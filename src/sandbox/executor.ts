@@ -536,7 +536,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const hidePaths = [
       ...hiddenPaths(
         request.env.HOME ?? process.env.HOME,
-        config.policy.denied_paths,
+        // rune's own folder (rune.toml with the API key, sessions, audit log) is part of the floor.
+        [...config.policy.denied_paths, home, ...(request.env.HOME ? [join(request.env.HOME, '.rune')] : [])],
         [...SYSTEM_READ_ONLY, cwd, ...roRoots, ...rwRoots],
         [...roRoots, ...rwRoots],
       ),

@@ -501,6 +501,18 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     },
   },
   {
+    // rune's own folder holds rune.toml with the API key, sessions and the audit log.
+    name: "rune's own config (~/.rune/rune.toml) while the home folder is readable or writable",
+    layer: 'namespaces',
+    run: async () => {
+      for (const flag of ['--allow-read', '--allow-write']) {
+        const r = await sandbox('cat "$HOME/.rune/rune.toml"; ls -a "$HOME/.rune"', { flags: [flag, home] });
+        expect(r.stdout).not.toContain('sk-battery-secret');
+        expect(r.stdout).not.toContain('rune.toml');
+      }
+    },
+  },
+  {
     name: '~/.ssh while the whole home folder is writable',
     layer: 'namespaces',
     run: async () => {
