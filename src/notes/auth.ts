@@ -327,6 +327,7 @@ export class Auth {
     role: Role,
     createdBy: string,
     expiresInDays?: number,
+    createdBySubject?: string,
   ): { token: string; row: TokenRow } {
     const token = `rune_${randomToken()}`;
     registerSecret(token);
@@ -336,9 +337,9 @@ export class Auth {
       : null;
     const info = this.store.db
       .prepare(
-        'insert into tokens(name, role, hash, created_by, created_at, expires_at) values (?, ?, ?, ?, ?, ?)',
+        'insert into tokens(name, role, hash, created_by, created_at, expires_at, created_by_subject) values (?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(name, role, sha256(token), createdBy, at, expires);
+      .run(name, role, sha256(token), createdBy, at, expires, createdBySubject ?? null);
     return { token, row: this.tokenById(Number(info.lastInsertRowid))! };
   }
 
@@ -366,26 +367,67 @@ export class Auth {
     return info.changes > 0;
   }
 
+  /**
+   * A token's role now: its own, capped by what its issuer may still do. An admin who is demoted
+   * or removed from the config takes the tokens they issued down with them. Null when unusable.
+   */
+  private tokenRole(
+    row: {
+      role: Role;
+      expires_at: string | null;
+      revoked_at: string | null;
+      created_by_subject: string | null;
+    },
+    depth = 0,
+  ): Role | null {
+    if (row.revoked_at || (row.expires_at && row.expires_at < this.store.stamp())) return null;
+    const issuer = row.created_by_subject;
+    if (!issuer) return row.role;
+    let issuerRole: Role | null;
+    const byToken = /^token:(\d+)$/.exec(issuer);
+    if (byToken) {
+      const parent = depth < 8 ? this.tokenRowById(Number(byToken[1])) : undefined;
+      issuerRole = parent ? this.tokenRole(parent, depth + 1) : null;
+    } else {
+      issuerRole = this.roleOf(issuer, 'admin');
+    }
+    if (!issuerRole || !atLeast(issuerRole, 'admin')) return null;
+    return row.role;
+  }
+
+  private tokenRowById(id: number) {
+    return this.store.db
+      .prepare('select id, name, role, expires_at, revoked_at, created_by_subject from tokens where id = ?')
+      .get(id) as
+      | {
+          id: number;
+          name: string;
+          role: Role;
+          expires_at: string | null;
+          revoked_at: string | null;
+          created_by_subject: string | null;
+        }
+      | undefined;
+  }
+
   fromToken(token: string): Principal | null {
     const row = this.store.db
-      .prepare('select id, name, role, expires_at, revoked_at from tokens where hash = ?')
-      .get(sha256(token)) as
-      | { id: number; name: string; role: Role; expires_at: string | null; revoked_at: string | null }
-      | undefined;
-    if (!row || row.revoked_at) return null;
-    const now = this.store.stamp();
-    if (row.expires_at && row.expires_at < now) return null;
-    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(now, row.id);
-    return { subject: `token:${row.id}`, name: row.name, provider: 'token', role: row.role, tokenId: row.id };
+      .prepare('select id, name, role, expires_at, revoked_at, created_by_subject from tokens where hash = ?')
+      .get(sha256(token)) as ReturnType<Auth['tokenRowById']>;
+    if (!row) return null;
+    const role = this.tokenRole(row);
+    if (!role) return null;
+    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(this.store.stamp(), row.id);
+    return { subject: `token:${row.id}`, name: row.name, provider: 'token', role, tokenId: row.id };
   }
 
   /** Looks a principal up again (for event streams): null when its session or token is gone. */
   refresh(p: Principal): Principal | null {
     if (p.sessionHash) return this.fromSessionHash(p.sessionHash);
     if (p.tokenId !== undefined) {
-      const row = this.tokenById(p.tokenId);
-      if (!row || row.revoked_at || (row.expires_at && row.expires_at < this.store.stamp())) return null;
-      return { ...p, role: row.role };
+      const row = this.tokenRowById(p.tokenId);
+      const role = row ? this.tokenRole(row) : null;
+      return role ? { ...p, role } : null;
     }
     return p;
   }

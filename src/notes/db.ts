@@ -136,6 +136,8 @@ export const MIGRATIONS: readonly string[] = [
     answered_at text
   );
   `,
+  // Who issued a token, so a token never outlives its issuer's admin rights.
+  `alter table tokens add column created_by_subject text;`,
 ];
 
 export function openNotesDatabase(file: string): SqliteDatabase {

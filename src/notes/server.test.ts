@@ -384,6 +384,29 @@ describe('roles', () => {
     expect(JSON.stringify(list)).not.toContain(created.token);
   });
 
+  it('stops the tokens an admin issued (and tokens those issued) once the admin is demoted', async () => {
+    await kit.server.close();
+    await setup(
+      '[notes.local]\nadmins = ["ada:adapass1", "bea:beapass1"]\nusers = ["uma:umapass1"]\nguests = ["gus:guspass1"]',
+    );
+    await seed();
+    const bea = await loginAs(kit.server, 'bea', 'beapass1');
+    const robot = (await admin.request('POST', '/api/tokens', { name: 'robot', role: 'admin' })).json();
+    const writer = (await admin.request('POST', '/api/tokens', { name: 'writer', role: 'user' })).json();
+    const child = (
+      await bearer(kit.server, robot.token).request('POST', '/api/tokens', { name: 'child', role: 'guest' })
+    ).json();
+    const beaToken = (await bea.request('POST', '/api/tokens', { name: 'bea-bot', role: 'user' })).json();
+    const tokens = [robot, writer, child].map((t) => bearer(kit.server, t.token));
+    for (const t of tokens) expect((await t.request('GET', '/api/notes/pub')).statusCode).toBe(200);
+    expect((await bea.request('PATCH', '/api/users/local:ada', { role: 'user' })).statusCode).toBe(200);
+    for (const t of tokens) expect((await t.request('GET', '/api/notes/pub')).statusCode).toBe(401);
+    expect((await bearer(kit.server, beaToken.token).request('GET', '/api/notes/priv')).statusCode).toBe(200);
+    // Restored rights bring back the tokens that were never revoked.
+    expect((await bea.request('PATCH', '/api/users/local:ada', { role: 'admin' })).statusCode).toBe(200);
+    expect((await tokens[2]!.request('GET', '/api/notes/pub')).statusCode).toBe(200);
+  });
+
   it('applies a demotion at once', async () => {
     const res = await admin.request('PATCH', '/api/users/local:uma', { role: 'guest' });
     expect(res.statusCode).toBe(200);

@@ -916,7 +916,13 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     const days = body.expires_in_days;
     if (days !== undefined && (typeof days !== 'number' || !(days > 0)))
       throw badRequest('expires_in_days: a positive number');
-    const { token, row } = auth.createToken(name, tokenRole as Role, admin.name, days as number | undefined);
+    const { token, row } = auth.createToken(
+      name,
+      tokenRole as Role,
+      admin.name,
+      days as number | undefined,
+      admin.subject,
+    );
     return reply.status(201).send({ ...row, token });
   });
 
