@@ -153,6 +153,13 @@ export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags)
     if (!stdinIsTty) {
       throw new RuneError('USAGE', 'no prompt: give one as arguments or on stdin (`echo "task" | rune`)');
     }
+    if (flags.json || flags.output === 'ndjson') {
+      // Machine output is for one run; the session would silently print text instead.
+      throw new RuneError(
+        'USAGE',
+        `${flags.json ? '--json' : '--output ndjson'} needs a prompt: rune ${flags.json ? '--json' : '--output ndjson'} "task" (or pipe one in); the interactive session prints text`,
+      );
+    }
     const { runSession } = await import('./session.ts');
     return runSession(setup);
   }

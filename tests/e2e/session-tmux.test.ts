@@ -301,6 +301,15 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(tool.content).toMatch(/wrote 5 bytes/);
   });
 
+  it('--json and --output ndjson without a prompt are refused, not ignored by the session', async () => {
+    for (const args of [['--json'], ['--output', 'ndjson']]) {
+      const term = startSession('', args);
+      const screen = await term.waitFor('EXITED=');
+      expect(screen).toContain(`rune: ${args.join(' ')} needs a prompt`);
+      expect(screen).toContain('EXITED=2');
+    }
+  });
+
   it('/compact replaces the conversation so far with a summary', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
