@@ -130,6 +130,19 @@ describe('hiddenPaths', () => {
     expect(hidden).not.toContain('/opt/x');
     expect(hiddenPaths('/home/u', [], ['/etc'], [])).not.toContain('/home/u/.ssh');
   });
+
+  it("hides every credential store of the policy's floor, not only some", () => {
+    const hidden = hiddenPaths('/home/u', [], ['/home/u'], []);
+    for (const store of [
+      '.npmrc',
+      '.config/gh',
+      '.vault-token',
+      '.password-store',
+      '.cargo/credentials.toml',
+    ]) {
+      expect(hidden).toContain(`/home/u/${store}`);
+    }
+  });
 });
 
 describe('parseReport', () => {

@@ -46,6 +46,15 @@ export const HOME_CREDENTIALS = [
   '.netrc',
   '.git-credentials',
   '.pypirc',
+  // The rest of the policy's floor (src/policy/paths.ts).
+  '.npmrc',
+  '.password-store',
+  '.vault-token',
+  '.config/gh',
+  '.config/hub',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.terraform.d/credentials.tfrc.json',
 ];
 
 /**
