@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load.ts';
 import type { SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
+import { domainPatternProblem } from '../policy/domains.ts';
 import { createSandboxExecutor } from './executor.ts';
 import type { LayerReport } from './types.ts';
 
@@ -32,6 +33,11 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
       'USAGE',
       `--sandbox must be auto, strict or off, not ${JSON.stringify(options.sandbox)}`,
     );
+  // The same check as allowed_domains in rune.toml: "*", a URL or "*.com" would match nothing or too much.
+  for (const domain of options.allowDomain ?? []) {
+    const problem = domainPatternProblem(domain);
+    if (problem) throw new RuneError('USAGE', `--allow-domain: ${problem}`);
+  }
   const { config } = loadConfig({
     env: process.env,
     ...(options.config ? { file: options.config } : {}),
