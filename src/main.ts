@@ -15,12 +15,27 @@ function flushStdout(): Promise<void> {
   });
 }
 
+/** 128 + SIGPIPE: what a shell reports for a program whose reader went away. */
+const EXIT_BROKEN_PIPE = 141;
+
+// `rune … | head`: the reader is gone. Node ignores SIGPIPE, so a write fails with EPIPE, and an
+// unhandled stream error would crash with a stack trace. Stop quietly, as a killed program would.
+function exitOnBrokenPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(EXIT_BROKEN_PIPE);
+  });
+}
+
 async function main(): Promise<never> {
   // Inside a SEA argv[0] is the real binary and argv[1] the name it was invoked as (a symlink,
   // a PATH lookup or `exec -a`); outside one argv[1] is the script. User arguments start at 2.
   const invokedAs = basename(process.argv[1] ?? 'rune');
   const { mode, args } = chooseMode(invokedAs, process.argv.slice(2));
   (globalThis as { __runeAssetDir?: string }).__runeAssetDir ??= join(__dirname, '..');
+  exitOnBrokenPipe(process.stdout);
+  // `--version` never writes to stderr; creating the stream would cost its start-up.
+  if (mode !== 'version') exitOnBrokenPipe(process.stderr);
 
   let code: number;
   try {
