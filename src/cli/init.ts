@@ -5,10 +5,11 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { stringify as tomlString } from 'smol-toml';
 import { loadConfig } from '../config/load.ts';
-import { PROVIDERS, type ProviderName } from '../config/schema.ts';
+import { configLayerSchema, PROVIDERS, type ProviderName } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
+import { domainPatternProblem } from '../policy/domains.ts';
 
 export interface InitAnswers {
   provider?: ProviderName;
@@ -150,7 +151,13 @@ async function interview(
       io.output.write(`  "${provider}" is not one of ${PROVIDERS.join(', ')}\n`);
     }
     const model = await ask('Model', defaults.model ?? '');
-    const baseUrl = await ask('Base URL (empty: the provider default)', defaults.baseUrl ?? '');
+    let baseUrl: string;
+    for (;;) {
+      baseUrl = await ask('Base URL (empty: the provider default)', defaults.baseUrl ?? '');
+      const checked = baseUrl ? configLayerSchema.shape.base_url.safeParse(baseUrl) : undefined;
+      if (!checked?.error) break;
+      io.output.write(`  ${checked.error.issues[0]?.message ?? 'not a URL'}\n`);
+    }
     io.output.write(
       'API key: better set RUNE_API_KEY in your shell; a key typed here is stored in rune.toml.\n',
     );
@@ -166,10 +173,16 @@ async function interview(
       'Commands allowed without asking (comma-separated)',
       defaults.allowedCommands.join(', '),
     );
-    const domains = await ask(
-      'Domains fetch_url may reach (comma-separated)',
-      defaults.allowedDomains.join(', '),
-    );
+    let domains: string;
+    for (;;) {
+      domains = await ask(
+        'Domains fetch_url may reach (comma-separated)',
+        defaults.allowedDomains.join(', '),
+      );
+      const problems = splitList(domains).flatMap((domain) => domainPatternProblem(domain) ?? []);
+      if (problems.length === 0) break;
+      io.output.write(`  ${problems.join('; ')}\n`);
+    }
     const answers: InitAnswers = {
       policyMode: policyMode as InitAnswers['policyMode'],
       allowedCommands: splitList(commands),

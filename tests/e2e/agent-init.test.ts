@@ -120,11 +120,14 @@ describe('rune init', () => {
     tmux('send-keys', '-t', 'init', '-l', 'gemini');
     tmux('send-keys', '-t', 'init', 'Enter');
     await answer('Model', 'gemini-test');
-    await answer('Base URL', '');
+    // A bad base URL or domain is asked again at once, not reported after the last question.
+    await answer('Base URL', 'localhost:11434/v1');
+    await answer('must be an http:// or https:// URL', '');
     await answer('API key (empty', '');
     await answer('Policy mode', 'confirm');
     await answer('Commands allowed', 'ls, pwd');
-    await answer('Domains fetch_url', 'docs.example.com');
+    await answer('Domains fetch_url', 'https://docs.example.com/, *');
+    await answer('is not a host name', 'docs.example.com');
     await waitFor('EXITED=0');
     const text = readFileSync(join(h.runeHome, 'rune.toml'), 'utf8');
     expect(text).toMatch(/^provider = "gemini"$/m);
