@@ -125,11 +125,17 @@ const FLAG_RULES: Record<string, FlagRule> = {
       '-F',
       '--new-volume-script',
     ]);
-    return hit && `${hit} runs a program`;
+    if (hit) return `${hit} runs a program`;
+    // Short options bundle (`-xIsh`, `-cT list`), and a first word without a dash is a bundle too (`tar xIf …`).
+    const bundles = args.map((arg, index) => (index === 0 && !arg.startsWith('-') ? `-${arg}` : arg));
+    const short = ['I', 'F', 'T'].find((letter) => hasShort(bundles, letter));
+    if (short) return `-${short} runs a program or reads file names the policy cannot check`;
+    const list = hasFlag(args, ['-T', '--files-from']);
+    return list && `${list} reads file names the policy cannot check`;
   },
   sort: (args) => {
-    const hit = hasFlag(args, ['-o', '--output', '--compress-program']);
-    return hit && `${hit} writes files or runs a program`;
+    const hit = hasFlag(args, ['-o', '--output', '--compress-program', '--files0-from']);
+    return hit && `${hit} writes files, runs a program or reads a list of files`;
   },
   awk: awkRule,
   gawk: awkRule,

@@ -162,6 +162,13 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     'man -P sh ls',
     'man --pager=sh ls',
     'man -H ls',
+    // File names read from a list file never reach the floor check.
+    'sort --files0-from=list',
+    'tar -cf - -T list',
+    'tar --files-from=list -cf -',
+    'tar -xIsh -f a.tar',
+    'tar -cT list -f -',
+    'tar xIf sh a.tar',
   ])('%s → command.dangerous', async (text) => {
     const decision = await run(cmd(text), 'allowlist', {
       commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar', 'man'],
