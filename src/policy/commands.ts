@@ -110,7 +110,8 @@ const FLAG_RULES: Record<string, FlagRule> = {
     return hit && `${hit} runs commands or writes files`;
   },
   rg: (args) => {
-    const hit = hasFlag(args, ['--pre', '--pre-glob', '--search-zip', '-z']);
+    // --hostname-bin (ripgrep 14) runs a program to name the host in hyperlinks.
+    const hit = hasFlag(args, ['--pre', '--pre-glob', '--search-zip', '-z', '--hostname-bin']);
     return hit && `${hit} runs a preprocessor program`;
   },
   sed: sedRule,
@@ -190,6 +191,8 @@ const GIT_SUBCOMMANDS_REFUSED = new Set([
   'mergetool',
   'filter-branch',
   'credential',
+  'credential-store',
+  'credential-cache',
   'web--browse',
   'submodule',
   'bisect',

@@ -169,6 +169,9 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     'tar -xIsh -f a.tar',
     'tar -cT list -f -',
     'tar xIf sh a.tar',
+    'rg --hostname-bin=sh x',
+    'git credential-store get',
+    'git credential-cache get',
   ])('%s → command.dangerous', async (text) => {
     const decision = await run(cmd(text), 'allowlist', {
       commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar', 'man'],
