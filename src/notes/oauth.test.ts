@@ -191,6 +191,18 @@ describe('OAuth2/OIDC login', () => {
       email_verified: false,
     });
     expect(unverified.statusCode).toBe(403);
+    const stringly = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-3a',
+      email: 'boss@corp.example',
+      email_verified: 'false',
+    });
+    expect(stringly.statusCode).toBe(403);
+    const cognito = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-3c',
+      email: 'dev@corp.example',
+      email_verified: 'true',
+    });
+    expect(cognito.statusCode).toBe(303);
     // No email_verified claim at all is not a verification either.
     const unstated = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
       sub: 's-3b',

@@ -359,7 +359,9 @@ export class OAuthLogins {
     if (!info.sub) throw new ApiError(401, 'UNAUTHENTICATED', 'the provider returned no subject');
     // Only an address the provider says it verified may claim a listed one; some providers send
     // a user-editable, unverified `email` without any email_verified claim.
-    const email = info.email && info.email_verified === true ? info.email : '';
+    // (Some providers, such as Amazon Cognito, send the flag as the string "true".)
+    const verified = info.email_verified === true || (info.email_verified as unknown) === 'true';
+    const email = info.email && verified ? info.email : '';
     // preferred_username is whatever the person chose at many providers: it may name a listed user
     // name, never an address or a domain, which only a verified email may claim.
     const username = info.preferred_username?.includes('@') ? '' : (info.preferred_username ?? '');
