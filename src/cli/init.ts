@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
 import { stringify as tomlString } from 'smol-toml';
 import { loadConfig } from '../config/load.ts';
 import { configLayerSchema, PROVIDERS, type ProviderName } from '../config/schema.ts';
@@ -134,7 +135,16 @@ async function interview(
   defaults: InitAnswers,
   io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
 ): Promise<InitAnswers> {
-  const rl = createInterface({ input: io.input, output: io.output, terminal: true });
+  let muted = false;
+  // readline echoes through this stream; while muted only the end of the line gets through.
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      if (!muted) io.output.write(chunk);
+      else if (/[\r\n]/.test(chunk.toString())) io.output.write('\n');
+      done();
+    },
+  });
+  const rl = createInterface({ input: io.input, output, terminal: true });
   try {
     const ask = async (question: string, fallback = ''): Promise<string> => {
       const answer = (await rl.question(fallback ? `${question} [${fallback}]: ` : `${question}: `)).trim();
@@ -161,7 +171,15 @@ async function interview(
     io.output.write(
       'API key: better set RUNE_API_KEY in your shell; a key typed here is stored in rune.toml.\n',
     );
-    const apiKey = await ask('API key (empty: use RUNE_API_KEY)');
+    // Typed without echo: a key on screen ends up in scrollback and terminal recordings.
+    io.output.write('API key (empty: use RUNE_API_KEY): ');
+    muted = true;
+    let apiKey: string;
+    try {
+      apiKey = (await rl.question('')).trim();
+    } finally {
+      muted = false;
+    }
     registerSecret(apiKey);
     let policyMode: string;
     for (;;) {

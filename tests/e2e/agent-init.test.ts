@@ -123,7 +123,7 @@ describe('rune init', () => {
     // A bad base URL or domain is asked again at once, not reported after the last question.
     await answer('Base URL', 'localhost:11434/v1');
     await answer('must be an http:// or https:// URL', '');
-    await answer('API key (empty', '');
+    await answer('API key (empty', 'sk-typed-in-init-0123456789abcdef');
     await answer('Policy mode', 'confirm');
     await answer('Commands allowed', 'ls, pwd');
     await answer('Domains fetch_url', 'https://docs.example.com/, *');
@@ -135,6 +135,8 @@ describe('rune init', () => {
     expect(text).toMatch(/^mode = "confirm"$/m);
     expect(text).toMatch(/^allowed_commands = \["ls", "pwd"\]$/m);
     expect(text).toMatch(/^allowed_domains = \["docs\.example\.com"\]$/m);
-    expect(text).toMatch(/^# api_key/m);
+    expect(text).toMatch(/^api_key = "sk-typed-in-init-0123456789abcdef"$/m);
+    // The key was not echoed while typed.
+    expect(tmux('capture-pane', '-p', '-t', 'init')).not.toContain('sk-typed-in-init');
   });
 });
