@@ -216,6 +216,22 @@ async function interview(
   }
 }
 
+/** Ctrl-C during the questions ends with 130 like everywhere else, and nothing written. */
+async function interviewOrInterrupt(
+  defaults: InitAnswers,
+  io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream },
+): Promise<InitAnswers> {
+  try {
+    return await interview(defaults, io);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ABORT_ERR') {
+      io.output.write('\n');
+      throw new RuneError('INTERRUPTED', 'rune init interrupted; nothing was written');
+    }
+    throw error;
+  }
+}
+
 /** Writes the file (0600, folder 0700) after checking it loads with the one schema. */
 export function writeConfigFile(file: string, text: string, force: boolean): void {
   if (existsSync(file) && !force) {
@@ -248,7 +264,7 @@ export async function initCommand(
   }
   const defaults = fromOptions(options);
   const interactive = !options.yes && Boolean(io.input.isTTY);
-  const answers = interactive ? await interview(defaults, io) : defaults;
+  const answers = interactive ? await interviewOrInterrupt(defaults, io) : defaults;
   writeConfigFile(file, renderConfig(answers), options.force ?? false);
   io.output.write(`wrote ${file}\n`);
   if (!answers.apiKey) io.output.write('set RUNE_API_KEY (or pass --api-key) before the first run\n');

@@ -138,5 +138,38 @@ describe('rune init', () => {
     expect(text).toMatch(/^api_key = "sk-typed-in-init-0123456789abcdef"$/m);
     // The key was not echoed while typed.
     expect(tmux('capture-pane', '-p', '-t', 'init')).not.toContain('sk-typed-in-init');
+    tmux('kill-session', '-t', 'init');
+  });
+
+  it.skipIf(!hasTmux)('Ctrl-C during the questions exits 130 and writes nothing', async () => {
+    const h = home();
+    const command = ['env', '-i', `HOME=${h.dir}`, `RUNE_HOME=${h.runeHome}`, 'PATH=/usr/bin:/bin']
+      .concat(['TERM=xterm', requireBinary(), 'init'])
+      .map((p) => `'${p}'`)
+      .join(' ');
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'init2',
+      '-x',
+      '160',
+      '-y',
+      '40',
+      `sh -c "${command}; echo EXITED=\\$?; sleep 30"`,
+    );
+    const screen = async (text: string): Promise<string> => {
+      for (let i = 0; i < 300; i++) {
+        const shown = tmux('capture-pane', '-p', '-t', 'init2');
+        if (shown.includes(text)) return shown;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no "${text}" on screen:\n${tmux('capture-pane', '-p', '-t', 'init2')}`);
+    };
+    await screen('Provider');
+    tmux('send-keys', '-t', 'init2', 'C-c');
+    expect(await screen('EXITED=')).toContain('EXITED=130');
+    expect(existsSync(join(h.runeHome, 'rune.toml'))).toBe(false);
+    tmux('kill-session', '-t', 'init2');
   });
 });
