@@ -40,9 +40,10 @@ const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadat
 /** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 IPv6 address. */
 function embeddedIpv4(address: string): string | undefined {
   const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  const dotted = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
   if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  // The URL parser writes [::127.0.0.1] as [::7f00:1]: IPv4-compatible and IPv4-translated forms too.
+  const hex = /^(?:::ffff:|::ffff:0:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
   if (hex) {
     const high = Number.parseInt(hex[1]!, 16);
     const low = Number.parseInt(hex[2]!, 16);

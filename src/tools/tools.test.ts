@@ -322,6 +322,10 @@ describe('fetch_url', () => {
     expect(restrictedAddressReason('8.8.8.8')).toBeUndefined();
     expect(restrictedAddressReason('::ffff:127.0.0.1')).toBeDefined();
     expect(restrictedAddressReason('::ffff:7f00:1')).toBeDefined();
+    // How the URL parser spells http://[::127.0.0.1]/ and http://[::ffff:0:10.0.0.1]/.
+    expect(restrictedAddressReason(new URL('http://[::127.0.0.1]/').hostname)).toBeDefined();
+    expect(restrictedAddressReason(new URL('http://[::ffff:0:10.0.0.1]/').hostname)).toBeDefined();
+    expect(restrictedAddressReason('64:ff9b::a9fe:a9fe')).toMatch(/link-local/);
     expect(restrictedAddressReason('fd00:ec2::254')).toBeDefined();
     expect(restrictedAddressReason('2606:4700::1111')).toBeUndefined();
     expect(hostMatches('api.github.com', ['*.github.com'])).toBe(true);
