@@ -160,6 +160,13 @@ export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags)
         `${flags.json ? '--json' : '--output ndjson'} needs a prompt: rune ${flags.json ? '--json' : '--output ndjson'} "task" (or pipe one in); the interactive session prints text`,
       );
     }
+    // Found now, not after the first prompt typed (pipe mode stops at the same check).
+    if (!setup.config.model) {
+      throw new RuneError(
+        'USAGE',
+        'no model is set: pass --model, set RUNE_MODEL, or model in rune.toml (`rune init` writes one)',
+      );
+    }
     const { runSession } = await import('./session.ts');
     return runSession(setup);
   }

@@ -60,7 +60,7 @@ interface Term {
   waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
 }
 
-function startSession(toml = '', args: string[] = []): Term {
+function startSession(toml = '', args: string[] = ['--model', 'm']): Term {
   const home = tempDir('rune-tmux-home-');
   const runeHome = join(home, '.rune');
   mkdirSync(runeHome, { recursive: true, mode: 0o700 });
@@ -79,8 +79,6 @@ function startSession(toml = '', args: string[] = []): Term {
     requireBinary(),
     '--base-url',
     mock.baseUrl,
-    '--model',
-    'm',
     ...args,
   ]
     .map((part) => `'${part}'`)
@@ -287,7 +285,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
   });
 
   it('--yes approves what confirm mode would ask, without asking', async () => {
-    const term = startSession('[policy]\nmode = "confirm"\n', ['--yes']);
+    const term = startSession('[policy]\nmode = "confirm"\n', ['--model', 'm', '--yes']);
     await term.waitFor('/help for commands');
     mock.script([
       { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] },
@@ -303,11 +301,18 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
 
   it('--json and --output ndjson without a prompt are refused, not ignored by the session', async () => {
     for (const args of [['--json'], ['--output', 'ndjson']]) {
-      const term = startSession('', args);
+      const term = startSession('', ['--model', 'm', ...args]);
       const screen = await term.waitFor('EXITED=');
       expect(screen).toContain(`rune: ${args.join(' ')} needs a prompt`);
       expect(screen).toContain('EXITED=2');
     }
+  });
+
+  it('without a model it stops at once with a usage error, not after the first prompt', async () => {
+    const term = startSession('', []);
+    const screen = await term.waitFor('EXITED=');
+    expect(screen).toContain('rune: no model is set: pass --model, set RUNE_MODEL');
+    expect(screen).toContain('EXITED=2');
   });
 
   it('/compact replaces the conversation so far with a summary', async () => {
