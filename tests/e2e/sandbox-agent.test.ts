@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { cleanEnv, requireBinary, runRune } from '../helpers/rune.ts';
+import { cleanEnv, requireBinary, run, runRune } from '../helpers/rune.ts';
 
 const KEY = 'sk-test-sandbox-e2e-5a4b3c2d1e';
 let mock: MockLlm;
@@ -69,6 +69,7 @@ describe('the agent under --unrestricted', () => {
 
 describe('rune sandbox', () => {
   it('--allow-domain example.invalid: getent hosts other.invalid fails', async () => {
+    // The acceptance item as written; .invalid never resolves, so the test below is the real proof.
     const result = await runRune(
       ['sandbox', '--allow-domain', 'example.invalid', '--', 'getent', 'hosts', 'other.invalid'],
       {
@@ -78,6 +79,39 @@ describe('rune sandbox', () => {
     );
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
+  });
+
+  it('only allowed names resolve inside, although the host resolves both', async (context) => {
+    // The host's name service is replaced, in a user+mount namespace of the test's own, by a hosts
+    // file that knows two names; the sandbox must answer only the allowed one.
+    const hosts = join(root, 'hosts');
+    writeFileSync(hosts, '127.0.0.1 localhost\n10.1.2.3 other.test\n10.1.2.4 allowed.test\n');
+    const inNamespace = (command: string) =>
+      run(
+        'unshare',
+        [
+          '--user',
+          '--map-root-user',
+          '--mount',
+          'sh',
+          '-c',
+          `mount --bind ${hosts} /etc/hosts && ${command}`,
+        ],
+        {
+          cwd,
+          env: env(),
+        },
+      );
+    const outside = await inNamespace('getent hosts other.test');
+    if (outside.code !== 0) context.skip(`cannot set up a test name service (${outside.stderr.trim()})`);
+    expect(outside.stdout).toContain('10.1.2.3');
+    const sandbox = `"${requireBinary()}" sandbox --allow-domain allowed.test --`;
+    const denied = await inNamespace(`${sandbox} getent hosts other.test`);
+    expect(denied.code).not.toBe(0);
+    expect(denied.stdout).toBe('');
+    const allowed = await inNamespace(`${sandbox} getent hosts allowed.test`);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toContain('10.1.2.4');
   });
 
   it("a connection to a server on the host's loopback fails from inside, and works outside", async () => {
