@@ -9,6 +9,7 @@ import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
+import { resolveNameSync } from './resolve.ts';
 
 const USAGE: Record<string, string> = {
   _landlock: 'rune _landlock [--ro PATH]... [--rw PATH]... -- PROGRAM [ARGS...]',
@@ -16,21 +17,7 @@ const USAGE: Record<string, string> = {
   '_net-guard': 'rune _net-guard [--allow-domain NAME]... -- PROGRAM [ARGS...]',
 };
 
-function resolveName(name: string): string[] {
-  const result = spawnSync('getent', ['ahosts', name], { encoding: 'utf8', timeout: 5000 });
-  if (result.status !== 0 || !result.stdout) return [];
-  return [
-    ...new Set(
-      result.stdout
-        .split('\n')
-        .map((l) => l.split(/\s+/)[0] ?? '')
-        .filter(Boolean),
-    ),
-  ];
-}
-
-/** The helper's arguments for one hidden subcommand. Exported for the unit tests. */
-export function helperArgsFor(sub: string, args: readonly string[], resolve = resolveName): string[] {
+export function helperArgsFor(sub: string, args: readonly string[], resolve = resolveNameSync): string[] {
   const usage = USAGE[sub];
   if (!usage) throw new RuneError('USAGE', `unknown sandbox subcommand ${sub}`);
   const split = args.indexOf('--');

@@ -2,7 +2,6 @@
 // machine offers (through the static helper, native/src/helper.c), caps their output, kills the
 // whole process tree on timeout or cancel, and reports which layers were applied and why not.
 import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_process';
-import { lookup } from 'node:dns/promises';
 import {
   lstatSync,
   mkdirSync,
@@ -36,6 +35,7 @@ import {
   SYSTEM_READ_ONLY,
   scrubEnvironment,
 } from './plan.ts';
+import { resolveName, resolveNameSync } from './resolve.ts';
 import type {
   LayerName,
   LayerReport,
@@ -427,28 +427,6 @@ function switchedOff(reason: string): LayerReport[] {
   return LAYER_ORDER.map((layer) => ({ layer, applied: false, detail: reason }));
 }
 
-function resolveSync(name: string): string[] {
-  const result = spawnSync('getent', ['ahosts', name], { encoding: 'utf8', timeout: 5000 });
-  if (result.status !== 0 || !result.stdout) return [];
-  return [
-    ...new Set(
-      result.stdout
-        .split('\n')
-        .map((l) => l.split(/\s+/)[0] ?? '')
-        .filter(Boolean),
-    ),
-  ];
-}
-
-async function resolveAsync(name: string): Promise<string[]> {
-  try {
-    const all = await lookup(name, { all: true, verbatim: true });
-    return [...new Set(all.map((a) => a.address))];
-  } catch {
-    return [];
-  }
-}
-
 interface Prepared {
   argv: string[];
   env: Record<string, string>;
@@ -655,7 +633,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const resolved =
       mode === 'off' || domains.length === 0
         ? []
-        : await Promise.all(domains.map(async (name) => ({ name, addresses: await resolveAsync(name) })));
+        : await Promise.all(domains.map(async (name) => ({ name, addresses: await resolveName(name) })));
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const reportText = readReport(child);
@@ -715,7 +693,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   ): SandboxedProcess => {
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
     const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
-    const resolved = mode === 'off' ? [] : domains.map((name) => ({ name, addresses: resolveSync(name) }));
+    const resolved =
+      mode === 'off' ? [] : domains.map((name) => ({ name, addresses: resolveNameSync(name) }));
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
