@@ -27,11 +27,12 @@ export interface DoctorReport {
   cache: { native: string[]; notes: string[] };
 }
 
-export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env): DoctorReport {
+/** `file`: the --config the user gave, so doctor reports the configuration a run would use. */
+export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env, file?: string): DoctorReport {
   let config: DoctorReport['config'];
   let sandboxLayers: LayerReport[] = [];
   try {
-    const loaded = loadConfig({ env });
+    const loaded = loadConfig({ env, ...(file ? { file } : {}) });
     try {
       sandboxLayers = createSandboxExecutor({ config: loaded.config, logger: silentLogger }).describe();
     } catch (error) {
@@ -42,7 +43,7 @@ export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env): Docto
     config = { file: loaded.file, found: loaded.fileFound, valid: true, problems: [] };
   } catch (error) {
     if (!isRuneError(error)) throw error;
-    config = { file: configFile(env), found: true, valid: false, problems: [...error.details] };
+    config = { file: file ?? configFile(env), found: true, valid: false, problems: [...error.details] };
   }
 
   let sqlite: DoctorReport['sqlite'];

@@ -1,5 +1,6 @@
 // The agent CLI program (SPEC §1): commander parses flags and subcommands here, after main.ts has
 // ruled out the Concourse, sandbox and notes programs.
+import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
@@ -29,8 +30,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--json', 'print one JSON object'))
     .action((_options: { json?: boolean }, cmd: Command) => {
       // The agent's own --json is a program option; commander hands it to the program, so read both.
-      const options = cmd.optsWithGlobals<{ json?: boolean }>();
-      const report = collectDoctorReport();
+      const options = cmd.optsWithGlobals<{ json?: boolean; config?: string }>();
+      const report = collectDoctorReport(process.env, options.config && resolve(options.config));
       process.stdout.write(
         options.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctorReport(report),
       );

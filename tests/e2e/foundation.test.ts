@@ -103,6 +103,19 @@ describe('the binary alone', () => {
     expect(readdirSync(elsewhere)).toEqual([]);
   });
 
+  it('reports the --config file in use, not the default one', async () => {
+    const dir = tempDir('rune-doctor-config-');
+    writeFileSync(join(dir, 'other.toml'), 'max_steps = "many"\n');
+    const result = await runRune(['--config', 'other.toml', 'doctor', '--json'], {
+      cwd: dir,
+      env: { RUNE_HOME: join(dir, 'home') },
+    });
+    const report = JSON.parse(result.stdout);
+    expect(report.config).toMatchObject({ file: join(dir, 'other.toml'), valid: false });
+    expect(report.config.problems.join('\n')).toContain('max_steps');
+    expect(result.code).toBe(3);
+  });
+
   it('still works when RUNE_HOME cannot be created at all', async () => {
     const result = await runRune(['doctor', '--json'], { env: { RUNE_HOME: '/dev/null/rune' } });
     const report = JSON.parse(result.stdout);
