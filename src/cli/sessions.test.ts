@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,5 +53,13 @@ describe('session store', () => {
     const env = { RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-sess-')) };
     expect(() => findSession(env, 'last')).toThrow(/no stored session to resume/);
     expect(formatSessionList([])).toBe('no stored sessions\n');
+  });
+
+  it('names unreadable session files instead of calling the folder empty', () => {
+    const env = { RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-sess-')) };
+    mkdirSync(join(env.RUNE_HOME, 'sessions'));
+    writeFileSync(join(env.RUNE_HOME, 'sessions', 'cafe0000-0000.json'), 'garbage{');
+    expect(() => findSession(env, 'last')).toThrow(/1 session file .* could not be read/);
+    expect(() => findSession(env, 'last')).not.toThrow(/is empty/);
   });
 });

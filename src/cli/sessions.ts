@@ -103,8 +103,20 @@ export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession 
   const sessions = listSessions(env);
   if (ref === 'last') {
     const last = sessions[0];
-    if (!last)
-      throw new RuneError('NOT_FOUND', `there is no stored session to resume (${sessionsDir(env)} is empty)`);
+    if (!last) {
+      let files = 0;
+      try {
+        files = readdirSync(sessionsDir(env)).filter((name) => name.endsWith('.json')).length;
+      } catch {
+        // No folder: nothing was ever stored.
+      }
+      throw new RuneError(
+        'NOT_FOUND',
+        files > 0
+          ? `there is no stored session to resume: ${files} session file${files === 1 ? '' : 's'} in ${sessionsDir(env)} could not be read`
+          : `there is no stored session to resume (${sessionsDir(env)} is empty)`,
+      );
+    }
     return last;
   }
   const exact = sessions.find((s) => s.id === ref);
