@@ -103,7 +103,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
           steps: result.steps,
           usage: result.usage,
           answer: result.answer,
-          session_id: result.sessionId,
+          sessionId: result.sessionId,
           ...(result.error ? { error: result.error } : {}),
         }),
       )}\n`,

@@ -199,6 +199,9 @@ describe('pipe mode', () => {
       'run_end',
     ]);
     expect(events.at(-1)).toMatchObject({ status: 'FinalAnswer', answer: 'done' });
+    // One spelling for every event (camelCase, as run_start and usage have it).
+    expect(events.at(-1).sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(events.at(-1).sessionId).toBe(events[0].sessionId);
   });
 });
 
