@@ -36,6 +36,11 @@ export async function writeTrace(dir: string, input: TraceInput): Promise<string
     config,
   };
   const folder = resolve(options.cwd, dir);
+  // Node 20's recursive mkdir never returns for a missing path under /proc or /sys (it spins at
+  // full CPU), and nothing can be written there anyway.
+  if (/^\/(?:proc|sys)(?:\/|$)/.test(folder)) {
+    throw new Error(`${folder} is on a kernel pseudo-filesystem, not a folder for traces`);
+  }
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const stamp = input.startedAt.toISOString().replace(/[:.]/g, '-');
   const file = join(folder, `rune-${stamp}-${result.sessionId.slice(0, 8)}.json`);
