@@ -159,7 +159,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     policy = options.policy ?? (await createDefaultPolicy(options, sessionId));
     registry = options.tools ?? new ToolRegistry();
     for (const tool of options.extraTools ?? []) registry.add(tool);
-    if (!model) throw new RuneError('USAGE', 'no model is set: pass --model, set RUNE_MODEL, or model in rune.toml (`rune init` writes one)');
+    if (!model)
+      throw new RuneError(
+        'USAGE',
+        'no model is set: pass --model, set RUNE_MODEL, or model in rune.toml (`rune init` writes one)',
+      );
 
     // 1. Skills named in the prompt.
     // Skill folders are read only when the prompt names one.
