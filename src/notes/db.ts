@@ -237,28 +237,9 @@ export interface ChatRow {
   created_at: string;
 }
 
-export interface Note {
-  id: number;
-  name: string;
-  public: boolean;
-  model: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
+import type { FileInfo, Note } from './wire.ts';
 
-export interface FileInfo {
-  id: number;
-  note_id: number;
-  name: string;
-  public: boolean;
-  revision: number;
-  size: number;
-  updated_at: string;
-  updated_by: string | null;
-  deleted_at: string | null;
-  content?: string;
-}
+export type { FileInfo, Note };
 
 export function toNote(row: NoteRow): Note {
   return { ...row, public: row.public === 1 };

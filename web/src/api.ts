@@ -69,27 +69,7 @@ export interface User {
   provider: string;
 }
 export type Role = 'anonymous' | 'guest' | 'user' | 'admin';
-export interface Note {
-  id: number;
-  name: string;
-  public: boolean;
-  model: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
-export interface FileInfo {
-  id: number;
-  note_id: number;
-  name: string;
-  public: boolean;
-  revision: number;
-  size: number;
-  updated_at: string;
-  updated_by: string | null;
-  deleted_at: string | null;
-  content?: string;
-}
+export type { FileInfo, Note } from '../../src/notes/wire.ts';
 export interface Revision {
   revision: number;
   file_id: number;
