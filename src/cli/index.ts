@@ -103,13 +103,25 @@ function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
+/**
+ * `rune help` and `rune help doctor` mean --help, as in git and npm. Only those exact forms: a prompt
+ * that starts with the word ("help me fix the build") stays a prompt.
+ */
+export function helpAlias(args: readonly string[], commands: ReadonlySet<string>): string[] {
+  const [first, second, ...rest] = args;
+  if (first !== 'help' || rest.length > 0) return [...args];
+  if (second === undefined) return ['--help'];
+  return commands.has(second) ? [second, '--help'] : [...args];
+}
+
 export async function run(context: ModeContext): Promise<number> {
   let exitCode = 0;
   const program = buildProgram((code) => {
     exitCode = code;
   });
   try {
-    await program.parseAsync(context.args, { from: 'user' });
+    const commands = new Set(program.commands.map((command) => command.name()));
+    await program.parseAsync(helpAlias(context.args, commands), { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here with exit code 0; parse errors were already printed.
