@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { helpAlias } from './index.ts';
+import { buildProgram, helpAlias } from './index.ts';
 
 describe('helpAlias', () => {
   it.each([
@@ -25,5 +25,15 @@ describe('helpAlias', () => {
     [[], []],
   ])('%j → %j', (args, expected) => {
     expect(helpAlias(args, new Set(['doctor', 'sandbox']))).toEqual(expected);
+  });
+});
+
+describe('rune sandbox --help', () => {
+  it('shows no "(default: [])" for the repeatable options', () => {
+    const sandbox = buildProgram(() => {}).commands.find((command) => command.name() === 'sandbox');
+    const help = sandbox!.helpInformation();
+    expect(help).toContain('--allow-read <path>');
+    expect(help).toContain('--allow-domain <name>');
+    expect(help).not.toContain('default:');
   });
 });

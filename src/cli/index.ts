@@ -11,7 +11,7 @@ import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
 import type { InitOptions } from './init.ts';
 
-function buildProgram(setExit: (code: number) => void): Command {
+export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('rune')
     .description('A zero-trust AI agent: every tool call passes a policy and runs in a kernel sandbox.')
     .version(`rune ${VERSION}`, '-V, --version')
@@ -60,19 +60,15 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(auditCommand(options, process.env, (text) => process.stdout.write(text)));
     });
 
-  const collect = (value: string, previous: string[]) => [...previous, value];
+  // No [] default: commander would print "(default: [])"; command.ts reads a missing list as empty.
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
   program
     .command('sandbox')
     .description("Run a command inside the sandbox layers the agent's tools get: rune sandbox -- CMD ...")
     .argument('<command...>', 'the program and its arguments (after --)')
-    .option('--allow-read <path>', 'a folder or file the command may read (repeatable)', collect, [])
-    .option(
-      '--allow-write <path>',
-      'a folder or file the command may read and write (repeatable)',
-      collect,
-      [],
-    )
-    .option('--allow-domain <name>', 'a host name the command may connect to (repeatable)', collect, [])
+    .option('--allow-read <path>', 'a folder or file the command may read (repeatable)', collect)
+    .option('--allow-write <path>', 'a folder or file the command may read and write (repeatable)', collect)
+    .option('--allow-domain <name>', 'a host name the command may connect to (repeatable)', collect)
     .option('--layers', 'print the layers applied and skipped to stderr')
     .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
       // --sandbox and --config belong to the main program; they apply here too.
