@@ -54,22 +54,31 @@ export const readFileTool = defineTool<ReadFileArgs>({
 
     const handle = await open(path, 'r');
     let buffer: Buffer;
+    // Files in /proc and /sys report st_size 0 (or a page size) yet have content: read to EOF
+    // within the cap instead of trusting the size.
+    let cut = false;
     try {
-      const size = Math.min(info.size, MAX_READ_BYTES);
-      buffer = Buffer.alloc(size);
+      const chunks: Buffer[] = [];
       let read = 0;
-      while (read < size) {
-        const { bytesRead } = await handle.read(buffer, read, size - read, read);
+      while (read < MAX_READ_BYTES) {
+        const chunk = Buffer.alloc(Math.min(64 * 1024, MAX_READ_BYTES - read));
+        const { bytesRead } = await handle.read(chunk, 0, chunk.length, read);
         if (bytesRead === 0) break;
+        chunks.push(chunk.subarray(0, bytesRead));
         read += bytesRead;
       }
-      buffer = buffer.subarray(0, read);
+      if (read >= MAX_READ_BYTES) {
+        const { bytesRead } = await handle.read(Buffer.alloc(1), 0, 1, read);
+        cut = bytesRead > 0;
+      }
+      buffer = Buffer.concat(chunks, read);
     } finally {
       await handle.close();
     }
+    const sizeText = cut ? `${Math.max(info.size, buffer.length)}+` : `${Math.max(info.size, buffer.length)}`;
 
     if (looksBinary(buffer.subarray(0, SNIFF_BYTES))) {
-      return { content: `${path} is a binary file (${info.size} bytes); its content is not shown` };
+      return { content: `${path} is a binary file (${sizeText} bytes); its content is not shown` };
     }
     const lines = buffer.toString('utf8').split('\n');
     // A final newline does not start another line.
@@ -96,8 +105,8 @@ export const readFileTool = defineTool<ReadFileArgs>({
     let content = out.join('\n');
     if (shownLast < last) {
       content += `\n[truncated: showing lines ${first}-${shownLast} of ${total} (32 KiB cap); call read_file with offset=${shownLast + 1} to read on]`;
-    } else if (info.size > MAX_READ_BYTES && shownLast === total) {
-      content += `\n[truncated: only the first ${MAX_READ_BYTES} of ${info.size} bytes of this file can be read]`;
+    } else if (cut && shownLast === total) {
+      content += `\n[truncated: only the first ${MAX_READ_BYTES} of ${sizeText} bytes of this file can be read]`;
     } else if (first > 1 || last < total) {
       content += `\n[lines ${first}-${last} of ${total}]`;
     }

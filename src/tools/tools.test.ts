@@ -70,6 +70,13 @@ describe('read_file', () => {
     expect(looksBinary(Buffer.from([0xff, 0xfe, 0x41]))).toBe(true);
   });
 
+  it('reads /proc files, whose stat size is 0, to the end', async () => {
+    const out = await call('read_file', { path: '/proc/self/status' }, context(dir));
+    expect(out.isError).toBeFalsy();
+    expect(out.content).toMatch(/^Name:\t/);
+    expect(out.content).toContain(`Pid:\t${process.pid}`);
+  });
+
   it('reports a missing file and a folder as errors', async () => {
     expect(await call('read_file', { path: 'nope' }, context(dir))).toMatchObject({ isError: true });
     expect((await call('read_file', { path: '.' }, context(dir))).content).toMatch(
