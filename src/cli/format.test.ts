@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatArguments, formatLayers, styleFor, ToolLine } from './format.ts';
+import { fitLine, formatArguments, formatLayers, lineWidth, paint, styleFor, ToolLine } from './format.ts';
 
 describe('tool lines', () => {
   it('renders call, decision, result and layers on one plain line without escape codes', () => {
@@ -68,5 +68,34 @@ describe('streamed text', () => {
       shown += scrub.push(delta);
     shown += scrub.flush();
     expect(shown).toBe('your key is [REDACTED] and more');
+  });
+});
+
+describe('fitting lines to the terminal', () => {
+  const long = `> execute_cmd cmd="${'x'.repeat(200)}" | allowed (commands) | ok: done`;
+
+  it('cuts to the columns of a terminal, with an ellipsis', () => {
+    const width = lineWidth({ isTTY: true, columns: 40 });
+    expect(width).toBe(40);
+    const cut = fitLine(long, width);
+    expect([...cut]).toHaveLength(40);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(cut.startsWith('> execute_cmd cmd="xxx')).toBe(true);
+    expect(fitLine('short', width)).toBe('short');
+  });
+
+  it('never cuts when not writing to a terminal', () => {
+    expect(lineWidth({ isTTY: false, columns: 40 })).toBeUndefined();
+    expect(lineWidth({})).toBeUndefined();
+    expect(fitLine(long, lineWidth({ columns: 40 }))).toBe(long);
+  });
+
+  it('does not count colour codes and keeps them all, so no colour stays on', () => {
+    const style = { color: true };
+    const line = `${paint(style, 'bold', 'read_file')} ${paint(style, 'green', 'a'.repeat(30))} tail`;
+    expect(fitLine(line, 50)).toBe(line);
+    const cut = fitLine(line, 15);
+    expect(cut.replace(/\x1b\[[0-9;]*m/g, '')).toBe('read_file aaaa…');
+    expect(cut.match(/\x1b\[[0-9;]*m/g)).toEqual(line.match(/\x1b\[[0-9;]*m/g));
   });
 });

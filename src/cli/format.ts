@@ -29,6 +29,43 @@ export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): S
   return { color: Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb' };
 }
 
+/** The width to cut one-line output to: a terminal's columns; none when not writing to a terminal. */
+export function lineWidth(stream: { isTTY?: boolean; columns?: number }): number | undefined {
+  return stream.isTTY && stream.columns && stream.columns > 0 ? stream.columns : undefined;
+}
+
+const SGR = /(\x1b\[[0-9;]*m)/;
+
+/**
+ * Cuts one line to `width` visible characters with an ellipsis, so a terminal does not wrap it.
+ * Colour codes do not count and are all kept, so a cut never leaves a colour switched on.
+ */
+export function fitLine(line: string, width: number | undefined): string {
+  if (width === undefined) return line;
+  const parts = line.split(SGR);
+  const visible = parts.reduce((n, part, i) => (i % 2 === 1 ? n : n + [...part].length), 0);
+  if (visible <= width) return line;
+  let room = Math.max(0, width - 1);
+  let out = '';
+  let cut = false;
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) {
+      out += part;
+      return;
+    }
+    if (cut) return;
+    const chars = [...part];
+    if (chars.length <= room) {
+      out += part;
+      room -= chars.length;
+      return;
+    }
+    out += `${chars.slice(0, room).join('')}…`;
+    cut = true;
+  });
+  return out;
+}
+
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;

@@ -22,7 +22,7 @@ import type { ChatMessage, Provider } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import { loadSkills } from '../skills/index.ts';
 import type { AgentSetup } from './agent.ts';
-import { formatArguments, paint, type Style, styleFor, ToolLine } from './format.ts';
+import { fitLine, formatArguments, lineWidth, paint, type Style, styleFor, ToolLine } from './format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
 import { type StoredSession, saveSession } from './sessions.ts';
 
@@ -228,7 +228,7 @@ export async function runSession(
           break;
         case 'tool_result':
           spinner.stop();
-          text(`${lines.finish(event)}\n`);
+          text(`${fitLine(lines.finish(event), lineWidth(io.output))}\n`);
           if (event.layers) lastLayers = event.layers;
           spinner.start('thinking');
           break;
@@ -334,7 +334,14 @@ export async function runSession(
           .filter((t) => t.source !== 'mcp')
           .map((t) => `  ${t.definition.name.padEnd(18)} ${t.definition.description.split('\n')[0]}`);
         const servers = runtime.mcp?.describeServers() ?? [];
-        write(`${own.join('\n')}\n${servers.length > 0 ? `${formatServerTools(servers)}\n` : ''}`);
+        const listing = [...own, ...(servers.length > 0 ? [formatServerTools(servers)] : [])].join('\n');
+        const width = lineWidth(io.output);
+        write(
+          `${listing
+            .split('\n')
+            .map((line) => fitLine(line, width))
+            .join('\n')}\n`,
+        );
         return true;
       }
       case '/skills': {
