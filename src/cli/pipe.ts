@@ -8,7 +8,7 @@ import { redact, redactValue } from '../core/redact.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
-import { saveSession } from './sessions.ts';
+import { answeredInRun, saveSession } from './sessions.ts';
 
 export interface PipeIo {
   stdout: (text: string) => void;
@@ -80,11 +80,12 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   process.off('SIGTERM', onTerm);
 
   try {
-    saveSession(setup.env, result, {
-      cwd: setup.cwd,
-      prompt,
-      ...(setup.resumed ? { previous: setup.resumed } : {}),
-    });
+    if (answeredInRun(result, history))
+      saveSession(setup.env, result, {
+        cwd: setup.cwd,
+        prompt,
+        ...(setup.resumed ? { previous: setup.resumed } : {}),
+      });
   } catch (error) {
     logger.warn('session_not_saved', { message: (error as Error).message });
   }

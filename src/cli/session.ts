@@ -24,7 +24,7 @@ import { loadSkills } from '../skills/index.ts';
 import type { AgentSetup } from './agent.ts';
 import { fitLine, formatArguments, lineWidth, paint, type Style, styleFor, ToolLine } from './format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
-import { type StoredSession, saveSession } from './sessions.ts';
+import { answeredInRun, type StoredSession, saveSession } from './sessions.ts';
 
 export const SLASH_COMMANDS: Record<string, string> = {
   '/help': 'this list',
@@ -241,6 +241,7 @@ export async function runSession(
       }
     };
     spinner.start('thinking');
+    const history = messages;
     const result = await runAgent({
       prompt,
       config,
@@ -272,7 +273,8 @@ export async function runSession(
     if (result.error) write(`${paint(style, 'red', `error: ${redact(result.error.message)}`)}\n`);
     else if (STOP_TEXT[result.status]) write(`${paint(style, 'yellow', STOP_TEXT[result.status]!)}\n`);
     try {
-      stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
+      if (answeredInRun(result, history))
+        stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
     } catch (error) {
       logger.warn('session_not_saved', { message: (error as Error).message });
     }

@@ -29,6 +29,16 @@ export function sessionsDir(env: NodeJS.ProcessEnv): string {
 
 const ID = /^[A-Za-z0-9-]{1,64}$/;
 
+/**
+ * Whether a run got at least one model answer beyond `history`. A run that failed before any answer
+ * (no API key, provider down) is not stored: `--resume last` would pick an empty, failed session
+ * over the last real conversation.
+ */
+export function answeredInRun(result: AgentRunResult, history: readonly ChatMessage[] = []): boolean {
+  const answers = (messages: readonly ChatMessage[]) => messages.filter((m) => m.role === 'assistant').length;
+  return answers(result.messages) > answers(history);
+}
+
 export function saveSession(
   env: NodeJS.ProcessEnv,
   result: AgentRunResult,

@@ -351,6 +351,33 @@ describe('secrets and sessions', () => {
     expect(list.stdout).toMatch(/what is your name\?/);
   });
 
+  it('a run that never got a model answer is not stored, so --resume last picks the last real one', async () => {
+    mock.script([
+      { status: 401, text: 'invalid api key' },
+      { text: 'My name is Rune.' },
+      { status: 401, text: 'invalid api key' },
+      { text: 'I said Rune.' },
+    ]);
+    const h = makeHome();
+    // A failed first run leaves nothing to resume.
+    const failed = await rune(h, ['first try']);
+    expect(failed.code).not.toBe(0);
+    const none = await runRune(['sessions', '--json'], { cwd: h.cwd, env: h.env });
+    expect(JSON.parse(none.stdout)).toEqual([]);
+
+    expect((await rune(h, ['what is your name?'])).code).toBe(0);
+    expect((await rune(h, ['second try'])).code).not.toBe(0);
+    const resumed = await rune(h, ['--resume', 'last', 'what did you say?']);
+    expect(resumed.code).toBe(0);
+    const contents = mock.requests[3]!.body.messages.map((m: { content: string }) => m.content);
+    expect(contents).toContain('My name is Rune.');
+    expect(contents).not.toContain('second try');
+    const list = await runRune(['sessions', '--json'], { cwd: h.cwd, env: h.env });
+    const sessions = JSON.parse(list.stdout) as { title: string; status: string; runs: number }[];
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toMatchObject({ title: 'what is your name?', status: 'FinalAnswer', runs: 2 });
+  });
+
   it('compacts a resumed conversation that nears context_window before the next request', async () => {
     mock.script([{ text: 'A'.repeat(3000) }, { text: 'SHORT SUMMARY' }, { text: 'after compaction' }]);
     const h = makeHome();
