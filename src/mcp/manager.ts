@@ -1,5 +1,6 @@
 // All MCP servers of a run: started in parallel, their tools offered to the agent as ExtraTools
-// (through the same policy gate as built-ins), withdrawn when a server ends, shut down on exit.
+// (through the same policy gate as built-ins), re-listed when a server announces a change,
+// withdrawn when a server ends, shut down on exit.
 import type { ExtraTool } from '../agent/types.ts';
 import type { McpServerConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -80,6 +81,7 @@ export class McpManager {
   private offered: Array<{ server: McpServer; tool: string; name: string; extra: ExtraTool }> = [];
   private hidden: Array<{ server: string; tool: string; name: string; owner: string }> = [];
   private notices: string[] = [];
+  private reservedNames: readonly string[] = BUILTIN_TOOL_NAMES;
   private readonly changeListeners: Array<() => void> = [];
   private readonly killOnExit = () => this.killAll();
 
@@ -95,14 +97,38 @@ export class McpManager {
 
   /** @internal Builds the offered tool list once every server has started or failed. */
   assign(reservedNames: readonly string[]): void {
-    const candidates = this.servers
+    this.reservedNames = reservedNames;
+    this.rebuild();
+    for (const server of this.servers) {
+      server.onEnd((ended) => this.withdraw(ended));
+      server.onToolsChanged((changed) => this.relisted(changed));
+    }
+  }
+
+  /**
+   * Names the tools of every running server. Tools offered before keep their names (first owner
+   * keeps a name, also across re-listings); the rest follow in server order, as at start.
+   */
+  private rebuild(): void {
+    const all = this.servers
       .filter((server) => server.state === 'ready')
       .flatMap((server) =>
         server.tools.map((tool) => ({ server: server.name, tool: tool.name, instance: server, spec: tool })),
       );
-    const { offered, hidden } = assignToolNames(reservedNames, candidates);
-    for (const entry of hidden)
+    const rank = (entry: (typeof all)[number]) => {
+      const i = this.offered.findIndex((o) => o.server === entry.instance && o.tool === entry.tool);
+      return i < 0 ? this.offered.length : i;
+    };
+    const candidates = all
+      .map((entry, order) => ({ entry, order, rank: rank(entry) }))
+      .sort((a, b) => a.rank - b.rank || a.order - b.order)
+      .map(({ entry }) => entry);
+    const { offered, hidden } = assignToolNames(this.reservedNames, candidates);
+    const wasHidden = new Set(this.hidden.map((entry) => `${entry.server}\0${entry.tool}`));
+    for (const entry of hidden) {
+      if (wasHidden.has(`${entry.server}\0${entry.tool}`)) continue;
       this.logger.warn('mcp.tool_hidden', { message: entry.warning, server: entry.server, tool: entry.tool });
+    }
     this.hidden = hidden.map(({ server, tool, name, owner }) => ({ server, tool, name, owner }));
     this.offered = offered.map(({ instance, spec, name }) => {
       const { $schema: _ignored, ...parameters } = (spec.inputSchema ?? { type: 'object' }) as Record<
@@ -122,7 +148,37 @@ export class McpManager {
       };
       return { server: instance, tool: spec.name, name, extra };
     });
-    for (const server of this.servers) server.onEnd((ended) => this.withdraw(ended));
+  }
+
+  private relisted(server: McpServer): void {
+    const snapshot = () => {
+      const own = this.offered.filter((entry) => entry.server === server);
+      return {
+        names: new Set(own.map((e) => e.name)),
+        text: JSON.stringify(own.map((e) => e.extra.definition)),
+      };
+    };
+    const old = snapshot();
+    this.rebuild();
+    const now = snapshot();
+    // A server may announce a change that the model cannot see (or announce the same one twice).
+    if (now.text === old.text) return;
+    const before = old.names;
+    const after = now.names;
+    const added = [...after].filter((name) => !before.has(name));
+    const removed = [...before].filter((name) => !after.has(name));
+    const parts = [
+      ...(added.length > 0 ? [`new tools: ${added.join(', ')}`] : []),
+      ...(removed.length > 0 ? [`tools no longer available: ${removed.join(', ')}`] : []),
+    ];
+    const notice =
+      `MCP server "${server.name}" changed its tools` +
+      (parts.length > 0
+        ? ` (${parts.join('; ')}).`
+        : ' (same names, descriptions or parameters may differ).');
+    this.logger.info('mcp.tools_changed', { message: notice, server: server.name });
+    this.notices.push(notice);
+    for (const listener of this.changeListeners) listener();
   }
 
   private withdraw(server: McpServer): void {
@@ -148,14 +204,14 @@ export class McpManager {
     return this.offered.map((entry) => entry.extra);
   }
 
-  /** Messages for the model about servers that ended since the last call (each returned once). */
+  /** Messages for the model about servers that ended or changed their tools since the last call (each returned once). */
   takeNotices(): string[] {
     const taken = this.notices;
     this.notices = [];
     return taken;
   }
 
-  /** Called when the set of offered tools changes (a server ended). */
+  /** Called when the set of offered tools changes (a server ended or re-listed its tools). */
   onToolsChanged(listener: () => void): void {
     this.changeListeners.push(listener);
   }

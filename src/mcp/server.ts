@@ -1,7 +1,13 @@
 // One MCP server: started through the sandbox, spoken to with the SDK's Client over the sandboxed
-// stdio transport, its tools listed once at start, calls timed out per call, its end noticed.
+// stdio transport, its tools listed at start and again on notifications/tools/list_changed, calls
+// timed out per call, its end noticed.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { VERSION } from '../core/version.ts';
@@ -15,6 +21,7 @@ import { type ExitInfo, SandboxedStdioTransport } from './transport.ts';
 /** Per-call timeout when the table sets none. */
 export const DEFAULT_CALL_TIMEOUT_SECS = 60;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+const RELIST_DELAY_MS = 50;
 
 export interface ServerDeps {
   executor: SandboxExecutor;
@@ -47,6 +54,9 @@ export class McpServer {
   private transport: SandboxedStdioTransport | undefined;
   private stopping = false;
   private readonly endListeners: Array<(server: McpServer) => void> = [];
+  private readonly toolListeners: Array<(server: McpServer) => void> = [];
+  private relisting: Promise<void> | undefined;
+  private relistAgain = false;
 
   constructor(
     readonly config: McpServerConfig,
@@ -68,6 +78,11 @@ export class McpServer {
   /** Called once when a ready server crashes or closes on its own. */
   onEnd(listener: (server: McpServer) => void): void {
     this.endListeners.push(listener);
+  }
+
+  /** Called after the server announced a changed tool list and it was listed again. */
+  onToolsChanged(listener: (server: McpServer) => void): void {
+    this.toolListeners.push(listener);
   }
 
   /** Starts the process, runs the MCP handshake and lists the tools. Rejects with a readable Error. */
@@ -101,17 +116,12 @@ export class McpServer {
     client.onerror = (error) =>
       logger.debug('mcp.transport_error', { server: this.name, message: error.message });
 
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist());
+
     const timeout = this.deps.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     try {
       await client.connect(transport, { timeout });
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
-      this.tools = tools;
+      this.tools = await this.listTools(client, timeout);
     } catch (error) {
       const exit = transport.exitInfo;
       const stderr = lastLines(transport.stderr);
@@ -130,6 +140,55 @@ export class McpServer {
       server: this.name,
       pid: transport.pid,
       tools: this.tools.map((tool) => tool.name),
+    });
+  }
+
+  private async listTools(client: Client, timeout: number): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  /**
+   * Lists the tools again after notifications/tools/list_changed. Notifications that arrive while a
+   * listing runs cause one more listing after it, so the last answer always reflects the last change.
+   */
+  private relist(): void {
+    if (this.relisting) {
+      this.relistAgain = true;
+      return;
+    }
+    this.relisting = (async () => {
+      // Servers announce each added or removed tool on its own: a short pause lists a burst once.
+      await new Promise((resolve) => setTimeout(resolve, RELIST_DELAY_MS));
+      do {
+        this.relistAgain = false;
+        const client = this.client;
+        if (this.state !== 'ready' || this.stopping || !client) return;
+        try {
+          this.tools = await this.listTools(client, this.callTimeoutMs);
+        } catch (error) {
+          // The old list stays: a crash is reported through onEnd, anything else is only logged.
+          this.deps.logger.warn('mcp.relist_failed', {
+            message: `MCP server "${this.name}" announced new tools but listing them failed: ${(error as Error).message}`,
+            server: this.name,
+          });
+          continue;
+        }
+        if (this.state !== 'ready' || this.stopping) return;
+        this.deps.logger.debug('mcp.tools_changed', {
+          server: this.name,
+          tools: this.tools.map((t) => t.name),
+        });
+        for (const listener of this.toolListeners) listener(this);
+      } while (this.relistAgain);
+    })().finally(() => {
+      this.relisting = undefined;
     });
   }
 

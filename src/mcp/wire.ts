@@ -1,6 +1,7 @@
 // How a run uses MCP: the servers of rune.toml plus `--mcp-stdio` values are started, their tools
-// join the run's tool registry (which the agent reads before every model request), and a server
-// that ends has its tools removed from it. The caller shuts the servers down when the run ends.
+// join the run's tool registry (which the agent reads before every model request), follow the
+// server's notifications/tools/list_changed, and a server that ends has its tools removed from it. The caller shuts the servers down when the run ends.
+import type { ExtraTool } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -45,13 +46,22 @@ export async function startMcpForRun(options: StartMcpForRunOptions): Promise<Mc
     killOnExit: true,
     ...(options.startupTimeoutMs === undefined ? {} : { startupTimeoutMs: options.startupTimeoutMs }),
   });
-  const added = manager.tools();
-  for (const tool of added) options.registry.add(tool);
-  manager.onToolsChanged(() => {
-    const live = new Set(manager.tools().map((tool) => tool.definition.name));
-    for (const tool of added) {
-      if (!live.has(tool.definition.name)) options.registry.remove(tool.definition.name);
+  // The MCP tools this run's registry holds, by name: synced whenever the manager's list changes.
+  const added = new Map<string, ExtraTool>();
+  const sync = () => {
+    const live = new Map(manager.tools().map((tool) => [tool.definition.name, tool]));
+    for (const name of [...added.keys()]) {
+      if (live.has(name)) continue;
+      options.registry.remove(name);
+      added.delete(name);
     }
-  });
+    for (const [name, tool] of live) {
+      if (added.get(name) === tool) continue;
+      options.registry.add(tool);
+      added.set(name, tool);
+    }
+  };
+  sync();
+  manager.onToolsChanged(sync);
   return manager;
 }
