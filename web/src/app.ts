@@ -9,6 +9,7 @@ import { openSearch } from './search.ts';
 import { type Session, setCrumbs } from './shell.ts';
 import { initTheme, themeButton } from './theme.ts';
 import { toast } from './toast.ts';
+import { tokensView } from './tokens.ts';
 
 const session: Session = {
   user: null,
@@ -162,7 +163,12 @@ async function homeView(view: HTMLElement): Promise<() => void> {
         { class: 'home-head' },
         h('h1', {}, trash ? 'Trash' : 'Notes'),
         isAdmin
-          ? h('a', { href: trash ? '#/' : '#/trash', class: 'link' }, trash ? '← Notes' : 'Trash')
+          ? h(
+              'span',
+              { class: 'actions' },
+              h('a', { href: '#/tokens', class: 'link' }, 'Tokens'),
+              h('a', { href: trash ? '#/' : '#/trash', class: 'link' }, trash ? '← Notes' : 'Trash'),
+            )
           : null,
       ),
       isAdmin && !trash
@@ -275,9 +281,10 @@ function noteItem(note: Note, trash: boolean, reload: () => Promise<void>): HTML
 }
 
 /** `#/n/<note>[/<file>]`, segments URL-encoded. */
-function parseRoute(): { name: 'login' | 'home' | 'note'; note?: string; file?: string } {
+function parseRoute(): { name: 'login' | 'home' | 'note' | 'tokens'; note?: string; file?: string } {
   const hash = location.hash.replace(/^#/, '');
   if (hash === '/login') return { name: 'login' };
+  if (hash === '/tokens') return { name: 'tokens' };
   const match = /^\/n\/([^/]+)(?:\/([^/]+))?\/?$/.exec(hash);
   if (match) {
     try {
@@ -310,6 +317,8 @@ async function route(): Promise<void> {
   try {
     if (next.name === 'login') {
       loginView(view);
+    } else if (next.name === 'tokens') {
+      await tokensView(view, session);
     } else if (next.name === 'note') {
       const noteView = new NoteView(view, next.note!, session);
       currentNoteView = noteView;
