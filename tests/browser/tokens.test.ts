@@ -68,6 +68,7 @@ describe('tokens view', () => {
     expect(await item.locator('img').count()).toBe(0);
     expect(await item.locator('.badge').textContent()).toBe('user');
     expect(await item.locator('.last-used').textContent()).toContain('last used');
+    expect(await item.locator('.expires').textContent()).toBe('no expiry');
 
     await item.locator('button:text("Revoke")').click();
     await expect.poll(() => page.locator('.token-list li[data-token]').count()).toBe(0);
@@ -87,9 +88,11 @@ describe('tokens view', () => {
     await page.goto(`${server.url}/#/tokens`);
     await page.fill('input[name="token-name"]', 'kept');
     await page.selectOption('select[name="token-role"]', 'guest');
+    await page.fill('input[name="token-days"]', '30');
     await page.click('form.token-form button[type="submit"]');
     await page.waitForSelector('.token-created');
     const secret = await page.inputValue('input.token-secret');
+    expect(await page.textContent('.token-list li:has-text("kept") .expires')).toMatch(/^expires /);
     await page.click('.token-list li:has-text("kept") button:text("Revoke")');
     await expect.poll(() => watched.dialogs.length).toBe(1);
     expect(await page.locator('.token-list li:has-text("kept")').count()).toBe(1);

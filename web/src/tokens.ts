@@ -56,6 +56,14 @@ export async function tokensView(view: HTMLElement, session: Session): Promise<v
     h('option', { value: 'user', selected: true }, 'user'),
     h('option', { value: 'admin' }, 'admin'),
   );
+  const days = h('input', {
+    name: 'token-days',
+    type: 'number',
+    min: 1,
+    step: 1,
+    placeholder: 'never',
+    'aria-label': 'Expires after this many days (empty: never)',
+  });
   const form = h(
     'form',
     {
@@ -66,8 +74,10 @@ export async function tokensView(view: HTMLElement, session: Session): Promise<v
           const created = await api<TokenInfo & { token: string }>('POST', '/api/tokens', {
             name: name.value.trim(),
             role: role.value,
+            ...(days.value ? { expires_in_days: Number(days.value) } : {}),
           });
           name.value = '';
+          days.value = '';
           clear(
             secretSlot,
             secretCard(created, () => clear(secretSlot)),
@@ -80,6 +90,7 @@ export async function tokensView(view: HTMLElement, session: Session): Promise<v
     },
     name,
     role,
+    h('label', { class: 'check' }, 'expires in', days, 'days'),
     h('button', { type: 'submit', class: 'primary' }, 'Create token'),
   );
   clear(
@@ -163,10 +174,10 @@ function tokenItem(token: TokenInfo, reload: () => Promise<void>): HTMLElement {
     token.expires_at
       ? h(
           'span',
-          { class: 'muted', title: token.expires_at },
+          { class: 'muted expires', title: token.expires_at },
           `expires ${new Date(token.expires_at).toLocaleDateString()}`,
         )
-      : null,
+      : h('span', { class: 'muted expires' }, 'no expiry'),
     h(
       'span',
       { class: 'actions' },
