@@ -842,9 +842,11 @@ static void net_guard(int listener) {
 
 static pid_t child_pid;
 
+/* Passed on as is, so SIGTERM stays a request to exit cleanly (MCP shutdown). The namespace's init
+ * forwards it to the command once it has its handlers; one that arrives earlier is dropped (PID 1
+ * ignores unhandled signals), and callers escalate to SIGKILL of the group after a grace time. */
 static void forward_signal(int sig) {
-  if (child_pid > 0) kill(child_pid, SIGKILL); /* PID 1 ignores other signals from outside */
-  (void)sig;
+  if (child_pid > 0) kill(child_pid, sig);
 }
 
 static int parse_addr(const char *text, struct addr *out) {

@@ -248,7 +248,7 @@ export class McpManager {
     for (const server of this.servers) server.killNow();
   }
 
-  /** Ends every server: stdin closed, a grace period, then the process group killed. */
+  /** Ends every server: stdin closed, then SIGTERM and SIGKILL to its process group, each after a grace time. */
   async shutdown(): Promise<void> {
     process.off('exit', this.killOnExit);
     await Promise.all(this.servers.map((server) => server.stop()));

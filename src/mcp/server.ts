@@ -256,7 +256,7 @@ export class McpServer {
     this.transport?.sandboxProcess?.kill();
   }
 
-  /** Ends stdin, waits a little, then kills the process group. */
+  /** Ends stdin, then SIGTERM and SIGKILL to the process group, each after a grace time. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;

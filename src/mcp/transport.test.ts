@@ -5,7 +5,7 @@ import type { SandboxedProcess } from '../sandbox/types.ts';
 import { SandboxedStdioTransport } from './transport.ts';
 
 /** A process double with real streams: what the "server" writes to stdout reaches the transport. */
-function fakeProcess(options: { exitOnStdinEnd?: boolean } = {}) {
+function fakeProcess(options: { exitOnStdinEnd?: boolean; ignoreTerm?: boolean } = {}) {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -15,7 +15,7 @@ function fakeProcess(options: { exitOnStdinEnd?: boolean } = {}) {
   });
   const written: string[] = [];
   stdin.on('data', (chunk: Buffer) => written.push(chunk.toString()));
-  const kills: number[] = [];
+  const kills: string[] = [];
   const exit = (exitCode: number | null, signal: string | null = null) => {
     stdout.end();
     stderr.end();
@@ -29,9 +29,10 @@ function fakeProcess(options: { exitOnStdinEnd?: boolean } = {}) {
     stderr,
     layers: [],
     exited,
-    kill: () => {
-      kills.push(Date.now());
-      exit(null, 'SIGKILL');
+    kill: (signal = 'SIGKILL') => {
+      kills.push(signal);
+      if (signal === 'SIGTERM' && options.ignoreTerm) return;
+      exit(null, signal);
     },
   };
   return { process, stdout, stderr, written, kills, exit };
@@ -98,7 +99,7 @@ describe('SandboxedStdioTransport', () => {
     expect(transport.exitInfo).toEqual({ exitCode: 0, signal: null });
   });
 
-  it('close() kills a server that ignores the end of stdin after the grace time', async () => {
+  it('close() sends SIGTERM, not SIGKILL, to a server that ignores the end of stdin but obeys SIGTERM', async () => {
     const fake = fakeProcess();
     const transport = new SandboxedStdioTransport(() => fake.process, { closeGraceMs: 50 });
     let closed = false;
@@ -107,8 +108,18 @@ describe('SandboxedStdioTransport', () => {
     };
     await transport.start();
     await transport.close();
-    expect(fake.kills).toHaveLength(1);
+    expect(fake.kills).toEqual(['SIGTERM']);
+    expect(transport.exitInfo).toEqual({ exitCode: null, signal: 'SIGTERM' });
     expect(closed).toBe(true);
+  });
+
+  it('close() sends SIGKILL after a second grace time to a server that ignores SIGTERM too', async () => {
+    const fake = fakeProcess({ ignoreTerm: true });
+    const transport = new SandboxedStdioTransport(() => fake.process, { closeGraceMs: 20, termGraceMs: 20 });
+    await transport.start();
+    await transport.close();
+    expect(fake.kills).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(transport.exitInfo).toEqual({ exitCode: null, signal: 'SIGKILL' });
   });
 
   it('closes the connection when one message exceeds the size limit', async () => {

@@ -13,8 +13,10 @@ export interface ExitInfo {
 export interface SandboxedStdioTransportOptions {
   /** Each chunk the server writes to stderr (servers log there; it is never protocol). */
   onStderr?: (text: string) => void;
-  /** How long close() waits after ending stdin before it kills the process group. */
+  /** How long close() waits after ending stdin before it sends SIGTERM to the process group. */
   closeGraceMs?: number;
+  /** How long close() waits after SIGTERM before it sends SIGKILL. */
+  termGraceMs?: number;
   /** Largest single message accepted from the server; a bigger one closes the connection. */
   maxMessageBytes?: number;
 }
@@ -133,27 +135,33 @@ export class SandboxedStdioTransport implements Transport {
     });
   }
 
-  /** Ends stdin (the MCP way to ask a stdio server to stop), then kills the group after the grace time. */
+  /**
+   * Stops the server the way the MCP spec asks for stdio: stdin ended, a grace time, SIGTERM to the
+   * process group, another grace time, then SIGKILL.
+   */
   async close(): Promise<void> {
     const child = this.process;
     if (!child) {
       this.finish();
       return;
     }
+    const exitedWithin = (ms: number) =>
+      Promise.race([
+        child.exited.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref()),
+      ]);
     if (!this.exit) {
       try {
         child.stdin.end();
       } catch {
-        // stdin is already gone; the kill below ends the process.
+        // stdin is already gone; the signals below end the process.
       }
-      const grace = this.options.closeGraceMs ?? 2000;
-      const exitedInTime = await Promise.race([
-        child.exited.then(() => true),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), grace).unref()),
-      ]);
-      if (!exitedInTime) {
-        child.kill();
-        await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      if (!(await exitedWithin(this.options.closeGraceMs ?? 2000))) {
+        child.kill('SIGTERM');
+        if (!(await exitedWithin(this.options.termGraceMs ?? 2000))) {
+          child.kill('SIGKILL');
+          await exitedWithin(2000);
+        }
       }
     }
     this.finish();

@@ -711,8 +711,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         done({ exitCode, signal });
       });
     });
-    const kill = () => killGroup(child.pid);
-    request.signal?.addEventListener('abort', kill, { once: true });
+    const kill = (signal: NodeJS.Signals = 'SIGKILL') => killGroup(child.pid, signal);
+    request.signal?.addEventListener('abort', () => kill(), { once: true });
     if (!child.stdin || !child.stdout || !child.stderr)
       throw new RuneError('INTERNAL', 'sandbox: missing stdio');
     return {

@@ -51,7 +51,11 @@ export interface SandboxedProcess {
   readonly layers: LayerReport[];
   /** Resolves when the process (and its group) has exited. */
   readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
-  kill(): void;
+  /**
+   * Signals the process group: SIGKILL by default; another signal (SIGTERM to ask for a clean
+   * exit) reaches the command through the sandbox helper, which forwards it.
+   */
+  kill(signal?: NodeJS.Signals): void;
 }
 
 export interface SandboxExecutor {
