@@ -21,7 +21,8 @@ const VALUE_FLAGS: Record<string, 'sandbox' | 'config' | 'allowRead' | 'allowWri
 const COMMAND_ONLY = new Set(['allowRead', 'allowWrite', 'allowDomain']);
 
 export function parseSandboxInvocation(args: readonly string[]): SandboxInvocation | undefined {
-  const options: SandboxCommandOptions = { allowRead: [], allowWrite: [], allowDomain: [] };
+  // Lists stay absent until given, exactly as commander leaves them (no defaults on those options).
+  const options: SandboxCommandOptions = {};
   let seenSubcommand = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
@@ -50,7 +51,7 @@ export function parseSandboxInvocation(args: readonly string[]): SandboxInvocati
       if (value === undefined || value.startsWith('-')) return undefined;
     }
     if (key === 'sandbox' || key === 'config') options[key] = value;
-    else options[key]?.push(value);
+    else (options[key] ??= []).push(value);
   }
   return undefined;
 }
