@@ -51,7 +51,7 @@ export function parseSandboxInvocation(args: readonly string[]): SandboxInvocati
       if (value === undefined || value.startsWith('-')) return undefined;
     }
     if (key === 'sandbox' || key === 'config') options[key] = value;
-    else (options[key] ??= []).push(value);
+    else options[key] = [...(options[key] ?? []), value];
   }
   return undefined;
 }
