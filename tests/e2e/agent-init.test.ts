@@ -8,6 +8,7 @@ import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 const SOCKET = `rune-agent-init-${process.pid}`;
 const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+// The terminal tests need tmux (.ci/run installs it); without it they are skipped, not faked.
 const hasTmux = (() => {
   try {
     execFileSync('tmux', ['-V']);

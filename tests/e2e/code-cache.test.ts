@@ -98,6 +98,7 @@ describe('cli code cache trust', () => {
     expect(result.stdout).not.toContain('PLANTED');
   });
 
+  // Making a folder owned by another uid needs root (CI runs as root).
   it.skipIf(process.getuid?.() !== 0)('is never read from a folder owned by another user', async () => {
     const runeHome = join(tempDir('rune-e2e-plant-'), '.rune');
     const file = plantCache(runeHome, 0o600);

@@ -22,6 +22,7 @@ function tmux(...args: string[]): string {
   return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
 }
 
+// A real terminal needs tmux (.ci/run installs it); without it these tests are skipped, not faked.
 const hasTmux = (() => {
   try {
     execFileSync('tmux', ['-V']);
