@@ -3,24 +3,15 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 const KEY = 'sk-test-e2e-9f8e7d6c5b4a39281706';
-let mock: MockLlm;
+const mock = useMockLlm();
 
-beforeAll(async () => {
+beforeAll(() => {
   requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-});
-beforeEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
 });
 
 interface Home {

@@ -4,8 +4,8 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type MockLlm, type RecordedRequest, startMockLlm } from '../helpers/mock-llm.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type RecordedRequest, useMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 const require = createRequire(import.meta.url);
@@ -14,19 +14,10 @@ const EVERYTHING = join(
   'dist/index.js',
 );
 const KEY = 'sk-test-mcp-e2e-5a4b3c2d1e0f9a8b7c6d';
-let mock: MockLlm;
+const mock = useMockLlm();
 
-beforeAll(async () => {
+beforeAll(() => {
   requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-});
-beforeEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
 });
 
 function makeHome(toml = '') {

@@ -3,24 +3,15 @@
 // `rune audit`, config refusal of `*.com`, and a project config that can only narrow.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 const KEY = 'sk-test-policy-0a1b2c3d4e5f';
-let mock: MockLlm;
+const mock = useMockLlm();
 
-beforeAll(async () => {
+beforeAll(() => {
   requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-});
-beforeEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
 });
 
 function makeHome(toml = '') {
