@@ -99,7 +99,7 @@ export class McpServer {
       readOnlyPaths: plan.readOnlyPaths,
       readWritePaths: plan.readWritePaths,
       allowedDomains: plan.allowedDomains,
-      envKeys: Object.keys(plan.env),
+      configuredEnvKeys: Object.keys(plan.configuredEnv ?? {}),
     });
     const transport = new SandboxedStdioTransport(
       () => {
