@@ -57,8 +57,17 @@ export const sandboxSchema = z.strictObject({
     .describe('auto: apply every layer the machine offers; strict: a missing layer is an error; off'),
   command_timeout_secs: positiveInt.describe('Wall-clock limit of one execute_cmd call'),
   env_passthrough: z
-    .array(z.string().min(1))
-    .describe('Variables passed to tools even though their names look secret (KEY, SECRET, TOKEN, PASSWORD)'),
+    .array(
+      z
+        .string()
+        .regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          'must be one exact variable name (letters, digits, _; no patterns): list each variable tools may see',
+        ),
+    )
+    .describe(
+      'Exact names of further variables tools and MCP servers get; besides these only PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL and TMPDIR are passed on',
+    ),
   max_file_mb: positiveInt
     .optional()
     .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),

@@ -64,7 +64,7 @@ export class McpServer extends McpConnection {
       readOnlyPaths: plan.readOnlyPaths,
       readWritePaths: plan.readWritePaths,
       allowedDomains: plan.allowedDomains,
-      envKeys: Object.keys(plan.env),
+      configuredEnvKeys: Object.keys(plan.configuredEnv ?? {}),
     });
     const transport = new SandboxedStdioTransport(
       () => {

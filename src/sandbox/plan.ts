@@ -75,23 +75,6 @@ export function hiddenPaths(
   return [...new Set(out)].filter((p) => roots.some((root) => isInside(p, resolve(root))));
 }
 
-const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
-
-/** Drops variables whose names look secret unless they are listed in `passthrough`. */
-export function scrubEnvironment(
-  env: Record<string, string>,
-  passthrough: readonly string[],
-): { env: Record<string, string>; removed: string[] } {
-  const allowed = new Set(passthrough);
-  const out: Record<string, string> = {};
-  const removed: string[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (SECRET_NAME.test(name) && !allowed.has(name)) removed.push(name);
-    else out[name] = value;
-  }
-  return { env: out, removed };
-}
-
 /** Names (relative to a writable root) that stay read-only even inside it. */
 export function protectedCandidates(
   root: string,
