@@ -2,15 +2,7 @@
 // machine offers (through the static helper, native/src/helper.c), caps their output, kills the
 // whole process tree on timeout or cancel, and reports which layers were applied and why not.
 import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_process';
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -24,6 +16,7 @@ import {
   type SandboxCapabilities,
 } from './capabilities.ts';
 import { allowedEnvironment } from './env.ts';
+import { GitGuard } from './git.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
@@ -343,42 +336,6 @@ function listDir(dir: string): string[] {
   }
 }
 
-/**
- * The `commondir` files under the writable roots' .git folders. git takes config and hooks from
- * the folder such a file names, so a sandboxed command that plants one gets its hooks run by the
- * user's next git command outside the sandbox. A missing file cannot be bound read-only, so new
- * ones are removed when the call ends (revertGitRedirects).
- */
-function gitCommondirs(roots: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const root of roots) {
-    const git = join(root, '.git');
-    out.push(join(git, 'commondir'));
-    for (const name of listDir(join(git, 'worktrees'))) out.push(join(git, 'worktrees', name, 'commondir'));
-  }
-  return out.filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
-}
-
-function revertGitRedirects(prepared: Prepared, logger: Logger): string | undefined {
-  if (!prepared.gitRoots || prepared.gitRoots.length === 0) return undefined;
-  const planted = gitCommondirs(prepared.gitRoots).filter((path) => !prepared.commondirs?.has(path));
-  if (planted.length === 0) return undefined;
-  const failed = planted.filter((path) => {
-    try {
-      unlinkSync(path);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  const message =
-    failed.length === 0
-      ? `rune sandbox: removed ${planted.join(', ')} created by the command (it would point git at other hooks and config)`
-      : `rune sandbox: the command created ${failed.join(', ')}, which points git at other hooks and config, and it could not be removed: delete it before running git`;
-  logger.warn('sandbox.git_redirect_removed', { message });
-  return `${message}\n`;
-}
-
 /** The layers a call would get, from the capabilities alone (before anything ran). */
 export function expectedLayers(
   caps: SandboxCapabilities,
@@ -435,9 +392,8 @@ interface Prepared {
   notes: LayerReport[];
   cgroupDirs: string[];
   sandboxed: boolean;
-  /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
+  /** Writable roots whose git folders are judged after the call (src/sandbox/git.ts). */
   gitRoots?: string[];
-  commondirs?: Set<string>;
 }
 
 export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
@@ -446,6 +402,28 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   let cgroups: CgroupPlan | undefined;
   let pool: CgroupPool | undefined;
   const caps = (): SandboxCapabilities => sandboxCapabilities();
+  let guard: GitGuard | undefined;
+  const gitGuard = (): GitGuard => {
+    guard ??= new GitGuard(logger, process.env.HOME);
+    return guard;
+  };
+  /** Long-lived sandboxed processes with writable roots (MCP servers): they may write any time. */
+  const liveWriters = new Set<Prepared>();
+  /** After a call: judges its writable roots' git folders; the text tells the model what was undone. */
+  const gitAfter = (prepared: Prepared): string => {
+    if (!prepared.gitRoots || prepared.gitRoots.length === 0) return '';
+    const roots = [...prepared.gitRoots, ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    try {
+      const message = gitGuard().check([...new Set(roots)]);
+      return message ? `${message}\n` : '';
+    } catch (error) {
+      logger.warn('sandbox.git_check_failed', {
+        message: `git check after the call failed: ${(error as Error).message}`,
+      });
+      return '';
+    }
+  };
+
   const cgroupPlan = (): CgroupPlan => {
     cgroups ??= planCgroups(caps(), config);
     return cgroups;
@@ -504,15 +482,16 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const rwRoots = request.readWritePaths.map((p) => resolve(cwd, p));
     const roRoots = request.readOnlyPaths.map((p) => resolve(cwd, p));
     const protectedPaths: string[] = [];
-    const pinPaths: string[] = [];
     const home = resolve(runeHome());
     for (const root of rwRoots) {
-      protectedPaths.push(
-        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules'))),
-      );
-      pinPaths.push(join(root, '.git'));
+      protectedPaths.push(...protectedCandidates(root, listDir(root)));
       if (isInside(home, root)) protectedPaths.push(home);
     }
+    // Every git folder under the writable roots: config, hooks, info, commondir and .git files
+    // read-only in the view (src/sandbox/git.ts).
+    const git = gitGuard().prepare(rwRoots, liveWriters.size === 0);
+    protectedPaths.push(...git.protect);
+    const pinPaths = git.pin;
     const hidePaths = [
       ...hiddenPaths(
         request.env.HOME ?? process.env.HOME,
@@ -537,7 +516,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         logger.warn('sandbox.cgroup_failed', { message: cgroupError });
       }
     }
-    const { args, notes } = planHelperArgs({
+    const { args, notes: planNotes } = planHelperArgs({
       request: { ...request, cwd },
       strict: mode === 'strict',
       namespaces,
@@ -555,6 +534,17 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       reportFd: REPORT_FD,
     });
+    const gitNote = [
+      ...(git.pin.length + git.protect.length > 0
+        ? [
+            `git folders under writable roots: config, hooks, info and .git files read-only (${git.protect.length} path(s))`,
+          ]
+        : []),
+      ...git.notes,
+    ].join('; ');
+    const notes = gitNote
+      ? [...planNotes, { layer: 'namespaces' as const, applied: true, detail: gitNote }]
+      : planNotes;
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
     const cgroupReport: LayerReport =
       cgroupError !== undefined
@@ -569,7 +559,6 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
-      commondirs: new Set(gitCommondirs(rwRoots)),
     };
   };
 
@@ -664,7 +653,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
-    const reverted = revertGitRedirects(prepared, logger) ?? '';
+    const reverted = gitAfter(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -692,6 +681,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
     const resolved = mode === 'off' ? [] : resolveTargetsSync(request.allowedDomains);
     const prepared = prepare(request, resolved);
+    if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.add(prepared);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
     void readReport(child).then((text) => {
@@ -703,7 +693,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
         pool?.release(prepared.cgroupDirs);
-        revertGitRedirects(prepared, logger);
+        if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.delete(prepared);
+        gitAfter(prepared);
         done({ exitCode, signal });
       });
     });
@@ -722,5 +713,12 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     };
   };
 
-  return { run, spawn, describe };
+  const checkGit = (roots: readonly string[]): string | undefined => {
+    if (mode === 'off') return undefined;
+    const all = [...roots.map((p) => resolve(p)), ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    if (all.length === 0) return undefined;
+    return gitAfter({ gitRoots: [...new Set(all)] } as Prepared) || undefined;
+  };
+
+  return { run, spawn, describe, checkGit };
 }
