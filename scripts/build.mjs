@@ -42,13 +42,16 @@ const started = Date.now();
 const step = (what) =>
   process.stderr.write(`build: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
-/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts). */
+/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts), plus the walk worker. */
 const MODES = {
   main: 'src/main.ts',
   cli: 'src/cli/index.ts',
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
+  // Not a mode: the worker thread of search_files/find_files (src/tools/walk/runner.ts), evaluated
+  // from its own asset so it parses only the walk and not the whole cli bundle.
+  'walk-worker': 'src/tools/walk/worker.ts',
 };
 
 function buildNative() {
