@@ -114,8 +114,11 @@ function formatSearch(args: SearchFilesArgs, result: JobResult, rootShown: strin
   const skipped = skippedNote(result.stats);
   if (result.files.length === 0) {
     const notes = endNotes(result);
+    const where = `/${args.pattern}/${args.case_insensitive ? 'i' : ''} in ${rootShown}`;
+    if (result.timedOut || result.cancelled)
+      return [`No matches for ${where} before the search was stopped.`, ...notes].join('\n');
     return [
-      `No matches for /${args.pattern}/${args.case_insensitive ? 'i' : ''} in ${rootShown} (${plural(result.stats.files, 'file')} looked at${args.include ? ` for ${args.include}` : ''}).`,
+      `No matches for ${where} (${plural(result.stats.files, 'file')} looked at${args.include ? ` for ${args.include}` : ''}).`,
       ...(skipped ? [skipped] : []),
       ...notes,
     ].join('\n');

@@ -3,7 +3,15 @@
 // the time limit that stops a regular expression backtracking for ever, cancellation, and the
 // Landlock confinement of the worker's own thread (the second layer under the walk's own checks).
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -23,7 +31,9 @@ const previous = { dir: undefined as string | undefined, home: process.env.RUNE_
 
 function bundle(entry: string | { contents: string }, outfile: string): void {
   buildSync({
-    ...(typeof entry === 'string' ? { entryPoints: [entry] } : { stdin: { ...entry, resolveDir: ROOT, loader: 'ts' } }),
+    ...(typeof entry === 'string'
+      ? { entryPoints: [entry] }
+      : { stdin: { ...entry, resolveDir: ROOT, loader: 'ts' } }),
     outfile,
     bundle: true,
     platform: 'node',
@@ -40,7 +50,10 @@ beforeAll(() => {
   mkdirSync(join(assets, 'native'));
   copyFileSync(ADDON, join(assets, 'native/rune_native.node'));
   const sha = createHash('sha256').update(readFileSync(ADDON)).digest('hex');
-  writeFileSync(join(assets, 'manifest.json'), JSON.stringify({ version: 'test', sha256: { 'native/rune_native.node': sha } }));
+  writeFileSync(
+    join(assets, 'manifest.json'),
+    JSON.stringify({ version: 'test', sha256: { 'native/rune_native.node': sha } }),
+  );
   const globals = globalThis as { __runeAssetDir?: string };
   previous.dir = globals.__runeAssetDir;
   globals.__runeAssetDir = assets;
@@ -102,7 +115,11 @@ describe.skipIf(!built)('the walk worker (needs the native addon: npm run build:
     expect(result.error).toBeUndefined();
     expect(result.files).toHaveLength(1);
     expect(result.layers).toEqual([
-      { layer: 'landlock', applied: true, detail: expect.stringMatching(/^walk thread: ABI \d+, read-only 1 path\(s\)$/) },
+      {
+        layer: 'landlock',
+        applied: true,
+        detail: expect.stringMatching(/^walk thread: ABI \d+, read-only 1 path\(s\)$/),
+      },
     ]);
   });
 
