@@ -62,7 +62,9 @@ async function waitIdle(api: Api, note: string): Promise<void> {
 /** Runs one chat turn and returns what the model was told each tool returned. */
 async function ask(api: Api, note: string, steps: MockStep[]): Promise<string[]> {
   mock.script(steps);
-  expect((await api(`/api/notes/${note}/chat`, { method: 'POST', body: { message: 'go' } })).status).toBe(202);
+  expect((await api(`/api/notes/${note}/chat`, { method: 'POST', body: { message: 'go' } })).status).toBe(
+    202,
+  );
   await waitIdle(api, note);
   const last = mock.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> };
   return last.messages.filter((m) => m.role === 'tool').map((m) => m.content);
@@ -72,14 +74,32 @@ describe('notes chat file tools (binary)', () => {
   it("edits and searches the note's own workspace; another note cannot search it", async () => {
     const { api, workspace } = await start('[policy]\nallowed_paths_rw = ["."]');
     const [created, edited, searched, found] = await ask(api, 'lab', [
-      { toolCalls: [{ name: 'edit_file', arguments: { path: 'plan.txt', edits: [{ old_string: '', new_string: 'step one\nstep two\n' }] } }] },
-      { toolCalls: [{ name: 'edit_file', arguments: { path: 'plan.txt', edits: [{ old_string: 'step two', new_string: 'step 2' }] } }] },
+      {
+        toolCalls: [
+          {
+            name: 'edit_file',
+            arguments: { path: 'plan.txt', edits: [{ old_string: '', new_string: 'step one\nstep two\n' }] },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'edit_file',
+            arguments: { path: 'plan.txt', edits: [{ old_string: 'step two', new_string: 'step 2' }] },
+          },
+        ],
+      },
       { toolCalls: [{ name: 'search_files', arguments: { pattern: 'step \\d' } }] },
       { toolCalls: [{ name: 'find_files', arguments: { pattern: '*.txt' } }] },
       { text: 'done' },
     ]);
-    const offered = (mock.requests[0]!.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
-    expect(offered).toEqual(expect.arrayContaining(['edit_file', 'search_files', 'find_files', 'write_markdown']));
+    const offered = (mock.requests[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(offered).toEqual(
+      expect.arrayContaining(['edit_file', 'search_files', 'find_files', 'write_markdown']),
+    );
     expect(created).toMatch(/^created plan\.txt \(18 bytes\)/);
     expect(edited).toMatch(/^edited plan\.txt: 1 replacement, \+1 -1 lines/);
     expect(searched).toMatch(/^plan\.txt:2: step 2\n\n\[1 matching line in 1 file\]$/);
@@ -101,18 +121,32 @@ describe('notes chat file tools (binary)', () => {
     await ask(api, 'lab', [{ text: 'ready' }]);
     writeFileSync(join(workspace, 'note-1', 'conf.ini'), 'level = low\n');
     mock.script([
-      { toolCalls: [{ name: 'edit_file', arguments: { path: 'conf.ini', edits: [{ old_string: 'low', new_string: 'high' }] } }] },
+      {
+        toolCalls: [
+          {
+            name: 'edit_file',
+            arguments: { path: 'conf.ini', edits: [{ old_string: 'low', new_string: 'high' }] },
+          },
+        ],
+      },
       { text: 'raised' },
     ]);
-    expect((await api('/api/notes/lab/chat', { method: 'POST', body: { message: 'raise it' } })).status).toBe(202);
+    expect((await api('/api/notes/lab/chat', { method: 'POST', body: { message: 'raise it' } })).status).toBe(
+      202,
+    );
     let approvals: Array<{ id: string; question: string }> = [];
     for (let i = 0; i < 200 && approvals.length === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      approvals = ((await (await api('/api/approvals?note=lab')).json()) as { approvals: typeof approvals }).approvals;
+      approvals = ((await (await api('/api/approvals?note=lab')).json()) as { approvals: typeof approvals })
+        .approvals;
     }
     expect(approvals).toHaveLength(1);
-    expect(approvals[0]!.question).toMatch(/^Edit .*conf\.ini\?\n--- a\/conf\.ini\n\+\+\+ b\/conf\.ini\n@@ -1,1 \+1,1 @@\n-level = low\n\+level = high$/);
-    expect((await api(`/api/approvals/${approvals[0]!.id}`, { method: 'POST', body: { answer: 'yes' } })).status).toBe(200);
+    expect(approvals[0]!.question).toMatch(
+      /^Edit .*conf\.ini\?\n--- a\/conf\.ini\n\+\+\+ b\/conf\.ini\n@@ -1,1 \+1,1 @@\n-level = low\n\+level = high$/,
+    );
+    expect(
+      (await api(`/api/approvals/${approvals[0]!.id}`, { method: 'POST', body: { answer: 'yes' } })).status,
+    ).toBe(200);
     await waitIdle(api, 'lab');
     expect(readFileSync(join(workspace, 'note-1', 'conf.ini'), 'utf8')).toBe('level = high\n');
   });
