@@ -335,12 +335,22 @@ export class EventHub {
     return { note, file };
   }
 
-  /** Checks every stream watching a note (or all) and closes those that lost access. */
+  /**
+   * Checks every stream watching a note (or all) and closes those that lost access, and every
+   * stream whose session or token ended (logout, revocation, an account removed from the config).
+   */
   recheck(noteId?: number): void {
     for (const conn of [...this.connections.values()]) {
-      if (conn.noteId === null || (noteId !== undefined && conn.noteId !== noteId)) continue;
-      const note = this.store.noteById(conn.noteId);
-      if (!canSee(roleOf(this.principalOf(conn)), note)) this.revoke(conn, conn.noteId);
+      if (noteId !== undefined && conn.noteId !== noteId) continue;
+      const signedIn = conn.principal !== null;
+      const principal = this.principalOf(conn);
+      if (signedIn && !principal) {
+        if (conn.noteId === null) this.end(conn);
+        else this.revoke(conn, conn.noteId);
+        continue;
+      }
+      if (conn.noteId === null) continue;
+      if (!canSee(roleOf(principal), this.store.noteById(conn.noteId))) this.revoke(conn, conn.noteId);
     }
   }
 
