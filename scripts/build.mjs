@@ -49,8 +49,10 @@ const MODES = {
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
-  // Not a mode: the worker thread of search_files/find_files (src/tools/walk/runner.ts), evaluated
-  // from its own asset so it parses only the walk and not the whole cli bundle.
+  // Not modes: worker threads started from their own text, so each parses only what it runs.
+  // The notes server's worker (search, diffs):
+  'notes-worker': 'src/notes/worker-entry.ts',
+  // search_files/find_files' walk (src/tools/walk/runner.ts):
   'walk-worker': 'src/tools/walk/worker.ts',
 };
 
