@@ -35,7 +35,7 @@ import {
   type ResolvedName,
   SYSTEM_READ_ONLY,
 } from './plan.ts';
-import { resolveName, resolveNameSync } from './resolve.ts';
+import { resolveTargets, resolveTargetsSync } from './resolve.ts';
 import type {
   LayerName,
   LayerReport,
@@ -631,11 +631,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   const run = async (request: SandboxRequest): Promise<SandboxResult> => {
     const started = performance.now();
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
-    const resolved =
-      mode === 'off' || domains.length === 0
-        ? []
-        : await Promise.all(domains.map(async (name) => ({ name, addresses: await resolveName(name) })));
+    const resolved = mode === 'off' ? [] : await resolveTargets(request.allowedDomains);
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const reportText = readReport(child);
@@ -694,9 +690,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>,
   ): SandboxedProcess => {
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
-    const resolved =
-      mode === 'off' ? [] : domains.map((name) => ({ name, addresses: resolveNameSync(name) }));
+    const resolved = mode === 'off' ? [] : resolveTargetsSync(request.allowedDomains);
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
