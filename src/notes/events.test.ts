@@ -216,3 +216,59 @@ describe('presence', () => {
     expect((gone.data.present as unknown[]).length).toBe(1);
   });
 });
+
+describe('awareness (editor cursors) in presence', () => {
+  const cursor = { anchor: 'AQbvrNwBBA==', head: 'AQbvrNwBCQ==' };
+
+  it('reaches the other editors with the entry, never readers', async () => {
+    const fileId = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const editor = open(sessionPrincipal(admin), noteId, null, 'tab-a');
+    open(sessionPrincipal(user), noteId, null, 'tab-u');
+    const reader = open(null, noteId, null, 'tab-r');
+    const res = await user.request('POST', '/api/notes/pub/presence', {
+      client_id: 'tab-u',
+      file_id: fileId,
+      awareness: { cursor },
+    });
+    expect(res.json()).toEqual({ ok: true });
+    const seen = (s: Stream) =>
+      (
+        s.events.filter((e) => e.name === 'presence').at(-1)!.data.present as Array<Record<string, unknown>>
+      ).find((p) => p.client_id === 'tab-u');
+    expect(seen(editor)).toEqual({
+      client_id: 'tab-u',
+      name: 'uma',
+      role: 'user',
+      file_id: fileId,
+      typing: false,
+      awareness: { cursor },
+    });
+    expect(seen(reader)).toEqual({
+      client_id: 'tab-u',
+      name: 'uma',
+      role: 'user',
+      file_id: fileId,
+      typing: false,
+    });
+    // Each update carries the whole state: one without awareness clears the cursor.
+    await user.request('POST', '/api/notes/pub/presence', { client_id: 'tab-u', file_id: fileId });
+    expect(seen(editor)).not.toHaveProperty('awareness');
+  });
+
+  it('refuses malformed awareness with a reason and readers who send a cursor', async () => {
+    open(sessionPrincipal(user), noteId, null, 'tab-u');
+    const bad = async (awareness: unknown) =>
+      (await user.request('POST', '/api/notes/pub/presence', { client_id: 'tab-u', awareness })).json();
+    expect((await bad({ cursor, color: 'red' })).message).toMatch(/unknown key "color"/);
+    expect((await bad({ cursor: { anchor: 'x'.repeat(200), head: 'AA==' } })).message).toMatch(
+      /awareness\.cursor\.anchor/,
+    );
+    expect((await bad('cursor')).code).toBe('BAD_REQUEST');
+    open(null, noteId, null, 'tab-r');
+    const reader = await anonymous(kit.server).request('POST', '/api/notes/pub/presence', {
+      client_id: 'tab-r',
+      awareness: { cursor },
+    });
+    expect(reader.statusCode).toBe(403);
+  });
+});

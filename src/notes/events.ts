@@ -2,6 +2,7 @@
 // the moment it is sent (the principal is looked up again when roles, sessions or tokens change),
 // durable events are kept for Last-Event-ID replay, and presence lives here with the connections.
 import { type Auth, atLeast, type Principal, type Role } from './auth.ts';
+import type { Awareness } from './awareness.ts';
 import type { FileRow, NoteRow, Store } from './db.ts';
 
 export interface HubEvent {
@@ -26,6 +27,8 @@ export interface PresenceEntry {
   role: Role | 'anonymous';
   file_id: number | null;
   typing: boolean;
+  /** The editor's cursor in `file_id` (editors only; readers never receive it). */
+  awareness?: Awareness;
 }
 
 interface Connection {
@@ -37,6 +40,7 @@ interface Connection {
   sink: Sink;
   fileId: number | null;
   typingUntil: number;
+  awareness: Awareness | null;
   closed: boolean;
 }
 
@@ -51,6 +55,11 @@ export const TOOL_OUTPUT_HIDDEN = '(tool output is shown to signed-in users only
  */
 export function forReader(role: Role | 'anonymous', name: string, data: Record<string, unknown>) {
   if (atLeast(role, 'user')) return data;
+  if (name === 'presence' && Array.isArray(data.present)) {
+    // Cursors are for the people editing; a reader gets who is here, not where they type.
+    const present = (data.present as PresenceEntry[]).map(({ awareness: _editorsOnly, ...entry }) => entry);
+    return { ...data, present };
+  }
   if (name === 'chat.progress' && 'detail' in data) {
     const { detail: _hidden, ...rest } = data;
     return rest;
@@ -133,6 +142,7 @@ export class EventHub {
       sink: opts.sink,
       fileId: null,
       typingUntil: 0,
+      awareness: null,
       closed: false,
     };
     this.write(conn, null, 'hello', {
@@ -285,6 +295,7 @@ export class EventHub {
         role: roleOf(principal),
         file_id: conn.fileId,
         typing: conn.typingUntil > now,
+        ...(conn.awareness && conn.fileId !== null ? { awareness: conn.awareness } : {}),
       });
     }
     return out;
@@ -299,13 +310,17 @@ export class EventHub {
     });
   }
 
-  /** Updates where a connection is and whether it types; false when no such stream is open. */
+  /**
+   * Updates where a connection is, whether it types and its awareness (each update replaces all
+   * three); false when no such stream is open.
+   */
   setPresence(
     subject: string | null,
     noteId: number,
     clientId: string,
     fileId: number | null,
     typing: boolean,
+    awareness: Awareness | null = null,
   ): boolean {
     let found = false;
     const mine = (conn: Connection) =>
@@ -322,6 +337,7 @@ export class EventHub {
       if ((conn.principal?.subject ?? null) !== subject) continue;
       conn.fileId = fileId;
       conn.typingUntil = typing ? this.now() + TYPING_MS : 0;
+      conn.awareness = awareness;
       found = true;
     }
     if (found) {

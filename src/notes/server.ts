@@ -20,6 +20,7 @@ import {
   type Role,
   sha256,
 } from './auth.ts';
+import { parseAwareness } from './awareness.ts';
 import { ChatService as Chat, type ChatService, type RunAgent, toApproval, toMessage } from './chat.ts';
 import { Collab } from './collab.ts';
 import {
@@ -706,7 +707,11 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     const fileId = body.file_id === undefined || body.file_id === null ? null : Number(body.file_id);
     if (fileId !== null && !Number.isInteger(fileId)) throw badRequest('file_id: expected a number or null');
     const typing = optionalBool(body, 'typing') ?? false;
-    return { ok: hub.setPresence(req.principal?.subject ?? null, note.id, clientId, fileId, typing) };
+    const awareness = parseAwareness(body.awareness);
+    if (awareness && !atLeast(role(req), 'user')) throw forbidden('awareness: only editors share a cursor');
+    return {
+      ok: hub.setPresence(req.principal?.subject ?? null, note.id, clientId, fileId, typing, awareness),
+    };
   });
 
   // --- event stream
