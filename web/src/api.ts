@@ -106,6 +106,8 @@ export interface Presence {
   role: Role;
   file_id: number | null;
   typing: boolean;
+  /** Editors only: where this one's cursor is (Yjs relative positions, base64). */
+  awareness?: { cursor: { anchor: string; head: string } | null };
 }
 export interface SearchResult {
   kind: 'file' | 'chat';
