@@ -106,8 +106,11 @@ export interface Presence {
   role: Role;
   file_id: number | null;
   typing: boolean;
-  /** Editors only: where this one's cursor is (Yjs relative positions, base64). */
-  awareness?: { cursor: { anchor: string; head: string } | null };
+  /**
+   * What the client attached, or null; the web editor puts its selection there as
+   * `{cursor: {anchor, head}}` (base64 Yjs relative positions, see awareness.ts).
+   */
+  state?: Record<string, unknown> | null;
 }
 export interface SearchResult {
   kind: 'file' | 'chat';

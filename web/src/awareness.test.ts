@@ -36,7 +36,7 @@ describe('PresenceAwareness', () => {
     const remote = new PresenceAwareness(b, 'bob', () => {});
     const changes: unknown[] = [];
     remote.on('change', (change) => changes.push(change));
-    remote.setRemote([entry({ awareness: { cursor: sent } })], 7, 'tab-b');
+    remote.setRemote([entry({ state: { cursor: sent } })], 7, 'tab-b');
     const [id, state] = [...remote.getStates()].find(([key]) => key !== b.clientID)!;
     expect(changes).toEqual([{ added: [id], updated: [], removed: [] }]);
     expect(state['user']).toEqual({
@@ -51,7 +51,7 @@ describe('PresenceAwareness', () => {
     expect(Y.createAbsolutePositionFromRelativePosition(cursor.head, b)?.index).toBe(14);
   });
 
-  it('ignores its own tab, other files, entries without a cursor and undecodable ones', () => {
+  it('ignores its own tab, other files, readers, entries without a cursor and undecodable ones', () => {
     const { b } = pair();
     const remote = new PresenceAwareness(b, 'bob', () => {});
     const changes: unknown[] = [];
@@ -59,10 +59,13 @@ describe('PresenceAwareness', () => {
     const cursor = { anchor: 'AA==', head: 'AA==' };
     remote.setRemote(
       [
-        entry({ client_id: 'tab-b', awareness: { cursor } }),
-        entry({ file_id: 8, awareness: { cursor } }),
+        entry({ client_id: 'tab-b', state: { cursor } }),
+        entry({ file_id: 8, state: { cursor } }),
         entry({ client_id: 'tab-c' }),
-        entry({ client_id: 'tab-d', awareness: { cursor: { anchor: '////', head: '!!' } } }),
+        entry({ client_id: 'tab-g', role: 'guest', state: { cursor } }),
+        entry({ client_id: 'tab-d', state: { cursor: { anchor: '////', head: '!!' } } }),
+        entry({ client_id: 'tab-e', state: { cursor: { anchor: 7, head: 'AA==' } } }),
+        entry({ client_id: 'tab-f', state: { cursor: 'AA==' } }),
       ],
       7,
       'tab-b',
@@ -83,7 +86,7 @@ describe('PresenceAwareness', () => {
     const remote = new PresenceAwareness(b, 'bob', () => {});
     const changes: Array<{ added: number[]; updated: number[]; removed: number[] }> = [];
     remote.on('change', (change) => changes.push(change));
-    const present = [entry({ awareness: { cursor: sent } })];
+    const present = [entry({ state: { cursor: sent } })];
     remote.setRemote(present, 7, 'tab-b');
     remote.setRemote(present, 7, 'tab-b');
     remote.setRemote([], 7, 'tab-b');

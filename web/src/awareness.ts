@@ -1,7 +1,8 @@
 // Remote cursors over the note's presence, with no second channel: the editor's binding
 // (y-codemirror.next) talks to an "awareness" object; this one takes the other editors' cursors
-// from `presence` events and hands the local cursor to a callback that posts it with presence.
-// Names come from the server (who is logged in), colours from the names, so nobody picks either.
+// from presence entries (their `state.cursor`) and hands the local cursor to a callback that posts
+// it as this tab's presence state. Names come from the server (who is logged in), colours from the
+// names, so nobody picks either; entries of people who cannot edit draw no cursor.
 import * as Y from 'yjs';
 import { fromBase64, type Presence, toBase64 } from './api.ts';
 
@@ -84,15 +85,19 @@ export class PresenceAwareness {
     this.listeners.delete(listener);
   }
 
-  /** The cursors in `fileId` of everyone else, from a `presence` event; unchanged ones stay put. */
-  setRemote(present: Presence[], fileId: number, ownClientId: string): void {
+  /**
+   * The cursors in `fileId` of everyone else (`ownClientId`: this tab's id as the server stamped
+   * it), from the presence list; unchanged ones stay put.
+   */
+  setRemote(present: Presence[], fileId: number, ownClientId: string | null): void {
     const change: Change = { added: [], updated: [], removed: [] };
     const seen = new Set<string>();
     for (const person of present) {
-      const cursor = person.awareness?.cursor;
-      if (person.client_id === ownClientId || person.file_id !== fileId || !cursor) continue;
-      const decoded = decodeCursor(cursor);
-      if (!decoded) continue;
+      if (person.client_id === ownClientId || person.file_id !== fileId) continue;
+      if (person.role !== 'user' && person.role !== 'admin') continue;
+      const cursor = asCursor(person.state?.['cursor']);
+      const decoded = cursor && decodeCursor(cursor);
+      if (!cursor || !decoded) continue;
       seen.add(person.client_id);
       const signature = `${person.name}\n${cursor.anchor}\n${cursor.head}`;
       let entry = this.keys.get(person.client_id);
@@ -135,6 +140,14 @@ function encodeCursor(value: unknown): Cursor | null {
     anchor: toBase64(Y.encodeRelativePosition(cursor.anchor)),
     head: toBase64(Y.encodeRelativePosition(cursor.head)),
   };
+}
+
+/** A cursor as another browser sent it, if it has the shape this one sends. */
+function asCursor(value: unknown): Cursor | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { anchor, head } = value as Record<string, unknown>;
+  const position = (each: unknown) => typeof each === 'string' && each.length > 0 && each.length <= 128;
+  return position(anchor) && position(head) ? { anchor: anchor as string, head: head as string } : null;
 }
 
 /** Positions from another browser, decoded defensively: whatever does not decode is dropped. */

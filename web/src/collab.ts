@@ -81,9 +81,9 @@ export class CollabSession {
     }
   }
 
-  /** A `collab.update` event from the stream. */
-  applyRemote(update: string, clientId: string): void {
-    if (clientId === this.options.clientId || this.closed) return;
+  /** A `collab.update` event from the stream (someone else's; Yjs ignores what it already has). */
+  applyRemote(update: string): void {
+    if (this.closed) return;
     Y.applyUpdate(this.doc, fromBase64(update), REMOTE);
   }
 

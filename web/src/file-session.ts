@@ -125,12 +125,13 @@ export class FileSession {
     return this.collab.queued;
   }
 
-  applyRemote(update: string, clientId: string): void {
-    this.collab.applyRemote(update, clientId);
+  applyRemote(update: string): void {
+    this.collab.applyRemote(update);
   }
 
-  setPresent(present: Presence[]): void {
-    this.awareness.setRemote(present, this.options.file.id, this.options.session.clientId);
+  /** The presence list; `ownId` is this tab's client id as the server stamped it. */
+  setPresent(present: Presence[], ownId: string | null): void {
+    this.awareness.setRemote(present, this.options.file.id, ownId);
   }
 
   saved(revision: number): void {

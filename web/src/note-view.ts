@@ -28,6 +28,8 @@ export class NoteView {
   private chat!: ChatPane;
   private presence!: PresenceReporter;
   private present: Presence[] = [];
+  /** This tab's client id as the server stamped it (the `hello` event says it). */
+  private stampedId: string | null = null;
   private mode: Mode = 'preview';
   private closed = false;
   private readonly canEdit: boolean;
@@ -292,7 +294,7 @@ export class NoteView {
       describedBy: HINT_ID,
     });
     this.fileSession = session;
-    session.setPresent(this.present);
+    session.setPresent(this.present, this.stampedId);
     await session.open();
   }
 
@@ -348,8 +350,7 @@ export class NoteView {
       }),
     );
     const typing = this.present.filter(
-      (person) =>
-        person.typing && person.file_id === this.current?.id && person.client_id !== this.session.clientId,
+      (person) => person.typing && person.file_id === this.current?.id && person.client_id !== this.stampedId,
     );
     const names = [...new Set(typing.map((person) => person.name))];
     this.typingLine.textContent = names.length
@@ -395,6 +396,7 @@ export class NoteView {
     const fileId = data['file_id'] as number | undefined;
     switch (name) {
       case 'hello':
+        this.stampedId = typeof data['client_id'] === 'string' ? data['client_id'] : null;
         this.presence.announce();
         break;
       case 'note.updated': {
@@ -432,8 +434,9 @@ export class NoteView {
         }
         break;
       case 'collab.update':
-        if (this.fileSession && fileId === this.fileSession.fileId) {
-          this.fileSession.applyRemote(String(data['update']), String(data['client_id']));
+        // Our own updates come back too (harmless: Yjs applies an update once); skip them.
+        if (this.fileSession && fileId === this.fileSession.fileId && data['client_id'] !== this.stampedId) {
+          this.fileSession.applyRemote(String(data['update']));
         }
         break;
       case 'collab.reset':
@@ -441,9 +444,18 @@ export class NoteView {
         break;
       case 'presence':
         this.present = (data['present'] as Presence[]) ?? [];
-        this.fileSession?.setPresent(this.present);
+        this.fileSession?.setPresent(this.present, this.stampedId);
         this.renderPresence();
         break;
+      case 'presence.changed': {
+        // Only what changed since the last one: entries that joined or changed, ids that left.
+        const set = (data['set'] as Presence[]) ?? [];
+        const gone = new Set([...((data['gone'] as string[]) ?? []), ...set.map((p) => p.client_id)]);
+        this.present = [...this.present.filter((p) => !gone.has(p.client_id)), ...set];
+        this.fileSession?.setPresent(this.present, this.stampedId);
+        this.renderPresence();
+        break;
+      }
       default:
         if (name.startsWith('chat.') || name.startsWith('approval.')) this.chat.handle(name, data);
     }

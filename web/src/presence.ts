@@ -1,5 +1,5 @@
 // This tab's presence in a note: which file it has open, whether its person is typing, and (for
-// editors) where the cursor is. Sent with POST …/presence, at most one request at a time and one
+// editors) where the cursor is, as the entry's `state`. Sent with POST …/presence, at most one request at a time and one
 // per MIN_GAP_MS, always with the latest state, so a moving cursor costs a few requests a second.
 import { api } from './api.ts';
 import type { Cursor } from './awareness.ts';
@@ -75,7 +75,8 @@ export class PresenceReporter {
         client_id: this.clientId,
         file_id: this.fileId,
         typing: Date.now() - this.lastEdit < TYPING_MS,
-        awareness: this.cursor && this.fileId !== null ? { cursor: this.cursor } : null,
+        // The bounded free-form part of presence; other editors draw the cursor from it.
+        state: this.cursor && this.fileId !== null ? { cursor: this.cursor } : null,
       });
     } catch {
       // Presence is a courtesy; a failed update must not disturb editing.
