@@ -1,6 +1,9 @@
-// Real-time editing: one Yjs document per file while it is in use (its state kept in the files
-// table so clients and server never disagree across restarts), revisions saved after a short idle
-// time, and plain saves from scripts merged in (3-way against their base revision) or refused.
+// Real-time editing: one Yjs document per file while it is in use. Every update a client sends is
+// appended to an update log in SQLite before it is acknowledged; a file's document is its stored
+// state plus the updates logged after it. Revisions (which compact the log into the stored state,
+// in the same transaction) come after a short idle time and at the latest every
+// `maxIntervalMs` of continuous editing. Plain saves from scripts are merged in (3-way against their
+// base revision) or refused. See docs/adr/0006-notes-collaboration.md and 0013-notes-durability.md.
 import { diffChars } from 'diff';
 import { merge } from 'node-diff3';
 import * as Y from 'yjs';
@@ -12,23 +15,38 @@ interface Live {
   doc: Y.Doc;
   fileId: number;
   noteId: number;
+  /** The text changed since the last revision. */
   dirty: boolean;
+  /** When the oldest change not yet in a revision or the stored state arrived (performance.now()). */
+  pendingSince: number;
   authors: Set<string>;
+  /** Id of the newest logged update not yet compacted into the stored state; 0 when none. */
+  uncompacted: number;
+  /** Set by the document's listeners during one apply. */
+  changed: { state: boolean; text: boolean };
   timer: NodeJS.Timeout | null;
 }
+
+/** Bytes that are not a Yjs update (as opposed to a failure to store a good one). */
+export class InvalidUpdateError extends Error {}
 
 export type PutResult =
   | { ok: true; file: FileRow; merged: boolean }
   | { ok: false; current: { content: string; revision: number } };
 
 export interface CollabOptions {
+  /** A revision is saved this long after the last change. */
   idleMs?: number;
+  /** …and at the latest this long after the first unsaved change, however long the typing goes on. */
+  maxIntervalMs?: number;
   /** How long an unchanged document stays in memory after its last save. */
   unloadMs?: number;
   logger: Logger;
 }
 
 const SERVER_ORIGIN = 'server';
+/** Origin of updates replayed from the log when a document loads. */
+const LOG_ORIGIN = 'log';
 
 /** Splits text into lines that keep their line ends, so joining them gives the text back. */
 function lines(text: string): string[] {
@@ -83,6 +101,7 @@ export class Collab {
   private readonly store: Store;
   private readonly hub: EventHub;
   private readonly idleMs: number;
+  private readonly maxIntervalMs: number;
   private readonly unloadMs: number;
   private readonly logger: Logger;
 
@@ -90,6 +109,7 @@ export class Collab {
     this.store = store;
     this.hub = hub;
     this.idleMs = options.idleMs ?? 1500;
+    this.maxIntervalMs = options.maxIntervalMs ?? 30_000;
     this.unloadMs = options.unloadMs ?? 10 * 60_000;
     this.logger = options.logger;
     // Runs the document code once at start, so the first real edit does not pay for compiling it.
@@ -100,6 +120,7 @@ export class Collab {
     warm.destroy();
   }
 
+  /** The file's document: its stored state, then every update logged after it. */
   private open(file: FileRow): Live {
     const existing = this.live.get(file.id);
     if (existing) return existing;
@@ -111,19 +132,36 @@ export class Collab {
       // First collaborative use of this file (or its text changed outside): start from the saved text
       // and keep that state, so every later load hands out the same document history.
       setText(text, file.content);
-      this.store.db
-        .prepare('update files set ydoc = ? where id = ?')
-        .run(Y.encodeStateAsUpdate(doc), file.id);
+      this.store.setFileYdoc(file.id, Y.encodeStateAsUpdate(doc));
     }
     const entry: Live = {
       doc,
       fileId: file.id,
       noteId: file.note_id,
       dirty: false,
+      pendingSince: 0,
       authors: new Set(),
+      uncompacted: 0,
+      changed: { state: false, text: false },
       timer: null,
     };
+    const logged = this.store.loggedUpdates(file.id);
+    if (logged.length > 0) {
+      for (const row of logged) {
+        Y.applyUpdate(doc, row.data, LOG_ORIGIN);
+        entry.authors.add(row.author);
+      }
+      entry.uncompacted = logged.at(-1)!.id;
+      entry.dirty = text.toString() !== file.content;
+      entry.pendingSince = performance.now();
+      this.schedule(entry);
+    }
+    text.observe(() => {
+      entry.changed.text = true;
+    });
     doc.on('update', (update: Uint8Array, origin: unknown) => {
+      entry.changed.state = true;
+      // Published after the transaction that logs the update commits (EventHub.publish).
       this.hub.publish({
         name: 'collab.update',
         noteId: entry.noteId,
@@ -139,6 +177,26 @@ export class Collab {
     });
     this.live.set(file.id, entry);
     return entry;
+  }
+
+  /**
+   * Changes a live document inside one transaction. When that fails, the document in memory may
+   * hold what the database does not: it is dropped, and the next use loads what was committed.
+   */
+  private mutate<T>(entry: Live, fn: () => T): T {
+    try {
+      return this.store.tx(fn);
+    } catch (error) {
+      this.evict(entry);
+      throw error;
+    }
+  }
+
+  private evict(entry: Live): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = null;
+    if (this.live.get(entry.fileId) === entry) this.live.delete(entry.fileId);
+    entry.doc.destroy();
   }
 
   /** How many documents are in memory. */
@@ -161,48 +219,101 @@ export class Collab {
     };
   }
 
-  /** Applies a client's update; throws on bytes that are not a Yjs update. */
+  /**
+   * Applies a client's update and logs it; when this returns, the update is committed (and only
+   * then sent to the other editors). Throws on bytes that are not a Yjs update, logging nothing.
+   */
   apply(file: FileRow, update: Uint8Array, author: string, clientId: string): void {
     const entry = this.open(file);
-    const before = entry.doc.getText('content').toString();
-    Y.applyUpdate(entry.doc, update, clientId);
-    if (entry.doc.getText('content').toString() !== before) this.touch(entry, author);
+    const { pendingStructs, pendingDs } = entry.doc.store;
+    entry.changed.state = false;
+    entry.changed.text = false;
+    this.mutate(entry, () => {
+      try {
+        Y.applyUpdate(entry.doc, update, clientId);
+      } catch (error) {
+        throw new InvalidUpdateError((error as Error).message);
+      }
+      // An update whose dependencies have not arrived yet is held back by Yjs, but it is still
+      // acknowledged, so it is logged too; a duplicate changes nothing and is not.
+      const held =
+        entry.doc.store.pendingStructs !== pendingStructs || entry.doc.store.pendingDs !== pendingDs;
+      if (entry.changed.state || held) entry.uncompacted = this.store.logUpdate(file.id, update, author);
+    });
+    if (entry.changed.text) {
+      entry.dirty = true;
+      entry.authors.add(author);
+    }
+    if (entry.changed.text || entry.uncompacted > 0) {
+      if (entry.pendingSince === 0) entry.pendingSince = performance.now();
+      this.schedule(entry);
+    }
   }
 
-  private touch(entry: Live, author: string): void {
-    entry.dirty = true;
-    entry.authors.add(author);
+  /** The next save: after `idleMs` of quiet, but no later than `maxIntervalMs` after the first change. */
+  private schedule(entry: Live): void {
     if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => this.save(entry.fileId), this.idleMs);
+    const deadline = entry.pendingSince + this.maxIntervalMs - performance.now();
+    entry.timer = setTimeout(() => this.saveLater(entry), Math.max(0, Math.min(this.idleMs, deadline)));
     entry.timer.unref();
   }
 
-  /** Stores the live text as a revision when it changed; returns the file row afterwards. */
+  private saveLater(entry: Live): void {
+    entry.timer = null;
+    if (this.live.get(entry.fileId) !== entry) return;
+    try {
+      this.save(entry.fileId);
+    } catch (error) {
+      // Nothing is lost (the log holds every acknowledged update): try again later.
+      this.logger.error('notes.save_failed', { file_id: entry.fileId, message: (error as Error).message });
+      entry.timer = setTimeout(() => this.saveLater(entry), this.idleMs);
+      entry.timer.unref();
+    }
+  }
+
+  /**
+   * Stores the live text as a revision when it changed, and compacts the update log into the stored
+   * state in the same transaction: a crash before the commit leaves state + log as they were, one
+   * after it leaves the new state and no log, so nothing is lost and nothing is applied twice.
+   * Returns the file row afterwards.
+   */
   save(fileId: number): FileRow | undefined {
     const entry = this.live.get(fileId);
     if (!entry) return this.store.fileById(fileId);
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
-    if (!entry.dirty) {
+    if (!entry.dirty && entry.uncompacted === 0) {
       this.scheduleUnload(entry);
       return this.store.fileById(fileId);
     }
     const row = this.store.fileById(fileId);
     if (!row) {
-      this.live.delete(fileId);
+      this.evict(entry);
       return undefined;
     }
     const content = entry.doc.getText('content').toString();
     const author = [...entry.authors].join(', ') || 'unknown';
+    const state = Y.encodeStateAsUpdate(entry.doc);
+    const saved = this.store.tx(() => {
+      let result = row;
+      if (entry.dirty) {
+        result = this.store.saveRevision(fileId, content, author, state);
+        this.hub.publish({
+          name: 'file.saved',
+          noteId: result.note_id,
+          fileId,
+          data: { note_id: result.note_id, file_id: fileId, revision: result.revision, author },
+        });
+      } else {
+        this.store.setFileYdoc(fileId, state);
+      }
+      if (entry.uncompacted > 0) this.store.compactLog(fileId, entry.uncompacted);
+      return result;
+    });
     entry.dirty = false;
     entry.authors.clear();
-    const saved = this.store.saveRevision(fileId, content, author, Y.encodeStateAsUpdate(entry.doc));
-    this.hub.publish({
-      name: 'file.saved',
-      noteId: saved.note_id,
-      fileId,
-      data: { note_id: saved.note_id, file_id: fileId, revision: saved.revision, author },
-    });
+    entry.uncompacted = 0;
+    entry.pendingSince = 0;
     this.logger.debug('notes.saved', { file_id: fileId, revision: saved.revision });
     this.scheduleUnload(entry);
     return saved;
@@ -215,9 +326,8 @@ export class Collab {
   private scheduleUnload(entry: Live): void {
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = setTimeout(() => {
-      if (entry.dirty || this.live.get(entry.fileId) !== entry) return;
-      entry.doc.destroy();
-      this.live.delete(entry.fileId);
+      if (entry.dirty || entry.uncompacted > 0 || this.live.get(entry.fileId) !== entry) return;
+      this.evict(entry);
     }, this.unloadMs);
     entry.timer.unref();
   }
@@ -226,14 +336,13 @@ export class Collab {
   replace(file: FileRow, content: string, author: string): FileRow {
     const entry = this.open(file);
     const text = entry.doc.getText('content');
-    if (text.toString() === content && !entry.dirty) {
-      // Nothing changed, but a save is still a revision: people asked for one.
+    return this.mutate(entry, () => {
+      entry.doc.transact(() => setText(text, content), SERVER_ORIGIN);
+      // Even an unchanged text becomes a revision: people asked for one.
       entry.dirty = true;
-    }
-    entry.doc.transact(() => setText(text, content), SERVER_ORIGIN);
-    entry.dirty = true;
-    entry.authors.add(author);
-    return this.save(file.id)!;
+      entry.authors.add(author);
+      return this.save(file.id)!;
+    });
   }
 
   /** A save from a script: applied when based on the current text, merged or refused otherwise. */
@@ -249,16 +358,17 @@ export class Collab {
     return { ok: true, file: this.replace(file, merged, author), merged: true };
   }
 
-  /** Forgets a file's live document (deleted, renamed away, purged); unsaved edits are saved first. */
+  /**
+   * Forgets a file's live document (deleted, renamed away, purged); unsaved edits are saved first.
+   * Call it inside the transaction of the change that closes the file.
+   */
   close(fileId: number): void {
     this.save(fileId);
     const entry = this.live.get(fileId);
-    if (entry) {
-      entry.doc.destroy();
-      this.live.delete(fileId);
-    }
+    if (entry) this.evict(entry);
   }
 
+  /** Saves every live document (shutdown). */
   flushAll(): void {
     for (const fileId of [...this.live.keys()]) {
       try {
@@ -267,5 +377,21 @@ export class Collab {
         this.logger.error('notes.save_failed', { file_id: fileId, message: (error as Error).message });
       }
     }
+  }
+
+  /**
+   * At start: files whose acknowledged live edits never made it into a revision (the process died)
+   * get that revision now, so reads, search and exports see them. Returns how many.
+   */
+  recover(): number {
+    let count = 0;
+    for (const fileId of this.store.filesWithLoggedUpdates()) {
+      const file = this.store.fileById(fileId);
+      if (!file) continue;
+      this.open(file);
+      this.save(fileId);
+      count++;
+    }
+    return count;
   }
 }

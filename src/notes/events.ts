@@ -246,6 +246,12 @@ export class EventHub {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }
     }
+    // Inside a transaction, streams hear of the change only once it is committed.
+    this.store.afterCommit(() => this.fanOut(event, id));
+    return id;
+  }
+
+  private fanOut(event: HubEvent, id: number | null): void {
     const ctx = this.context(event);
     let text: string | undefined;
     let readerText: string | undefined;
@@ -268,7 +274,6 @@ export class EventHub {
         this.send(conn, text);
       }
     }
-    return id;
   }
 
   // --- presence

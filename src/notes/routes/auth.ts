@@ -26,8 +26,10 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     p: { subject: string; name: string; provider: string; role: Role },
   ) => {
     // A new id at every login, and the old session (if any) ends: no fixation.
-    if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
-    const session = auth.createSession(p);
+    const session = app.notes.store.tx(() => {
+      if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
+      return auth.createSession(p);
+    });
     reply.header(
       'Set-Cookie',
       cookie(SESSION_COOKIE, session.id, { secure: secure(req), maxAge: 14 * 86400 }),

@@ -1,5 +1,6 @@
 // Live editing: a file's Yjs state, clients' updates, and presence (who is where, who types).
 import type { FastifyInstance } from 'fastify';
+import { InvalidUpdateError } from '../collab.ts';
 import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
 import type { Params } from './kit.ts';
 
@@ -21,9 +22,12 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     const clientId = body.client_id === undefined ? 'anonymous' : requireString(body, 'client_id', 64);
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(update)) throw badRequest('update: expected base64');
     try {
+      // Returns once the update is committed to the update log: the answer means it is kept.
       collab.apply(file, Buffer.from(update, 'base64'), user.name, clientId);
     } catch (error) {
-      throw badRequest(`update: not a Yjs update (${(error as Error).message})`);
+      if (error instanceof InvalidUpdateError)
+        throw badRequest(`update: not a Yjs update (${error.message})`);
+      throw error;
     }
     return { ok: true };
   });

@@ -37,6 +37,8 @@ export interface NotesContext {
   originOf(req: FastifyRequest): string;
   /** Whether cookies must be Secure. */
   secure(req: FastifyRequest): boolean;
+  /** Resolves once what was committed is as durable as `[notes] synchronous` promises. */
+  durable(): Promise<void>;
   publishNote(name: string, note: NoteRow): void;
   publishFile(name: string, file: FileRow): void;
 }
@@ -130,7 +132,27 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     }
   });
 
-  app.addHook('onSend', async (_req, reply, payload) => {
+  // The rule of every answer to a change: it leaves only once what the change committed is durable
+  // (with synchronous = full, on disk; see durable.ts). Routes commit before they return.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (MUTATING.has(req.method)) {
+      try {
+        await context.durable();
+      } catch (error) {
+        // Whatever the route meant to say, the change is not known to be kept: no success answer.
+        logger.error('notes.fsync_failed', {
+          message: `${req.method} ${req.url}: ${(error as Error).message}`,
+        });
+        reply.status(500).header('content-type', 'application/json; charset=utf-8');
+        reply.removeHeader('set-cookie');
+        reply.removeHeader('location');
+        payload = JSON.stringify({
+          code: 'INTERNAL',
+          message:
+            'the change could not be synced to disk, so it may not be kept; try again (see the server log)',
+        });
+      }
+    }
     reply.header('X-Content-Type-Options', 'nosniff');
     reply.header('Referrer-Policy', 'same-origin');
     const type = String(reply.getHeader('content-type') ?? '');

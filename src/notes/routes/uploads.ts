@@ -1,15 +1,53 @@
 // Uploads: raw bytes stored once per content hash, served so that a browser never runs them.
 // This plugin takes any body as bytes (its own content-type parser, up to notes.max_upload_mb).
+// The bytes are on disk (and with synchronous = full, on stable storage) before the row that
+// names them is committed, and the row before the 201.
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
 import type { Params, Query } from './kit.ts';
 
+/** Writes a whole file under its final name: through a temporary file, fsynced when `sync`. */
+function writeDurably(path: string, bytes: Buffer, sync: boolean): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    if (sync) fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  if (sync) {
+    // The new name is durable once the folder is.
+    const dir = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+  }
+}
+
 export async function uploadRoutes(app: FastifyInstance): Promise<void> {
   const { store, db, dataDir, config } = app.notes;
   const maxUpload = (config.notes.max_upload_mb ?? 10) * 1024 * 1024;
+  const sync = (config.notes.synchronous ?? 'full') === 'full';
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxUpload }, (_req, body, done) =>
@@ -32,13 +70,7 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
         .toLowerCase();
       const hash = createHash('sha256').update(bytes).digest('hex');
       const path = join(dataDir, 'uploads', hash);
-      try {
-        readFileSync(path, { flag: 'r' });
-      } catch {
-        const tmp = `${path}.${process.pid}.tmp`;
-        writeFileSync(tmp, bytes, { mode: 0o600 });
-        renameSync(tmp, path);
-      }
+      if (!existsSync(path)) writeDurably(path, bytes, sync);
       db.prepare(
         'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
       ).run(note.id, hash, name, type, bytes.length, store.stamp());
