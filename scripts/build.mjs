@@ -49,6 +49,8 @@ const MODES = {
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
+  // Not a mode: the notes server's worker thread (search, diffs), started from its text.
+  'notes-worker': 'src/notes/worker-entry.ts',
 };
 
 function buildNative() {

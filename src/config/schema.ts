@@ -204,6 +204,37 @@ export const mcpServerSchema = z.strictObject(mcpServerShape).superRefine(checkM
 
 const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));
 
+/** What one request or one client may cost the notes server; every key has a safe default. */
+export const notesLimitsSchema = z.strictObject({
+  max_file_kb: positiveInt
+    .optional()
+    .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
+  max_document_kb: positiveInt
+    .optional()
+    .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
+  max_update_kb: positiveInt.optional().describe('Largest single collaborative update, in KiB; default 256'),
+  max_streams: positiveInt.optional().describe('Open event streams in all; default 2000'),
+  max_streams_per_client: positiveInt
+    .optional()
+    .describe('Open event streams of one client address; default 16'),
+  max_streams_per_note: positiveInt.optional().describe('Open event streams watching one note; default 256'),
+  presence_interval_ms: positiveInt
+    .optional()
+    .describe('Presence changes of a note are sent together at most this often; default 250'),
+  search_budget_ms: positiveInt.optional().describe('Time one search may take; default 500'),
+  diff_budget_ms: positiveInt.optional().describe('Time one revision diff may take; default 1000'),
+  expensive_per_minute: positiveInt
+    .optional()
+    .describe('Searches, diffs and exports per client address and minute; default 120'),
+  login_attempts_per_account: positiveInt
+    .optional()
+    .describe('Password logins tried per account within the window; default 10'),
+  login_attempts_per_address: positiveInt
+    .optional()
+    .describe('Password logins tried per client address within the window; default 30'),
+  login_window_minutes: positiveInt.optional().describe('Window of the login limits; default 15'),
+});
+
 export const notesSchema = z.strictObject({
   bind: z.string().min(1).describe('Address to listen on'),
   port: z.number().int().min(0).max(65535).describe('TCP port'),
@@ -223,6 +254,9 @@ export const notesSchema = z.strictObject({
   revision_every_secs: positiveInt
     .optional()
     .describe('During continuous live editing, save a revision at least this often (default 30)'),
+  limits: notesLimitsSchema
+    .optional()
+    .describe('Cost limits per request and per client (see docs/notes-api.md)'),
   workspace: z
     .string()
     .min(1)

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { silentLogger } from '../core/logger.ts';
-import { Collab, mergeText, setText } from './collab.ts';
+import { Collab, setText } from './collab.ts';
+import { mergeText } from './merge.ts';
 import { ACCOUNTS, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let kit: Kit;
+const UMA = { subject: 'local:uma', name: 'uma' };
 afterEach(async () => {
   await kit?.server.close();
 });
@@ -47,7 +49,7 @@ describe('Collab documents', () => {
       client.on('update', listener);
       fn();
       client.off('update', listener);
-      for (const u of updates) collab.apply(store.fileById(file.id)!, u, 'uma', 'c1');
+      for (const u of updates) collab.apply(store.fileById(file.id)!, u, UMA, 'c1');
     };
     send(() => client.getText('content').insert(5, 'one\n'));
     await new Promise((r) => setTimeout(r, 60));
@@ -147,7 +149,7 @@ describe('the update log', () => {
       collab.apply(
         store.fileById(file.id)!,
         Buffer.from(t.insert(i === 0 ? 0 : t.doc.getText('content').length - 5, word), 'base64'),
-        'uma',
+        UMA,
         'c',
       );
     const typed = t.doc.getText('content').toString();
@@ -221,7 +223,7 @@ describe('revision timing', () => {
     const collab = new Collab(store, hub, { logger: silentLogger, idleMs: 1500, maxIntervalMs: 30_000 });
     const client = new Y.Doc();
     Y.applyUpdate(client, Buffer.from(collab.state(file).state, 'base64'));
-    client.on('update', (u: Uint8Array) => collab.apply(store.fileById(file.id)!, u, 'uma', 'c'));
+    client.on('update', (u: Uint8Array) => collab.apply(store.fileById(file.id)!, u, UMA, 'c'));
     const revision = () => store.fileById(file.id)!.revision;
     // 70 s of typing, a key every 400 ms: never a pause of 1.5 s.
     for (let i = 0; i < 175; i++) {

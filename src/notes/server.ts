@@ -3,15 +3,20 @@
 // with inject() on a real database.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import { Auth, configAccounts, LoginThrottle } from './auth.ts';
+import { Auth } from './auth.ts';
 import { ChatService as Chat, type ChatService, type RunAgent } from './chat.ts';
 import { Collab } from './collab.ts';
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
+import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
 import { chatRoutes } from './routes/chat.ts';
@@ -25,6 +30,7 @@ import { searchRoutes } from './routes/search.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { userRoutes } from './routes/users.ts';
+import { createTaskRunner, type TaskRunner } from './worker-pool.ts';
 
 export { SESSION_COOKIE } from './routes/kit.ts';
 
@@ -41,7 +47,6 @@ export interface BuildOptions {
   idleMs?: number;
   /** Longest time continuous live editing goes without a revision (default notes.revision_every_secs). */
   revisionEveryMs?: number;
-  throttle?: ConstructorParameters<typeof LoginThrottle>[0];
   oauth?: OAuthOptions;
   approvalTimeoutMs?: number;
   now?: () => Date;
@@ -56,8 +61,17 @@ export interface NotesServer {
   hub: EventHub;
   collab: Collab;
   chat: ChatService;
+  limits: Limits;
+  /** Where searches, diffs and merges run: worker threads in the binary, inline in unit tests. */
+  tasks: TaskRunner;
   /** The admin password created at first start, when no login was configured. */
   generatedAdmin: { name: string; password: string } | null;
+  /**
+   * Takes a changed configuration (SIGHUP): accounts, role lists and login providers as it says
+   * from the next request on; sessions it no longer admits end and their event streams close.
+   * Returns how many sessions ended.
+   */
+  reload(config: RuneConfig): number;
   /** Drains event streams, saves live documents, checkpoints the WAL and closes the database. */
   close(): Promise<void>;
 }
@@ -68,7 +82,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   mkdirSync(join(options.dataDir, 'uploads'), { recursive: true, mode: 0o700 });
   // Tests may leave the workspace in the data folder; `rune notes` passes one outside RUNE_HOME.
   if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
-  const db = openNotesDatabase(join(options.dataDir, 'notes.db'));
+  const dbFile = join(options.dataDir, 'notes.db');
+  const db = openNotesDatabase(dbFile);
   const walSync = new WalSync(
     join(options.dataDir, 'notes.db-wal'),
     options.fsync ? { fsync: options.fsync } : {},
@@ -81,11 +96,15 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
   }
   const now = options.now ?? (() => new Date());
+  const limits = resolveLimits(notes);
   const store = new Store(db, now);
-  const auth = new Auth(store, configAccounts(notes, logger));
-  const hub = new EventHub(store, auth, () => now().getTime());
+  const auth = new Auth(store, notes, logger);
+  const hub = new EventHub(store, auth, () => now().getTime(), limits);
+  const tasks = createTaskRunner(db, dbFile, logger);
   const collab = new Collab(store, hub, {
     logger,
+    limits,
+    runner: tasks,
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     maxIntervalMs: options.revisionEveryMs ?? (notes.revision_every_secs ?? 30) * 1000,
   });
@@ -101,8 +120,9 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
   const oauth = new OAuthLogins(notes, options.oauth);
-  const throttle = new LoginThrottle(options.throttle);
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
+  // Sessions the config no longer admits (an account removed while the server was down) end now.
+  auth.prune();
   // What the last process acknowledged but did not finish: live edits not yet in a revision become
   // one; chat runs it did not finish are shown as interrupted, and their questions expire.
   const recovered = collab.recover();
@@ -122,6 +142,19 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
       notes.trusted_proxies && notes.trusted_proxies.length > 0 ? [...notes.trusted_proxies] : false,
     forceCloseConnections: true,
     return503OnClosing: true,
+    // Names are up to 120 characters, which URL-encoded take up to 12 bytes each (4 UTF-8 bytes).
+    routerOptions: { maxParamLength: 2048 },
+    // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
+    frameworkErrors,
+  });
+  // Security headers on every response (errors and 404 included): registered first, so its
+  // onRequest hook runs before any hook that may throw.
+  await app.register(fastifyHelmet, HELMET);
+  await app.register(fastifyCookie);
+  // Counted before the handler runs; routes opt in (see rateLimited and the login route).
+  await app.register(fastifyRateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, ctx) => rateLimited(Math.ceil(ctx.ttl / 1000)),
   });
 
   const context: NotesContext = {
@@ -135,7 +168,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     collab,
     chat,
     oauth,
-    throttle,
+    limits,
+    tasks,
     publicUrl,
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
@@ -163,6 +197,13 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const pinger = setInterval(() => hub.ping(), 20_000);
   pinger.unref();
 
+  const reload = (next: RuneConfig): number => {
+    oauth.reload(next.notes);
+    const ended = auth.reload(next.notes);
+    hub.recheck();
+    return ended;
+  };
+
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
@@ -171,11 +212,12 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await chat.stopAll();
     hub.closeAll();
     await app.close();
+    await tasks.close();
     collab.flushAll();
     await walSync.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
   };
 
-  return { app, store, auth, hub, collab, chat, generatedAdmin, close };
+  return { app, store, auth, hub, collab, chat, limits, tasks, generatedAdmin, reload, close };
 }

@@ -1,8 +1,10 @@
-// Health, identity and logins: local accounts (throttled), OAuth/OIDC and GitHub, logout.
+// Health, identity and logins: local accounts (limited per account and per address before the
+// password is hashed), OAuth/OIDC and GitHub, logout.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
-import type { Principal, Role } from '../auth.ts';
-import { ApiError, badRequest, bodyObject, cookie, parseCookies } from '../http.ts';
+import type { Principal, SessionSubject } from '../auth.ts';
+import { rateLimited } from '../guard.ts';
+import { ApiError, badRequest, bodyObject } from '../http.ts';
 import { type Params, SESSION_COOKIE } from './kit.ts';
 
 const OAUTH_COOKIE = 'rune_oauth_state';
@@ -10,7 +12,7 @@ const OAUTH_COOKIE = 'rune_oauth_state';
 const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
-  const { auth, hub, oauth, throttle, logger, secure, originOf } = app.notes;
+  const { auth, hub, oauth, limits, logger, secure, originOf } = app.notes;
 
   app.get('/healthz', async () => ({ ok: true, version: VERSION }));
 
@@ -20,48 +22,65 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     csrf_token: req.principal?.csrf ?? null,
   }));
 
-  const login = (
-    reply: FastifyReply,
-    req: FastifyRequest,
-    p: { subject: string; name: string; provider: string; role: Role },
-  ) => {
+  const cookieOptions = (req: FastifyRequest, maxAge: number, path = '/') => ({
+    path,
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: secure(req),
+    maxAge,
+  });
+
+  const login = (reply: FastifyReply, req: FastifyRequest, p: SessionSubject) => {
     // A new id at every login, and the old session (if any) ends: no fixation.
     const session = app.notes.store.tx(() => {
       if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
       return auth.createSession(p);
     });
-    reply.header(
-      'Set-Cookie',
-      cookie(SESSION_COOKIE, session.id, { secure: secure(req), maxAge: 14 * 86400 }),
-    );
+    reply.setCookie(SESSION_COOKIE, session.id, cookieOptions(req, 14 * 86400));
     return session;
   };
 
-  app.post('/auth/local', async (req, reply) => {
+  // Every attempt counts, right or wrong, and is counted before the password is hashed: a burst of
+  // concurrent guesses gets at most the limit tried, whatever the hash costs.
+  const window = limits.loginWindowMs;
+  const perAddress = app.createRateLimit({ max: limits.loginPerAddress, timeWindow: window });
+  const perAccount = app.createRateLimit({
+    max: limits.loginPerAccount,
+    timeWindow: window,
+    keyGenerator: (req) => {
+      const name = (req.body as { username?: unknown } | undefined)?.username;
+      return typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
+    },
+  });
+  const loginLimits = async (req: FastifyRequest) => {
+    for (const [limit, what] of [
+      [perAddress, 'too many login attempts from this address'],
+      [perAccount, 'too many login attempts for this account'],
+    ] as const) {
+      const result = await limit(req);
+      if (!result.isAllowed && result.isExceeded) {
+        logger.warn('notes.login_limited', {
+          message: `${what} (${req.ip}); refused for ${result.ttlInSeconds} s`,
+        });
+        throw rateLimited(result.ttlInSeconds, what);
+      }
+    }
+  };
+
+  app.post('/auth/local', { preHandler: loginLimits }, async (req, reply) => {
     const body = bodyObject(req.body);
     const username = typeof body.username === 'string' ? body.username.trim() : '';
     const password = typeof body.password === 'string' ? body.password : '';
     if (!username || !password) throw badRequest('username and password are required');
-    const wait = throttle.retryAfter(username, req.ip);
-    if (wait > 0) {
-      throw new ApiError(
-        429,
-        'RATE_LIMITED',
-        `too many failed logins; try again in ${wait} s`,
-        {},
-        { 'Retry-After': String(wait) },
-      );
-    }
+    if (password.length > 1024) throw badRequest('password: longer than 1024 characters');
     const account = await auth.checkLocal(username, password);
-    const current = account ? auth.roleOf(`local:${account.name}`, account.role) : null;
+    const current = account ? auth.roleOf(`local:${account.name}`) : null;
     if (!account || !current) {
-      throttle.fail(username, req.ip);
       logger.warn('notes.login_failed', {
-        message: `failed login for ${JSON.stringify(username)} from ${req.ip}`,
+        message: `failed login for ${JSON.stringify(username.slice(0, 120))} from ${req.ip}`,
       });
       throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
     }
-    throttle.succeed(username);
     const session = login(reply, req, {
       subject: `local:${account.name}`,
       name: account.name,
@@ -80,7 +99,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       auth.endSession(req.principal.sessionHash);
       hub.recheck();
     }
-    reply.header('Set-Cookie', cookie(SESSION_COOKIE, '', { secure: secure(req), maxAge: 0 }));
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(req, 0));
     return { ok: true };
   });
 
@@ -88,24 +107,25 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   const startExternal = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const { url, state } = await oauth.start(name, originOf(req));
-    reply.header(
-      'Set-Cookie',
-      cookie(OAUTH_COOKIE, state, { secure: secure(req), maxAge: 600, path: '/auth/' }),
-    );
+    reply.setCookie(OAUTH_COOKIE, state, cookieOptions(req, 600, '/auth/'));
     return reply.redirect(url, 302);
   };
   const finishExternal = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const identity = await oauth.finish(
       name,
       req.query as Record<string, unknown>,
-      parseCookies(req.headers.cookie)[OAUTH_COOKIE],
+      req.cookies[OAUTH_COOKIE],
     );
-    const current = auth.roleOf(identity.subject, identity.role) ?? identity.role;
-    login(reply, req, { ...identity, role: current });
-    reply.header('Set-Cookie', [
-      String(reply.getHeader('Set-Cookie')),
-      cookie(OAUTH_COOKIE, '', { secure: secure(req), maxAge: 0, path: '/auth/' }),
-    ]);
+    // Recorded first: the role of this identity is worked out from the config on every request.
+    auth.recordIdentity(identity.subject, identity.identifiers);
+    const current = auth.roleOf(identity.subject) ?? identity.role;
+    login(reply, req, {
+      subject: identity.subject,
+      name: identity.name,
+      provider: identity.provider,
+      role: current,
+    });
+    reply.clearCookie(OAUTH_COOKIE, cookieOptions(req, 0, '/auth/'));
     return reply.redirect('/', 303);
   };
   app.get<Params<'name'>>('/auth/oauth/:name/start', (req, reply) =>

@@ -1,19 +1,32 @@
-// The event stream (Server-Sent Events): one per browser tab, replayed from Last-Event-ID.
+// The event stream (Server-Sent Events): one per browser tab, replayed from Last-Event-ID. How many
+// may be open is bounded (in all, per client address, per note): past that, 429.
 import type { FastifyInstance } from 'fastify';
+import { rateLimited } from '../guard.ts';
+import { badRequest } from '../http.ts';
 import type { Query } from './kit.ts';
 
-/** A client that stopped reading is dropped rather than buffered without bound. */
-const SSE_BUFFER_LIMIT = 8 * 1024 * 1024;
+/**
+ * A client that stopped reading is dropped rather than buffered without bound: with the stream
+ * limit this bounds what slow readers can make the server hold (a dropped client reconnects with
+ * Last-Event-ID and fetches what live-only events it missed).
+ */
+const SSE_BUFFER_LIMIT = 1024 * 1024;
 
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
   const { hub } = app.notes;
 
   app.get<Query>('/api/events', (req, reply) => {
     const q = req.query;
+    if (q.note_id !== undefined && typeof q.note_id !== 'string') throw badRequest('note_id: give it once');
     const note = q.note_id ? req.note(q.note_id) : null;
     const lastHeader = req.headers['last-event-id'] ?? q.last_event_id;
-    const last = typeof lastHeader === 'string' && /^\d+$/.test(lastHeader) ? Number(lastHeader) : null;
-    const clientId = typeof q.client_id === 'string' && q.client_id.length <= 64 ? q.client_id : null;
+    const last = typeof lastHeader === 'string' && /^\d{1,15}$/.test(lastHeader) ? Number(lastHeader) : null;
+    const clientId =
+      typeof q.client_id === 'string' && q.client_id.length > 0 && q.client_id.length <= 64
+        ? q.client_id
+        : null;
+    const refused = hub.admit(req.ip, note?.id ?? null);
+    if (refused) throw rateLimited(5, refused);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -21,7 +34,6 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       'Cache-Control': 'no-cache, no-transform',
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
-      'X-Content-Type-Options': 'nosniff',
     });
     raw.write('retry: 2000\n\n');
     const unsubscribe = hub.subscribe({
@@ -29,6 +41,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       noteId: note?.id ?? null,
       clientId,
       lastEventId: last,
+      address: req.ip,
       sink: {
         write: (chunk) => {
           if (raw.writableLength > SSE_BUFFER_LIMIT) {
@@ -40,6 +53,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
         end: () => raw.end(),
       },
     });
-    req.raw.on('close', unsubscribe);
+    // The response closes when the client goes away (or the server ends the stream).
+    if (raw.destroyed) unsubscribe();
+    else raw.on('close', unsubscribe);
   });
 }

@@ -1,6 +1,5 @@
 // Files of a note: create, read, save (3-way merged against the base revision), rename and
 // visibility, the trash, and the revision history (list, view, diff, restore).
-import { createTwoFilesPatch } from 'diff';
 import type { FastifyInstance } from 'fastify';
 import { atLeast } from '../auth.ts';
 import { toFile } from '../db.ts';
@@ -14,17 +13,18 @@ import {
   requireString,
 } from '../http.ts';
 import type { Params, Query } from './kit.ts';
+import { expensive, single } from './limits.ts';
 
 type FileP = Params<'note' | 'file'>;
 type RevP = Params<'note' | 'file' | 'rev'>;
 
 const revisionNumber = (value: string): number => {
-  if (!/^\d+$/.test(value)) throw badRequest('revision: expected a number');
+  if (!/^\d{1,15}$/.test(value)) throw badRequest('revision: expected a number');
   return Number(value);
 };
 
 export async function fileRoutes(app: FastifyInstance): Promise<void> {
-  const { store, hub, collab, publishFile } = app.notes;
+  const { store, hub, collab, publishFile, tasks, limits } = app.notes;
 
   app.get<Params<'note'> & Query>('/api/notes/:note/files', async (req) => {
     const note = req.note(req.params.note);
@@ -41,6 +41,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     const body = bodyObject(req.body);
     const name = checkFileName(body.name);
     const content = body.content === undefined ? '' : requireString(body, 'content');
+    collab.checkSize(content);
     const isPublic = optionalBool(body, 'public') ?? true;
     if (store.findFile(note.id, name))
       throw new ApiError(409, 'CONFLICT', `a file named '${name}' exists in this note`);
@@ -70,9 +71,12 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     }
     if (base > file.revision)
       throw badRequest(`base_revision: ${base} is newer than the file (${file.revision})`);
-    const result = collab.put(file, content, base, user.name);
+    const result = await collab.put(file, content, base, user.name);
     if (!result.ok) {
-      throw new ApiError(409, 'CONFLICT', `the file changed since revision ${base} and the changes overlap`, {
+      const why = result.tooLarge
+        ? "the changes are too large to merge within the server's budget"
+        : 'the changes overlap';
+      throw new ApiError(409, 'CONFLICT', `the file changed since revision ${base} and ${why}`, {
         current: result.current,
       });
     }
@@ -156,27 +160,34 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     return { ...rev, size: Buffer.byteLength(rev.content) };
   });
 
-  app.get<RevP & Query>('/api/notes/:note/files/:file/revisions/:rev/diff', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    const to = revisionNumber(req.params.rev);
-    const against = req.query.against;
-    const from = against === undefined ? to - 1 : revisionNumber(against);
-    const newer = store.revision(file.id, to);
-    if (!newer) throw notFound(`revision ${to}`);
-    const older = from >= 1 ? store.revision(file.id, from) : undefined;
-    if (from >= 1 && !older) throw notFound(`revision ${from}`);
-    const diff = createTwoFilesPatch(
-      `${file.name}@${from}`,
-      `${file.name}@${to}`,
-      older?.content ?? '',
-      newer.content,
-      undefined,
-      undefined,
-      { context: 3 },
-    );
-    return { from, to, diff };
-  });
+  app.get<RevP & Query>(
+    '/api/notes/:note/files/:file/revisions/:rev/diff',
+    { config: expensive(limits) },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const to = revisionNumber(req.params.rev);
+      const against = single(req.query.against, 'against');
+      const from = against === undefined ? to - 1 : revisionNumber(against);
+      const newer = store.revision(file.id, to);
+      if (!newer) throw notFound(`revision ${to}`);
+      const older = from >= 1 ? store.revision(file.id, from) : undefined;
+      if (from >= 1 && !older) throw notFound(`revision ${from}`);
+      // Off the event loop, with a budget: past it the answer says "too large" (diff.ts).
+      const result = await tasks.run(
+        {
+          kind: 'diff',
+          oldName: `${file.name}@${from}`,
+          newName: `${file.name}@${to}`,
+          older: older?.content ?? '',
+          newer: newer.content,
+          budgetMs: limits.diffBudgetMs,
+        },
+        limits.diffBudgetMs * 4 + 1000,
+      );
+      return { from, to, ...result };
+    },
+  );
 
   app.post<RevP>('/api/notes/:note/files/:file/revisions/:rev/restore', async (req) => {
     const note = req.note(req.params.note);

@@ -8,13 +8,15 @@ import type { RuneConfig } from '../../config/schema.ts';
 import type { Logger } from '../../core/logger.ts';
 import { redact } from '../../core/redact.ts';
 import type { SqliteDatabase } from '../../core/sqlite.ts';
-import { type Auth, atLeast, type LoginThrottle, type Principal, type Role, sha256 } from '../auth.ts';
+import { type Auth, atLeast, type Principal, type Role, sha256 } from '../auth.ts';
 import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
 import { type FileRow, type NoteRow, type Store, toFile, toNote } from '../db.ts';
 import { canSee, type EventHub } from '../events.ts';
-import { ApiError, forbidden, notFound, PAGE_CSP, parseCookies } from '../http.ts';
+import { ApiError, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
+import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
+import { BusyError, type TaskRunner } from '../worker-pool.ts';
 
 export const SESSION_COOKIE = 'rune_session';
 
@@ -31,7 +33,9 @@ export interface NotesContext {
   collab: Collab;
   chat: ChatService;
   oauth: OAuthLogins;
-  throttle: LoginThrottle;
+  limits: Limits;
+  /** Searches, diffs and merges, off the event loop. */
+  tasks: TaskRunner;
   publicUrl: URL | null;
   /** The server's own origin as browsers see it (for Origin checks and OAuth redirects). */
   originOf(req: FastifyRequest): string;
@@ -82,14 +86,14 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     return this.principal;
   });
   app.decorateRequest('note', function note(this: FastifyRequest, ref: string, opts = {}): NoteRow {
-    const row = store.findNote(ref, opts.deleted ?? false);
+    const row = store.findNote(lookupName(ref), opts.deleted ?? false);
     if (!row || !canSee(this.role, row)) throw notFound(`note '${ref}'`);
     return row;
   });
   app.decorateRequest(
     'file',
     function file(this: FastifyRequest, note: NoteRow, ref: string, opts = {}): FileRow {
-      const row = store.findFile(note.id, ref, opts.deleted ?? false);
+      const row = store.findFile(note.id, lookupName(ref), opts.deleted ?? false);
       if (!row || !canSee(this.role, note, row)) throw notFound(`file '${ref}'`);
       return row;
     },
@@ -109,7 +113,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
       req.principal = principal;
       return;
     }
-    const sid = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+    const sid = req.cookies[SESSION_COOKIE];
     if (sid) req.principal = auth.fromSession(sid);
   });
 
@@ -124,7 +128,9 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (typeof origin === 'string' && origin !== context.originOf(req)) {
       throw new ApiError(403, 'CSRF', `request from another origin refused (${origin})`);
     }
-    if (req.principal?.sessionHash) {
+    // Logging in (again, as someone else) needs no token of the old session: the Origin and
+    // Sec-Fetch-Site checks above keep other sites from logging a browser in.
+    if (req.principal?.sessionHash && req.routeOptions.url !== '/auth/local') {
       const token = req.headers['x-csrf-token'];
       if (typeof token !== 'string' || !req.principal.csrf || sha256(token) !== sha256(req.principal.csrf)) {
         throw new ApiError(403, 'CSRF', 'missing or wrong X-CSRF-Token header (get it from GET /api/me)');
@@ -134,6 +140,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
 
   // The rule of every answer to a change: it leaves only once what the change committed is durable
   // (with synchronous = full, on disk; see durable.ts). Routes commit before they return.
+  // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need.
   app.addHook('onSend', async (req, reply, payload) => {
     if (MUTATING.has(req.method)) {
       try {
@@ -153,14 +160,8 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
         });
       }
     }
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Referrer-Policy', 'same-origin');
-    const type = String(reply.getHeader('content-type') ?? '');
-    if (type.startsWith('text/html')) {
+    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
       reply.header('Content-Security-Policy', PAGE_CSP);
-      reply.header('X-Frame-Options', 'DENY');
-    } else if (!reply.hasHeader('Content-Security-Policy')) {
-      reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
     }
     return payload;
   });
@@ -169,6 +170,12 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (error instanceof ApiError) {
       reply.headers(error.headers);
       return reply.status(error.status).send({ code: error.code, message: error.message, ...error.extra });
+    }
+    if (error instanceof BusyError) {
+      return reply
+        .status(503)
+        .header('Retry-After', '2')
+        .send({ code: 'BUSY', message: `the server is busy: ${error.message}; try again shortly` });
     }
     const fe = error as { statusCode?: number; code?: string; message: string };
     if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

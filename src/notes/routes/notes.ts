@@ -7,9 +7,10 @@ import { toFile, toNote } from '../db.ts';
 import { tarNote, zipNote } from '../export.ts';
 import { ApiError, badRequest, bodyObject, checkNoteName, optionalBool } from '../http.ts';
 import type { Params, Query } from './kit.ts';
+import { expensive, single } from './limits.ts';
 
 export async function noteRoutes(app: FastifyInstance): Promise<void> {
-  const { store, hub, collab, chat, db, dataDir, publishNote } = app.notes;
+  const { store, hub, collab, chat, db, dataDir, publishNote, limits } = app.notes;
 
   app.get<Query>('/api/notes', async (req) => {
     const q = req.query;
@@ -123,24 +124,29 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return toNote(restored);
   });
 
-  app.get<Params<'note'> & Query>('/api/notes/:note/export', async (req, reply) => {
-    const note = req.note(req.params.note);
-    const format = req.query.format ?? 'zip';
-    if (format !== 'zip' && format !== 'tar') throw badRequest('format: zip or tar');
-    const publicOnly = !atLeast(req.role, 'user');
-    const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
-      name: f.name,
-      content: collab.text(f),
-      mtime: new Date(f.updated_at),
-    }));
-    const body = format === 'zip' ? zipNote(note.name, files) : tarNote(note.name, files);
-    const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
-    return reply
-      .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')
-      .header(
-        'Content-Disposition',
-        `attachment; filename="${ascii}.${format}"; filename*=UTF-8''${encodeURIComponent(note.name)}.${format}`,
-      )
-      .send(Buffer.from(body));
-  });
+  app.get<Params<'note'> & Query>(
+    '/api/notes/:note/export',
+    { config: expensive(limits) },
+    async (req, reply) => {
+      const note = req.note(req.params.note);
+      const format = single(req.query.format, 'format') ?? 'zip';
+      if (format !== 'zip' && format !== 'tar') throw badRequest('format: zip or tar');
+      const publicOnly = !atLeast(req.role, 'user');
+      // Streamed: each file's text is read when the archive reaches it (export.ts).
+      const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
+        name: f.name,
+        content: () => collab.text(store.fileById(f.id) ?? f),
+        mtime: new Date(f.updated_at),
+      }));
+      const body = format === 'zip' ? zipNote(note.name, files) : tarNote(note.name, files);
+      const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
+      return reply
+        .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')
+        .header(
+          'Content-Disposition',
+          `attachment; filename="${ascii}.${format}"; filename*=UTF-8''${encodeURIComponent(note.name)}.${format}`,
+        )
+        .send(body);
+    },
+  );
 }

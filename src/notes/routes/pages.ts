@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AssetMissingError, readAsset, readAssetText } from '../../core/assets.ts';
 import { type FileRow, type NoteRow, toFile, toNote } from '../db.ts';
-import { contentTypeFor, notFound } from '../http.ts';
+import { contentTypeFor, lookupName, notFound } from '../http.ts';
 import type { Params } from './kit.ts';
 
 export async function pageRoutes(app: FastifyInstance): Promise<void> {
@@ -43,12 +43,12 @@ export async function pageRoutes(app: FastifyInstance): Promise<void> {
       .send(html.replace('<!--RUNE_DATA-->', () => tag));
   };
   const publicNote = (ref: string): NoteRow => {
-    const note = store.findNote(ref);
+    const note = store.findNote(lookupName(ref));
     if (note?.public !== 1 || /^\d+$/.test(ref)) throw notFound(`note '${ref}'`);
     return note;
   };
   const publicFile = (note: NoteRow, ref: string): FileRow => {
-    const file = store.findFile(note.id, ref);
+    const file = store.findFile(note.id, lookupName(ref));
     if (file?.public !== 1 || /^\d+$/.test(ref)) throw notFound(`file '${ref}'`);
     return file;
   };

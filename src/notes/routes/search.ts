@@ -1,36 +1,37 @@
-// Full-text search over files and chats, only within what the caller may see.
+// Full-text search over files and chats, only within what the caller may see. The query is
+// checked at the boundary; the search itself runs in a worker under a time budget (search.ts).
 import type { FastifyInstance } from 'fastify';
 import { atLeast } from '../auth.ts';
-import { ftsQuery, snippetSegments } from '../db.ts';
 import { badRequest } from '../http.ts';
+import { parseQuery } from '../search.ts';
 import type { Query } from './kit.ts';
+import { expensive, single } from './limits.ts';
 
 export async function searchRoutes(app: FastifyInstance): Promise<void> {
-  const { store } = app.notes;
+  const { tasks, limits } = app.notes;
 
-  app.get<Query>('/api/search', async (req) => {
+  app.get<Query>('/api/search', { config: expensive(limits) }, async (req) => {
     const q = req.query;
-    const query = ftsQuery(q.q ?? '');
-    if (!query) throw badRequest('q: give at least one word');
-    const limit = Math.min(Math.max(Number(q.limit ?? 20) || 20, 1), 100);
-    const note = q.note ? req.note(q.note) : undefined;
+    const parsed = parseQuery(single(q.q, 'q') ?? '', limits);
+    if (!parsed.ok) throw badRequest(parsed.message);
+    const limitText = single(q.limit, 'limit');
+    const limit = Math.min(Math.max(Number(limitText ?? 20) || 20, 1), 100);
+    const noteRef = single(q.note, 'note');
+    const note = noteRef ? req.note(noteRef) : undefined;
     const publicOnly = !atLeast(req.role, 'user');
-    const opts = { publicOnly, limit, ...(note ? { noteId: note.id } : {}) };
-    const files = store.searchFiles(query, opts).map((r) => ({
-      kind: 'file',
-      note_id: r.note_id,
-      note: r.note,
-      file_id: r.file_id,
-      file: r.file,
-      snippet: snippetSegments(r.snippet),
-    }));
-    const chats = store.searchChat(query, opts).map((r) => ({
-      kind: 'chat',
-      note_id: r.note_id,
-      note: r.note,
-      message_id: r.message_id,
-      snippet: snippetSegments(r.snippet),
-    }));
-    return { results: [...files, ...chats].slice(0, limit) };
+    const answer = await tasks.run(
+      {
+        kind: 'search',
+        query: parsed.query,
+        options: {
+          publicOnly,
+          limit,
+          budgetMs: limits.searchBudgetMs,
+          ...(note ? { noteId: note.id } : {}),
+        },
+      },
+      limits.searchBudgetMs * 4 + 1000,
+    );
+    return answer.partial ? { results: answer.results, partial: true } : { results: answer.results };
   });
 }

@@ -2,45 +2,40 @@
 // This plugin takes any body as bytes (its own content-type parser, up to notes.max_upload_mb).
 // The bytes are on disk (and with synchronous = full, on stable storage) before the row that
 // names them is committed, and the row before the 201.
-import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
 import type { Params, Query } from './kit.ts';
 
-/** Writes a whole file under its final name: through a temporary file, fsynced when `sync`. */
-function writeDurably(path: string, bytes: Buffer, sync: boolean): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
+/**
+ * Writes the bytes to a temporary file next to `path` (fsynced when `sync`), off the event loop.
+ * The caller renames it into place and commits the row without an await in between.
+ */
+async function writeTemporary(path: string, bytes: Buffer, sync: boolean): Promise<string> {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', 0o600);
   try {
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-    if (sync) fsyncSync(fd);
+    await handle.writeFile(bytes);
+    if (sync) await handle.sync();
   } catch (error) {
-    closeSync(fd);
-    unlinkSync(tmp);
+    await handle.close();
+    rmSync(tmp, { force: true });
     throw error;
   }
-  closeSync(fd);
-  renameSync(tmp, path);
-  if (sync) {
-    // The new name is durable once the folder is.
-    const dir = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
+  await handle.close();
+  return tmp;
+}
+
+/** Makes a rename in `dir` durable. */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -70,7 +65,17 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
         .toLowerCase();
       const hash = createHash('sha256').update(bytes).digest('hex');
       const path = join(dataDir, 'uploads', hash);
-      if (!existsSync(path)) writeDurably(path, bytes, sync);
+      const tmp = existsSync(path) ? null : await writeTemporary(path, bytes, sync);
+      // From here on no await: a purge cannot remove the bytes between their rename and the row.
+      const current = store.noteById(note.id);
+      if (!current || current.deleted_at) {
+        if (tmp) rmSync(tmp, { force: true });
+        throw notFound(`note '${req.params.note}'`);
+      }
+      if (tmp) {
+        renameSync(tmp, path);
+        if (sync) syncFolder(dirname(path));
+      }
       db.prepare(
         'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
       ).run(note.id, hash, name, type, bytes.length, store.stamp());

@@ -14,16 +14,19 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       subject: `local:${a.name}`,
       name: a.name,
       provider: 'local',
-      role: auth.roleOf(`local:${a.name}`, a.role),
+      role: auth.roleOf(`local:${a.name}`),
     }));
     const others = db
       .prepare(
         "select subject, name, provider, role from sessions where subject not like 'local:%' group by subject",
       )
       .all() as Array<{ subject: string; name: string; provider: string; role: Role }>;
-    return {
-      users: [...local, ...others.map((o) => ({ ...o, role: auth.roleOf(o.subject, o.role) }))],
-    };
+    // External identities the config no longer admits are not users any more.
+    const current = others.flatMap((o) => {
+      const role = auth.roleOf(o.subject);
+      return role ? [{ ...o, role }] : [];
+    });
+    return { users: [...local, ...current] };
   });
 
   app.patch<Params<'id'>>('/api/users/:id', async (req) => {
@@ -35,6 +38,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
       throw badRequest('role: expected guest, user or admin');
     }
     if (subject === admin.subject && newRole !== 'admin') throw badRequest('you cannot demote yourself');
+    if (subject.length > 512) throw badRequest('subject: longer than any subject can be');
     auth.setRole(subject, newRole as Role);
     hub.recheck();
     return { subject, role: newRole };
