@@ -35,6 +35,8 @@ export interface PolicyInput {
   shell?: ShellAnalysis;
   /** Lexical glob path → the lexical paths it matches now, for every path `callGlobs` named. */
   globs?: Readonly<Record<string, readonly string[]>>;
+  /** How the user names an allow list in hints (default `[policy] allowed_commands`, as in rune.toml). */
+  listName?: (list: string) => string;
 }
 
 const READ_TOOLS = new Set(['read_file', 'list_dir']);
@@ -160,7 +162,8 @@ function uncovered(
 ): PolicyDecision {
   if (input.mode === 'confirm')
     return { kind: 'ask', question, reason, rule, ...(suggestion ? { suggestion } : {}) };
-  const hint = suggestion ? ` (add '${suggestion.value}' to [policy] ${suggestion.list} to allow it)` : '';
+  const list = suggestion && (input.listName?.(suggestion.list) ?? `[policy] ${suggestion.list}`);
+  const hint = suggestion ? ` (add '${suggestion.value}' to ${list} to allow it)` : '';
   return { kind: 'deny', reason: `${reason}${hint}`, rule };
 }
 
