@@ -14,6 +14,8 @@ export function toolEnvironment(
       continue;
     }
     if (SECRET_NAME.test(name) || name.startsWith('RUNE_')) continue;
+    // `cd NAME` searches CDPATH first: the policy judges cd targets relative to the working directory.
+    if (name === 'CDPATH') continue;
     out[name] = value;
   }
   return out;
