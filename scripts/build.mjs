@@ -49,13 +49,16 @@ const MODES = {
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
+  // Not a mode: the notes server's worker thread (search, diffs), started from its text.
+  'notes-worker': 'src/notes/worker-entry.ts',
 };
 
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');
-  // helper.c is the sandbox helper, not part of the addon: editing it must not rebuild the addon.
+  // helper.c and netguard.* are the sandbox helper, not part of the addon: editing them must not
+  // rebuild the addon.
   const addonSources = readdirSync(join(root, 'native/src'))
-    .filter((name) => name !== 'helper.c')
+    .filter((name) => name !== 'helper.c' && !name.startsWith('netguard.'))
     .map((name) => statSync(join(root, 'native/src', name)).mtimeMs);
   const sources = Math.max(...addonSources, statSync(join(root, 'native/binding.gyp')).mtimeMs);
   if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
@@ -78,13 +81,15 @@ function buildNative() {
 // inside any mount namespace. Debian's libc6-dev ships the libc.a it links against.
 function buildSandboxHelper() {
   const helper = join(root, 'native/build/rune-sandbox');
-  const sources = ['helper.c', 'probe.c', 'probe.h'].map((f) => join(root, 'native/src', f));
+  const sources = ['helper.c', 'netguard.c', 'probe.c', 'probe.h', 'netguard.h'].map((f) =>
+    join(root, 'native/src', f),
+  );
   if (existsSync(helper) && statSync(helper).mtimeMs >= Math.max(...sources.map((f) => statSync(f).mtimeMs)))
     return helper;
   mkdirSync(dirname(helper), { recursive: true });
   execFileSync(
     'gcc',
-    ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-std=gnu11', '-o', helper, sources[0], sources[1]],
+    ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-std=gnu11', '-o', helper, ...sources.slice(0, 3)],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return helper;

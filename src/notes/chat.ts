@@ -12,9 +12,14 @@ import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import type { Principal } from './auth.ts';
 import type { Collab } from './collab.ts';
-import { type ChatRow, ftsQuery, type NoteRow, type Store, toFile } from './db.ts';
+import { type ChatRow, type NoteRow, type Store, toFile } from './db.ts';
 import type { EventHub } from './events.ts';
 import { checkFileName } from './http.ts';
+import { resolveLimits } from './limits.ts';
+import { parseQuery, runSearch } from './search.ts';
+
+/** The agent's chat search has the same query shape as the search route. */
+const CHAT_SEARCH_SHAPE = resolveLimits({});
 
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
 
@@ -401,6 +406,7 @@ export class ChatService {
           const name = checkFileName(str(args, 'name'));
           const content = str(args, 'content');
           const author = `rune (for ${principal.name})`;
+          collab.checkSize(content);
           const existing = store.findFile(noteId, name);
           if (existing) {
             const saved = collab.replace(existing, content, author);
@@ -430,9 +436,15 @@ export class ChatService {
           },
         },
         execute: wrap((args) => {
-          const query = ftsQuery(str(args, 'query'));
-          if (!query) throw new Error('query: give at least one word');
-          const hits = store.searchChat(query, { publicOnly: false, noteId, limit: 20 });
+          const parsed = parseQuery(str(args, 'query'), CHAT_SEARCH_SHAPE);
+          if (!parsed.ok) throw new Error(parsed.message);
+          const hits = runSearch(store.db, parsed.query, {
+            publicOnly: false,
+            noteId,
+            limit: 20,
+            budgetMs: 200,
+            kinds: ['chat'],
+          }).results;
           if (hits.length === 0) return 'No chat message matches.';
           return hits
             .map((hit) => {

@@ -265,11 +265,11 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     const term = startSession(`${server('ev')}\n${server('ev2')}`);
     await term.waitFor('/help for commands', 30_000);
     term.type('/tools');
-    let screen = await term.waitFor('MCP server ev2:');
+    let screen = await term.waitFor('MCP server ev2 [stdio]:');
     expect(screen).toMatch(/execute_cmd\s+Run a shell command/);
-    expect(screen).toMatch(/MCP server ev:\n( {2}.*\n)* {2}echo — /);
+    expect(screen).toMatch(/MCP server ev \[stdio\]:\n( {2}.*\n)* {2}echo — /);
     expect(screen).toMatch(
-      /MCP server ev2:\n( {2}.*\n)* {2}echo — .*hidden: name taken by the tool of MCP server "ev"/,
+      /MCP server ev2 \[stdio\]:\n( {2}.*\n)* {2}echo — .*hidden: name taken by the tool of MCP server "ev"/,
     );
     term.type('/info');
     screen = await term.waitFor(/ {2}ev: ready, \d+ tools, pid (\d+)/);
@@ -280,7 +280,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       await sleep(100);
     }
     term.type('/tools');
-    await term.waitFor(/MCP server ev \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
+    await term.waitFor(/MCP server ev \[stdio\] \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
     term.type('/exit');
     await term.waitFor('EXITED=0');
   });
