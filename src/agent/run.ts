@@ -8,6 +8,7 @@ import { settingName } from '../config/load.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
+import { protectedPathsFor } from '../policy/gate.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
 import { skippedLayersNote } from '../sandbox/summary.ts';
@@ -223,6 +224,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         ...config.policy.allowed_paths_rw.map((p) => expandHome(p, options.env, cwd)),
         ...config.policy.allowed_files_rw.map((p) => expandHome(p, options.env, cwd)),
       ],
+      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
       signal,
     };
 
@@ -394,6 +396,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       source: tool.source,
       ...(tool.server === undefined ? {} : { server: tool.server }),
       readOnly: tool.readOnly,
+      ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
     });
   } catch (error) {
     decision = {
