@@ -563,8 +563,11 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const pinPaths: string[] = [];
     const home = realPath(resolve(runeHome()));
     for (const root of rwRoots) {
+      // Only what exists can be bound read-only (and is worth naming in the report).
       protectedPaths.push(
-        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules'))).map(realPath),
+        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules')))
+          .filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined)
+          .map(realPath),
       );
       pinPaths.push(realPath(join(root, '.git')));
       if (isInside(home, root)) protectedPaths.push(home);
@@ -616,6 +619,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       reportFd: REPORT_FD,
     });
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
+    // The exact command line, for debugging and for bench/sandbox.mjs to replay a tool call.
+    logger.debug('sandbox.helper_argv', { argv: [helper, ...args] });
     const cgroupReport: LayerReport =
       cgroupError !== undefined
         ? { layer: 'cgroups', applied: false, detail: `creating the cgroup failed: ${cgroupError}` }
