@@ -267,6 +267,15 @@ static int n_sources;
  * without). The view places it at the path the kernel reports for the opened object. */
 static int host_root = -1;
 
+/* Symlinks at the top of a granted host root (/bin -> usr/bin on merged-/usr systems), made again in
+ * the view with the same text. */
+#define MAX_ROOT_LINKS 32
+static struct {
+  char name[NAME_MAX + 1];
+  char target[PATH_MAX];
+} root_links[MAX_ROOT_LINKS];
+static int n_root_links;
+
 static void open_grant(const char *path, int writable) {
   int fd = walk(host_root, path, WALK_OPEN);
   if (fd < 0) {
@@ -289,10 +298,20 @@ static void open_grant(const char *path, int writable) {
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
       static const char *const own[] = {".", "..", "proc", "sys", "dev", "tmp"};
-      int skip_it = e->d_type == DT_LNK;
+      int skip_it = 0;
       for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) skip_it |= strcmp(e->d_name, own[i]) == 0;
       char child[PATH_MAX];
-      if (!skip_it && snprintf(child, sizeof child, "/%s", e->d_name) < (int)sizeof child) open_grant(strdup(child), writable);
+      if (skip_it || snprintf(child, sizeof child, "/%s", e->d_name) >= (int)sizeof child) continue;
+      if (e->d_type == DT_LNK) {
+        if (n_root_links >= MAX_ROOT_LINKS) continue;
+        ssize_t n = readlink(child, root_links[n_root_links].target, PATH_MAX - 1);
+        if (n <= 0) continue;
+        root_links[n_root_links].target[n] = 0;
+        snprintf(root_links[n_root_links].name, sizeof root_links[0].name, "%s", e->d_name);
+        n_root_links++;
+      } else {
+        open_grant(strdup(child), writable);
+      }
     }
     if (d) closedir(d);
     return;
@@ -522,6 +541,7 @@ int view_build(struct view_result *out) {
     device_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   }
   n_sources = 0;
+  n_root_links = 0;
   host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (host_root < 0) die("opening /");
   for (int i = 0; i < view.n_rw; i++) open_grant(view.rw[i], 1);
@@ -560,6 +580,7 @@ int view_build(struct view_result *out) {
       close(sys_fd[i]);
     }
   }
+  for (int i = 0; i < n_root_links; i++) symlinkat(root_links[i].target, root, root_links[i].name);
   build_proc(root);
   build_sys(root);
   build_dev(root, device_fds);
