@@ -49,10 +49,12 @@ const MODES = {
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
+  // Not a mode: the notes server's worker thread (search, diffs), started from its text.
+  'notes-worker': 'src/notes/worker-entry.ts',
 };
 
 /** Sources of the static sandbox helper only (probe.c is shared with the addon). */
-const HELPER_ONLY = ['helper.c', 'view.c', 'view.h', 'bpf.h'];
+const HELPER_ONLY = ['helper.c', 'view.c', 'view.h', 'bpf.h', 'netguard.c', 'netguard.h'];
 
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "netguard.h"
 #include "probe.h"
 #include "view.h"
 
@@ -107,11 +108,6 @@ struct ll_path_beneath_attr {
 #define MAX_PATHS 256
 #define MAX_ADDRS 256
 
-struct addr {
-  int family;
-  unsigned char bytes[16];
-};
-
 static struct {
   const char *sys[MAX_PATHS]; /* system folders of the view: read-only, symlinks kept */
   int n_sys;
@@ -130,7 +126,7 @@ static struct {
   int n_link;
   const char *hosts[MAX_PATHS]; /* "name ip" lines for /etc/hosts */
   int n_hosts;
-  struct addr allow[MAX_ADDRS];
+  struct ng_allow allow[MAX_ADDRS]; /* the net guard's (address, port) pairs */
   int n_allow;
   int landlock, seccomp, namespaces, net_isolate, strict;
   long tmp_mb;
@@ -322,6 +318,9 @@ static const int denied[] = {
 /* What the namespaces and the view could not provide (LOST_* of view.h): seccomp refuses it. */
 static unsigned view_lost;
 
+/* Room for the longest filter build_filter makes (all of the view's fallback rules included). */
+#define MAX_FILTER 1024
+
 static int build_filter(struct sock_filter *f, int notify_connect) {
   int n = 0;
   f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
@@ -374,17 +373,15 @@ static int build_filter(struct sock_filter *f, int notify_connect) {
   f[n++] = ERRNO(EPERM);
   /* falls through to the connect check and the final allow */
   f[n++] = LOAD_NR;
-  if (notify_connect) {
-    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 1);
-    f[n++] = RET(SECCOMP_RET_USER_NOTIF);
-  }
+  if (notify_connect) n += netguard_filter(f + n); /* connect, shutdown, Fast Open → the net guard */
   f[n++] = RET(SECCOMP_RET_ALLOW);
+  if (n > MAX_FILTER) die("the seccomp filter outgrew its buffer");
   return n;
 }
 
 /* Returns the user-notification listener fd (or -1 without one). */
 static int apply_seccomp(int notify_connect) {
-  static struct sock_filter filter[1024];
+  static struct sock_filter filter[MAX_FILTER];
   int n = build_filter(filter, notify_connect);
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
   unsigned flags = notify_connect ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
@@ -404,7 +401,8 @@ static int apply_seccomp(int notify_connect) {
   }
   report("seccomp", "applied", "x86_64 only, %d denied calls, clone3 ENOSYS, namespace clone flags, "
          "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
-         (int)(sizeof denied / sizeof denied[0]), notify_connect ? ", connect() supervised" : "");
+         (int)(sizeof denied / sizeof denied[0]),
+         notify_connect ? ", connect/shutdown/Fast Open supervised by the net guard" : "");
   return notify_connect ? (int)rc : -1;
 }
 
@@ -468,37 +466,71 @@ struct child_args {
   gid_t gid;
 };
 
-static int send_fd(int sock, int fd) {
-  char byte = 'L';
+/* Hands fds to the other end of a unix socket; the byte says how many. */
+static int send_fds(int sock, const int *fds, int n) {
+  char byte = (char)n;
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(2 * sizeof(int))];
   } u;
   memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+  memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
   return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
 }
 
-static int recv_fd(int sock) {
+/* Receives up to two fds into fds[] (the rest -1); returns how many arrived. */
+static int recv_fds(int sock, int *fds) {
   char byte;
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(2 * sizeof(int))];
   } u;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
+  fds[0] = fds[1] = -1;
+  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return 0;
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
+  if (!c || c->cmsg_type != SCM_RIGHTS) return 0;
+  int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+  if (n > 2) n = 2;
+  memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
+  return n;
+}
+
+/* The net guard's connector: a process of the sandbox (forked after Landlock, so in its domain)
+ * under the same seccomp deny list minus the supervision, which performs the connects the guard
+ * must not CONTINUE (native/src/netguard.c). Returns the guard's end of its channel, or -1. */
+static int start_connector(void) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* no /proc/PID/mem or /proc/PID/fd for the command */
+    prctl(PR_SET_NAME, "rune-netguard", 0, 0, 0);
+    if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(125);
+    if (syscall(__NR_close_range, 4, ~0U, 0) != 0)
+      for (int fd = 4; fd < 65536; fd++) close(fd);
+    for (int fd = 0; fd <= 2; fd++) close(fd);
+    static struct sock_filter filter[MAX_FILTER];
+    struct sock_fprog prog = {.len = (unsigned short)build_filter(filter, 0), .filter = filter};
+    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(125);
+    netguard_connector(3);
+  }
+  close(sv[1]);
+  return sv[0];
 }
 
 /* Closes every fd from `from` up, except `keep_a` and `keep_b`. */
@@ -594,13 +626,16 @@ static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
   if (opt.landlock) apply_landlock(built.built);
   else report("landlock", "skipped", "switched off for this call");
   if (opt.seccomp) {
+    int connector = guard_sock >= 0 ? start_connector() : -1;
     int listener = apply_seccomp(guard_sock >= 0);
     if (view_lost) report("seccomp", "applied", "standing in for the missing view/namespaces (see namespaces)");
     if (guard_sock >= 0) {
       if (listener >= 0) {
-        if (send_fd(guard_sock, listener) != 0) die("handing the listener to the net guard");
+        int fds[2] = {listener, connector};
+        if (send_fds(guard_sock, fds, connector >= 0 ? 2 : 1) != 0) die("handing the listener to the net guard");
         close(listener);
       }
+      if (connector >= 0) close(connector);
       close(guard_sock);
     }
   } else {
@@ -635,124 +670,6 @@ static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
-/* ---------------------------------------------------------------- the net guard */
-
-static int addr_allowed(int family, const void *bytes) {
-  for (int i = 0; i < opt.n_allow; i++) {
-    if (opt.allow[i].family != family) continue;
-    if (memcmp(opt.allow[i].bytes, bytes, family == AF_INET ? 4 : 16) == 0) return 1;
-  }
-  return 0;
-}
-
-static int fd_flags(pid_t pid, int fd) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", pid, fd);
-  int f = open(path, O_RDONLY | O_CLOEXEC);
-  if (f < 0) return 0;
-  ssize_t n = read(f, buf, sizeof buf - 1);
-  close(f);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  char *p = strstr(buf, "flags:");
-  return p ? (int)strtol(p + 6, NULL, 8) : 0;
-}
-
-/* One connect(): when the target is an allowed TCP address, connect our own socket to the address
- * we copied (the program can no longer change it) and put it in place of the program's fd,
- * atomically with the reply. Everything else continues into the empty namespace, where it fails. */
-static void handle_notification(int listener, struct seccomp_notif *req, struct seccomp_notif_resp *resp) {
-  memset(resp, 0, sizeof *resp);
-  resp->id = req->id;
-  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  pid_t pid = (pid_t)req->pid;
-  int target_fd = (int)req->data.args[0];
-  unsigned long addr_ptr = (unsigned long)req->data.args[1];
-  size_t len = (size_t)req->data.args[2];
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
-  if (req->data.nr != __NR_connect || len < sizeof(sa_family_t) || len > sizeof ss) goto reply;
-  struct iovec local = {.iov_base = &ss, .iov_len = len};
-  struct iovec remote = {.iov_base = (void *)addr_ptr, .iov_len = len};
-  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) goto reply;
-  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) return; /* the caller is gone */
-
-  const void *ip = NULL;
-  if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) ip = &((struct sockaddr_in *)&ss)->sin_addr;
-  else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-    ip = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-  if (!ip || !addr_allowed(ss.ss_family, ip)) goto reply;
-
-  int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
-  if (pidfd < 0) goto reply;
-  int theirs = (int)syscall(__NR_pidfd_getfd, pidfd, target_fd, 0);
-  close(pidfd);
-  if (theirs < 0) goto reply;
-  int domain = 0, type = 0;
-  socklen_t sl = sizeof domain;
-  getsockopt(theirs, SOL_SOCKET, SO_DOMAIN, &domain, &sl);
-  sl = sizeof type;
-  getsockopt(theirs, SOL_SOCKET, SO_TYPE, &type, &sl);
-  close(theirs);
-  if (type != SOCK_STREAM || domain != ss.ss_family) goto reply; /* UDP and raw never leave */
-
-  int ours = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (ours < 0) {
-    resp->flags = 0;
-    resp->error = -errno;
-    goto reply;
-  }
-  struct timeval tv = {.tv_sec = 15, .tv_usec = 0};
-  setsockopt(ours, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (connect(ours, (struct sockaddr *)&ss, (socklen_t)len) != 0) {
-    resp->flags = 0;
-    resp->error = -errno;
-    close(ours);
-    goto reply;
-  }
-  struct timeval zero = {0, 0};
-  setsockopt(ours, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
-  int flags = fd_flags(pid, target_fd);
-  if (flags & O_NONBLOCK) fcntl(ours, F_SETFL, O_RDWR | O_NONBLOCK);
-  struct seccomp_notif_addfd addfd = {
-      .id = req->id,
-      .flags = SECCOMP_ADDFD_FLAG_SETFD | SECCOMP_ADDFD_FLAG_SEND,
-      .srcfd = (unsigned)ours,
-      .newfd = (unsigned)target_fd,
-      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0,
-  };
-  long rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-  close(ours);
-  if (rc >= 0) return; /* SEND replied for us: connect() returned 0 */
-  resp->flags = 0;
-  resp->error = -ECONNREFUSED;
-reply:
-  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-}
-
-static void net_guard(int listener) {
-  struct seccomp_notif_sizes sizes;
-  if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) return;
-  struct seccomp_notif *req = calloc(1, sizes.seccomp_notif > sizeof *req ? sizes.seccomp_notif : sizeof *req);
-  struct seccomp_notif_resp *resp =
-      calloc(1, sizes.seccomp_notif_resp > sizeof *resp ? sizes.seccomp_notif_resp : sizeof *resp);
-  if (!req || !resp) return;
-  for (;;) {
-    struct pollfd p = {.fd = listener, .events = POLLIN};
-    int rc = poll(&p, 1, -1);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL))) break;
-    memset(req, 0, sizes.seccomp_notif);
-    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
-      if (errno == EINTR || errno == ENOENT) continue;
-      break;
-    }
-    handle_notification(listener, req, resp);
-  }
-  free(req);
-  free(resp);
-}
-
 /* ---------------------------------------------------------------- the parent */
 
 static pid_t child_pid;
@@ -764,17 +681,9 @@ static void forward_signal(int sig) {
   if (child_pid > 0) kill(child_pid, sig);
 }
 
-static int parse_addr(const char *text, struct addr *out) {
-  memset(out, 0, sizeof *out);
-  if (inet_pton(AF_INET, text, out->bytes) == 1) out->family = AF_INET;
-  else if (inet_pton(AF_INET6, text, out->bytes) == 1) out->family = AF_INET6;
-  else return -1;
-  return 0;
-}
-
 static void usage(const char *why) {
   fprintf(stderr,
-          "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP] "
+          "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP[:PORT]|[IP6]:PORT] "
           "[--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
           "[--share-net] [--probe] -- PROGRAM ARGS...\n",
@@ -835,7 +744,7 @@ int main(int argc, char **argv) {
       if (opt.n_hosts < MAX_PATHS) opt.hosts[opt.n_hosts++] = v;
     } else if (strcmp(a, "--allow-addr") == 0) {
       NEED_VALUE;
-      if (opt.n_allow >= MAX_ADDRS || parse_addr(v, &opt.allow[opt.n_allow]) != 0) usage("bad --allow-addr");
+      if (opt.n_allow >= MAX_ADDRS || netguard_parse_allow(v, &opt.allow[opt.n_allow]) != 0) usage("bad --allow-addr");
       opt.n_allow++;
     } else if (strcmp(a, "--tmp-mb") == 0) {
       NEED_VALUE;
@@ -938,7 +847,7 @@ int main(int argc, char **argv) {
     if (guard[0] >= 0) close(guard[0]);
     if (in_namespaces && opt.net_isolate) {
       if (use_guard)
-        report("network", "applied", "empty network namespace; TCP to %d address(es) of allowed names through the "
+        report("network", "applied", "empty network namespace; TCP to %d allowed address[:port] pair(s) through the "
                "net guard", opt.n_allow);
       else
         report("network", "applied", "empty network namespace (loopback only)");
@@ -953,12 +862,12 @@ int main(int argc, char **argv) {
   if (opt.report_fd >= 0) close(opt.report_fd);
   if (use_guard) {
     close(guard[1]);
-    int listener = recv_fd(guard[0]);
+    int fds[2];
+    recv_fds(guard[0], fds);
     close(guard[0]);
-    if (listener >= 0) {
-      net_guard(listener);
-      close(listener);
-    }
+    if (fds[0] >= 0) netguard_run(fds[0], fds[1], pid, opt.allow, opt.n_allow);
+    for (int k = 0; k < 2; k++)
+      if (fds[k] >= 0) close(fds[k]);
   }
   if (status_pipe[1] >= 0) close(status_pipe[1]);
   int status = 0;

@@ -26,6 +26,8 @@ export interface AgentFlags {
   config?: string;
   /** `--mcp-stdio "cmd args"`, repeatable: stdio MCP servers for this run. */
   mcpStdio?: string[];
+  /** `--mcp-http URL`, repeatable: remote MCP servers for this run. */
+  mcpHttp?: string[];
 }
 
 /** Key path in the config → the flag that sets it, for error messages. */
@@ -73,6 +75,11 @@ export function addAgentOptions(program: Command): Command {
     .option(
       '--mcp-stdio <command>',
       'start a stdio MCP server for this run, e.g. "node server.js" (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--mcp-http <url>',
+      'connect to a remote MCP server for this run (Streamable HTTP, else SSE); its host must be in allowed_domains (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     );
 }

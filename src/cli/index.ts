@@ -75,6 +75,28 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runSandboxCommand(command, cmd.optsWithGlobals<SandboxCommandOptions>()));
     });
 
+  const mcp = program
+    .command('mcp')
+    .description('Log in to remote MCP servers (OAuth) and out again: rune mcp login NAME');
+  mcp
+    .command('login')
+    .description(
+      'Log in to a remote MCP server through your browser; the tokens are kept in $RUNE_HOME/mcp-auth (readable only by you)',
+    )
+    .argument('<server>', 'the name of an [[mcp]] table with a url, or the URL itself')
+    .action(async (server: string, _options: unknown, cmd: Command) => {
+      const { mcpLogin } = await import('./mcp.ts');
+      setExit(await mcpLogin(server, cmd.optsWithGlobals<AgentFlags>()));
+    });
+  mcp
+    .command('logout')
+    .description('Revoke (where the server offers it) and delete the stored login of a remote MCP server')
+    .argument('<server>', 'the name of an [[mcp]] table with a url, or the URL itself')
+    .action(async (server: string, _options: unknown, cmd: Command) => {
+      const { mcpLogout } = await import('./mcp.ts');
+      setExit(await mcpLogout(server, cmd.optsWithGlobals<AgentFlags>()));
+    });
+
   const repeat = (value: string, previous: string[] = []) => [...previous, value];
   program
     .command('init')

@@ -95,7 +95,7 @@ allowed_domains = ${list(answers.allowedDomains)}
 # auto: every layer this machine offers; strict: a missing layer is an error; off.
 # mode = "auto"
 # command_timeout_secs = 30
-# env_passthrough = []        # secret-looking variables tools may still see
+# env_passthrough = []        # exact names of further variables tools may see
 
 # A stdio MCP server:
 # [[mcp]]

@@ -1,7 +1,8 @@
 // What a CLI run keeps beyond one model call: the sandbox executor and the tool registry, with the
-// MCP servers of rune.toml and --mcp-stdio started into it, shut down when the CLI is done.
+// MCP servers of rune.toml, --mcp-stdio and --mcp-http started into it, shut down when the CLI is done.
 import { createDefaultExecutor } from '../agent/deps.ts';
 import type { McpManager } from '../mcp/manager.ts';
+import type { SessionLogin } from '../mcp/remote/server.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import type { AgentSetup } from './agent.ts';
@@ -13,16 +14,31 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function startRuntime(setup: AgentSetup): Promise<Runtime> {
+/**
+ * Starts the run's executor and MCP servers. `login` is given only by the interactive session: a
+ * remote server that asks for an OAuth login gets one there; pipe mode never starts one.
+ */
+export async function startRuntime(setup: AgentSetup, login?: SessionLogin): Promise<Runtime> {
   const { config, logger, cwd, env } = setup;
   const executor = createDefaultExecutor({ prompt: '', config, logger, cwd, env });
   const registry = new ToolRegistry();
   const mcpStdio = setup.flags.mcpStdio ?? [];
+  const mcpHttp = setup.flags.mcpHttp ?? [];
   let mcp: McpManager | undefined;
-  if (config.mcp.length > 0 || mcpStdio.length > 0) {
+  if (config.mcp.length > 0 || mcpStdio.length > 0 || mcpHttp.length > 0) {
     // Loaded only when a server is configured: the SDK is not parsed on ordinary runs.
     const { startMcpForRun } = await import('../mcp/wire.ts');
-    mcp = await startMcpForRun({ config, mcpStdio, executor, logger, cwd, env, registry });
+    mcp = await startMcpForRun({
+      config,
+      mcpStdio,
+      mcpHttp,
+      executor,
+      logger,
+      cwd,
+      env,
+      registry,
+      ...(login ? { remote: { login } } : {}),
+    });
   }
   return {
     executor,

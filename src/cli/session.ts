@@ -148,7 +148,20 @@ export async function runSession(
 
   const baseOptions = (): AgentRunOptions => ({ prompt: '', config, cwd, env, logger });
   const provider: Provider = await createDefaultProvider(baseOptions());
-  const runtime: Runtime = await startRuntime(setup);
+  // A remote MCP server that asks for an OAuth login gets it here: the URL is shown (and opened in
+  // a browser when there is one), and its tools join the session once the login is done.
+  const runtime: Runtime = await startRuntime(setup, {
+    show: (server, url, opened) =>
+      write(
+        `${paint(style, 'yellow', `MCP server "${server}" asks for a login:`)} ${opened ? 'a browser was opened at' : 'open this URL in a browser on this machine:'}\n  ${url}\n  (its tools join this session once you are logged in)\n`,
+      ),
+    done: (server, outcome) =>
+      write(
+        outcome.ok
+          ? `${paint(style, 'green', `MCP server "${server}" is connected`)} (${outcome.tools} tool${outcome.tools === 1 ? '' : 's'})\n`
+          : `${paint(style, 'red', `MCP server "${server}": ${redact(outcome.reason)}`)}\n`,
+      ),
+  });
   const spinner = new Spinner(write, style.color);
 
   const history = historyFile(env);

@@ -2,6 +2,7 @@
 // before the layers are merged; defaults are filled in only after the merge, so a bad value is
 // reported, never silently replaced.
 import { z } from 'zod/v4';
+import { redact } from '../core/redact.ts';
 import { domainPatternProblem } from '../policy/domains.ts';
 
 export const PROVIDERS = ['openai', 'openrouter', 'copilot', 'gemini', 'anthropic'] as const;
@@ -56,8 +57,17 @@ export const sandboxSchema = z.strictObject({
     .describe('auto: apply every layer the machine offers; strict: a missing layer is an error; off'),
   command_timeout_secs: positiveInt.describe('Wall-clock limit of one execute_cmd call'),
   env_passthrough: z
-    .array(z.string().min(1))
-    .describe('Variables passed to tools even though their names look secret (KEY, SECRET, TOKEN, PASSWORD)'),
+    .array(
+      z
+        .string()
+        .regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          'must be one exact variable name (letters, digits, _; no patterns): list each variable tools may see',
+        ),
+    )
+    .describe(
+      'Exact names of further variables tools and MCP servers get; besides these only PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL and TMPDIR are passed on',
+    ),
   max_file_mb: positiveInt
     .optional()
     .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
@@ -69,22 +79,161 @@ export const sandboxSchema = z.strictObject({
     .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
 });
 
-export const mcpServerSchema = z.strictObject({
+export const MCP_TRANSPORTS = ['streamable-http', 'sse'] as const;
+export type McpTransportName = (typeof MCP_TRANSPORTS)[number];
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// Headers that carry credentials: their values belong in the environment, never in a file.
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+const headerName = z.string().regex(HEADER_NAME, 'is not a valid HTTP header name');
+const envName = z
+  .string()
+  .regex(ENV_NAME, 'must be the name of an environment variable (letters, digits, _), not its value')
+  // A token pasted where its variable's name belongs (ghp_…, sk-…) would sit in the file in clear.
+  .refine((name) => redact(name) === name, 'looks like a token: name the environment variable that holds it');
+
+/** Keys of an `[[mcp]]` table; shared with Concourse's `source.mcp`, which adds `bearer_token`. */
+export const mcpServerShape = {
   name: z.string().min(1).describe('Name shown in /tools and used in `server.*` allowlist patterns'),
-  command: z.string().min(1).describe('Program that starts the stdio server'),
+  command: z.string().min(1).optional().describe('Program that starts a stdio server'),
   args: z.array(z.string()).optional().describe('Arguments of the command'),
   env: z
     .record(z.string(), z.string())
     .optional()
-    .describe('Environment of the server; nothing else is passed'),
+    .describe('Environment of a stdio server; nothing else is passed'),
+  url: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Endpoint of a remote server (Streamable HTTP, or legacy SSE), e.g. https://mcp.example.com/mcp',
+    ),
+  transport: z
+    .enum(MCP_TRANSPORTS)
+    .optional()
+    .describe('Remote transport; default: Streamable HTTP, falling back to SSE when the server refuses it'),
+  headers: z
+    .record(headerName, z.string().regex(/^[^\r\n]*$/, 'must be one line'))
+    .optional()
+    .describe('Extra HTTP headers sent to a remote server (no credentials: see env_headers)'),
+  env_headers: z
+    .record(headerName, envName)
+    .optional()
+    .describe(
+      'HTTP headers whose values come from environment variables, e.g. { "X-Api-Key" = "SEARCH_KEY" }',
+    ),
+  bearer_token_env_var: envName
+    .optional()
+    .describe('Environment variable holding a bearer token for a remote server (instead of OAuth)'),
   required: z.boolean().optional().describe('Stop rune when this server cannot start'),
   timeout_secs: positiveInt.optional().describe('Per-call timeout'),
-  allowed_paths_ro: pathList.optional().describe('Folders the server process may read'),
-  allowed_paths_rw: pathList.optional().describe('Folders the server process may write'),
-  allowed_domains: domainList.optional().describe('Domains the server process may reach'),
-});
+  allowed_paths_ro: pathList.optional().describe('Folders a stdio server process may read'),
+  allowed_paths_rw: pathList.optional().describe('Folders a stdio server process may write'),
+  allowed_domains: domainList
+    .optional()
+    .describe(
+      'Hosts the server may reach: a stdio server process, or a remote server and its OAuth endpoints',
+    ),
+};
+
+const STDIO_ONLY = ['args', 'env', 'allowed_paths_ro', 'allowed_paths_rw'] as const;
+const REMOTE_ONLY = ['transport', 'headers', 'env_headers', 'bearer_token_env_var', 'bearer_token'] as const;
+
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\./.test(bare);
+}
+
+/**
+ * A table is either a stdio server (`command`) or a remote one (`url`); keys of the other kind are
+ * refused rather than ignored, and a credential can never be written into the file itself.
+ */
+export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  const hasCommand = table.command !== undefined;
+  const hasUrl = table.url !== undefined;
+  if (hasCommand === hasUrl) {
+    issue(
+      hasCommand ? 'url' : 'command',
+      hasCommand
+        ? 'give either command (a stdio server) or url (a remote server), not both'
+        : 'give command (a stdio server) or url (a remote server)',
+    );
+    return;
+  }
+  const wrong = (hasUrl ? STDIO_ONLY : REMOTE_ONLY).filter((key) => table[key] !== undefined);
+  for (const key of wrong) {
+    issue(
+      key,
+      hasUrl ? `is for stdio servers (command), not for url` : `is for remote servers (url), not for command`,
+    );
+  }
+  for (const name of Object.keys((table.headers as Record<string, string> | undefined) ?? {})) {
+    if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
+      issue(
+        'headers',
+        `"${name}" carries a credential: name an environment variable in bearer_token_env_var or env_headers instead of writing the secret here`,
+      );
+    }
+  }
+  if (!hasUrl) return;
+  let url: URL;
+  try {
+    url = new URL(String(table.url));
+  } catch {
+    issue('url', 'is not a valid URL, e.g. https://mcp.example.com/mcp');
+    return;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    issue('url', `must be an http:// or https:// URL, not ${url.protocol}`);
+  } else if (url.username || url.password) {
+    issue('url', 'must not hold a user name or password: use bearer_token_env_var or OAuth');
+  } else if (
+    url.protocol === 'http:' &&
+    !isLoopbackHost(url.hostname) &&
+    (table.bearer_token_env_var !== undefined ||
+      table.bearer_token !== undefined ||
+      table.env_headers !== undefined)
+  ) {
+    issue('url', `plain http would send the credential to ${url.host} unencrypted; use https://`);
+  }
+}
+
+export const mcpServerSchema = z.strictObject(mcpServerShape).superRefine(checkMcpTable);
 
 const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));
+
+/** What one request or one client may cost the notes server; every key has a safe default. */
+export const notesLimitsSchema = z.strictObject({
+  max_file_kb: positiveInt
+    .optional()
+    .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
+  max_document_kb: positiveInt
+    .optional()
+    .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
+  max_update_kb: positiveInt.optional().describe('Largest single collaborative update, in KiB; default 256'),
+  max_streams: positiveInt.optional().describe('Open event streams in all; default 2000'),
+  max_streams_per_client: positiveInt
+    .optional()
+    .describe('Open event streams of one client address; default 16'),
+  max_streams_per_note: positiveInt.optional().describe('Open event streams watching one note; default 256'),
+  presence_interval_ms: positiveInt
+    .optional()
+    .describe('Presence changes of a note are sent together at most this often; default 250'),
+  search_budget_ms: positiveInt.optional().describe('Time one search may take; default 500'),
+  diff_budget_ms: positiveInt.optional().describe('Time one revision diff may take; default 1000'),
+  expensive_per_minute: positiveInt
+    .optional()
+    .describe('Searches, diffs and exports per client address and minute; default 120'),
+  login_attempts_per_account: positiveInt
+    .optional()
+    .describe('Password logins tried per account within the window; default 10'),
+  login_attempts_per_address: positiveInt
+    .optional()
+    .describe('Password logins tried per client address within the window; default 30'),
+  login_window_minutes: positiveInt.optional().describe('Window of the login limits; default 15'),
+});
 
 export const notesSchema = z.strictObject({
   bind: z.string().min(1).describe('Address to listen on'),
@@ -96,6 +245,9 @@ export const notesSchema = z.strictObject({
     .describe('Proxy addresses whose X-Forwarded-For is trusted'),
   model: z.string().min(1).optional().describe('Model for note chats unless an admin overrides it per note'),
   max_upload_mb: positiveInt.optional().describe('Largest attachment accepted'),
+  limits: notesLimitsSchema
+    .optional()
+    .describe('Cost limits per request and per client (see docs/notes-api.md)'),
   workspace: z
     .string()
     .min(1)
@@ -174,14 +326,24 @@ export const configLayerSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
   policy: policySchema.partial().optional(),
   sandbox: sandboxSchema.partial().optional(),
-  mcp: z.array(mcpServerSchema).optional().describe('stdio MCP servers'),
+  mcp: z.array(mcpServerSchema).optional().describe('MCP servers: stdio (command) or remote (url)'),
   notes: notesSchema.partial().optional(),
 });
 
 export type ConfigLayer = z.infer<typeof configLayerSchema>;
 export type PolicyConfig = z.infer<typeof policySchema>;
 export type SandboxConfig = z.infer<typeof sandboxSchema>;
-export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+/**
+ * One MCP server. `bearer_token` is never read from a file (the schema refuses it there): only
+ * Concourse's `source.mcp`, whose values come from a credential manager, sets it.
+ */
+export type McpServerConfig = z.infer<typeof mcpServerSchema> & { bearer_token?: string };
+export type StdioMcpConfig = McpServerConfig & { command: string };
+export type RemoteMcpConfig = McpServerConfig & { url: string };
+
+export function isRemoteMcp(server: McpServerConfig): server is RemoteMcpConfig {
+  return server.url !== undefined;
+}
 export type NotesConfig = z.infer<typeof notesSchema>;
 
 /** The configuration after merging and defaults: what every mode reads. Frozen. */

@@ -29,6 +29,8 @@ export const EXIT_CODES = {
   IO: 12,
   /** Something asked for (a session, a note, a version) does not exist. */
   NOT_FOUND: 13,
+  /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
+  MCP_AUTH: 14,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

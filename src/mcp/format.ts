@@ -2,7 +2,23 @@
 // show it without loading the MCP client.
 import type { LayerReport } from '../sandbox/types.ts';
 
-export type ServerState = 'starting' | 'ready' | 'failed' | 'crashed' | 'stopped';
+/**
+ * starting → ready; failed (never started); crashed (a stdio process ended); login (waiting for
+ * the user to log in); reconnecting (a remote server stopped answering); down (reconnecting gave
+ * up); stopped (rune shut it down).
+ */
+export type ServerState =
+  | 'starting'
+  | 'ready'
+  | 'failed'
+  | 'crashed'
+  | 'login'
+  | 'reconnecting'
+  | 'down'
+  | 'stopped';
+
+/** `http`: a remote server whose transport is not settled yet (Streamable HTTP, else SSE). */
+export type TransportName = 'stdio' | 'streamable-http' | 'sse' | 'http';
 
 export interface McpToolInfo {
   /** The name the model sees. */
@@ -19,12 +35,19 @@ export interface McpServerInfo {
   name: string;
   state: ServerState;
   required: boolean;
-  command: string;
+  transport: TransportName;
+  /** The command line of a stdio server, the URL of a remote one. */
+  target: string;
   pid?: number;
   /** Why it failed or ended. */
   reason?: string;
   tools: McpToolInfo[];
   layers: LayerReport[];
+}
+
+/** How a server is reached: `stdio`, or the transport and the URL of a remote server. */
+export function describeTransport(server: Pick<McpServerInfo, 'transport' | 'target'>): string {
+  return server.transport === 'stdio' ? 'stdio' : `${server.transport} ${server.target}`;
 }
 
 /** One line per server for /info. */
@@ -37,7 +60,9 @@ export function formatServers(servers: readonly McpServerInfo[]): string {
       server.state === 'ready'
         ? `ready, ${offered} tool${offered === 1 ? '' : 's'}${server.pid ? `, pid ${server.pid}` : ''}`
         : `${server.state}${server.reason ? `: ${server.reason.split('\n')[0]}` : ''}`;
-    lines.push(`  ${server.name}${server.required ? ' (required)' : ''}: ${detail}`);
+    lines.push(
+      `  ${server.name}${server.required ? ' (required)' : ''}: ${detail} [${describeTransport(server)}]`,
+    );
   }
   return lines.join('\n');
 }
@@ -47,7 +72,7 @@ export function formatServerTools(servers: readonly McpServerInfo[]): string {
   const lines: string[] = [];
   for (const server of servers) {
     const state = server.state === 'ready' ? '' : ` (${server.state}: tools withdrawn)`;
-    lines.push(`MCP server ${server.name}${state}:`);
+    lines.push(`MCP server ${server.name} [${describeTransport(server)}]${state}:`);
     if (server.tools.length === 0) lines.push('  (no tools)');
     for (const tool of server.tools) {
       const flags = [tool.readOnly ? 'read-only' : 'may change things'];

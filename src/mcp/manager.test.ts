@@ -141,11 +141,15 @@ describe('startMcpServers with server-everything', () => {
       name: 'everything',
       state: 'ready',
       required: false,
+      transport: 'stdio',
+      target: `node ${EVERYTHING} stdio`,
       pid: expect.any(Number),
     });
-    expect(formatServers(info)).toMatch(/^MCP servers:\n {2}everything: ready, \d+ tools, pid \d+$/);
+    expect(formatServers(info)).toMatch(
+      /^MCP servers:\n {2}everything: ready, \d+ tools, pid \d+ \[stdio\]$/,
+    );
     const text = formatServerTools(info);
-    expect(text).toContain('MCP server everything:');
+    expect(text).toContain('MCP server everything [stdio]:');
     expect(text).toMatch(/ {2}echo — Echoes back the input string \[read-only\]/);
   });
 });

@@ -1,20 +1,25 @@
-// All MCP servers of a run: started in parallel, their tools offered to the agent as ExtraTools
-// (through the same policy gate as built-ins), re-listed when a server announces a change,
-// withdrawn when a server ends, shut down on exit.
+// All MCP servers of a run: started in parallel (stdio ones through the sandbox, remote ones over
+// HTTP), their tools offered to the agent as ExtraTools (through the same policy gate as built-ins),
+// re-listed when a server announces a change, withdrawn when a server ends, shut down on exit.
 import type { ExtraTool } from '../agent/types.ts';
-import type { McpServerConfig } from '../config/schema.ts';
+import { isRemoteMcp, type McpServerConfig, type StdioMcpConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
+import type { LookupFn } from '../tools/types.ts';
+import type { McpConnection, ToolsChange } from './connection.ts';
 import type { McpServerInfo, McpToolInfo } from './format.ts';
 import { packageName } from './locate.ts';
 import {
   assignToolNames,
   SERVER_NAME_PATTERN,
+  sanitizeName,
   serverNameFromArgv,
   splitCommandLine,
   uniqueNames,
 } from './naming.ts';
+import type { ServerOrigin } from './remote/hosts.ts';
+import { RemoteServer, type SessionLogin } from './remote/server.ts';
 import { McpServer } from './server.ts';
 
 export { formatServers, formatServerTools, type McpServerInfo, type McpToolInfo } from './format.ts';
@@ -29,8 +34,29 @@ export const BUILTIN_TOOL_NAMES = [
   'inspect_process',
 ] as const;
 
+/** A server to start, and where it was configured (which decides the key a refusal names). */
+export type ConfiguredServer = McpServerConfig & { origin?: ServerOrigin };
+
+/** What remote servers need beyond their table. */
+export interface RemoteOptions {
+  /** `policy.allowed_domains` of the run; a server's own `allowed_domains` add to it. */
+  policyDomains: readonly string[];
+  /** `--unrestricted`: hosts are not checked against the lists (addresses still are). */
+  unrestricted?: boolean;
+  /** Only in the interactive session: servers that ask for a login get one. */
+  login?: SessionLogin;
+  /** What a run that cannot log in tells the user to do; default: `rune mcp login NAME`. */
+  loginHint?: (server: string) => string;
+  lookup?: LookupFn;
+  reconnectDelaysMs?: readonly number[];
+}
+
+export function defaultLoginHint(server: string): string {
+  return `run \`rune mcp login ${server}\` in a terminal first`;
+}
+
 export interface StartMcpOptions {
-  servers: readonly McpServerConfig[];
+  servers: readonly ConfiguredServer[];
   executor: SandboxExecutor;
   logger: Logger;
   cwd: string;
@@ -41,6 +67,7 @@ export interface StartMcpOptions {
   maxResultBytes?: number;
   /** Kill the server process groups if rune exits without calling shutdown() (they run detached). */
   killOnExit?: boolean;
+  remote?: RemoteOptions;
 }
 
 /** Turns `--mcp-stdio "cmd args"` values into server tables, named after their program or package. */
@@ -62,6 +89,44 @@ export function serversFromFlags(
   return parsed.map(({ command, args }, i) => ({ name: names[i] as string, command, args }));
 }
 
+/** Names a remote server after its host: `https://mcp.example.com/mcp` → `mcp-example-com`. */
+export function serverNameFromUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return sanitizeName(url.hostname.replace(/^\[|\]$/g, '').replace(/[.:]/g, '-')) || 'remote';
+  } catch {
+    return 'remote';
+  }
+}
+
+/** Turns `--mcp-http URL` values into remote server tables, named after their host. */
+export function serversFromHttpFlags(
+  values: readonly string[],
+  taken: readonly string[] = [],
+): ConfiguredServer[] {
+  const problems: string[] = [];
+  for (const value of values) {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      // Reported below.
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      problems.push(
+        `--mcp-http ${value}: expected an http:// or https:// URL, e.g. --mcp-http https://mcp.example.com/mcp`,
+      );
+    } else if (url.username || url.password) {
+      problems.push(
+        `--mcp-http ${value}: a URL with a user name or password is refused; use a [[mcp]] table with bearer_token_env_var`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new RuneError('USAGE', problems.join('; '));
+  const names = uniqueNames(values.map(serverNameFromUrl), taken);
+  return values.map((url, i) => ({ name: names[i] as string, url, origin: 'flag' as const }));
+}
+
 function checkNames(servers: readonly McpServerConfig[]): void {
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -78,7 +143,7 @@ function checkNames(servers: readonly McpServerConfig[]): void {
 }
 
 export class McpManager {
-  private offered: Array<{ server: McpServer; tool: string; name: string; extra: ExtraTool }> = [];
+  private offered: Array<{ server: McpConnection; tool: string; name: string; extra: ExtraTool }> = [];
   private hidden: Array<{ server: string; tool: string; name: string; owner: string }> = [];
   private notices: string[] = [];
   private reservedNames: readonly string[] = BUILTIN_TOOL_NAMES;
@@ -86,7 +151,7 @@ export class McpManager {
   private readonly killOnExit = () => this.killAll();
 
   constructor(
-    private readonly servers: McpServer[],
+    private readonly servers: McpConnection[],
     private readonly logger: Logger,
   ) {}
 
@@ -101,7 +166,7 @@ export class McpManager {
     this.rebuild();
     for (const server of this.servers) {
       server.onEnd((ended) => this.withdraw(ended));
-      server.onToolsChanged((changed) => this.relisted(changed));
+      server.onToolsChanged((changed, change) => this.relisted(changed, change));
     }
   }
 
@@ -150,7 +215,7 @@ export class McpManager {
     });
   }
 
-  private relisted(server: McpServer): void {
+  private relisted(server: McpConnection, change: ToolsChange): void {
     const snapshot = () => {
       const own = this.offered.filter((entry) => entry.server === server);
       return {
@@ -172,19 +237,22 @@ export class McpManager {
       ...(removed.length > 0 ? [`tools no longer available: ${removed.join(', ')}`] : []),
     ];
     const notice =
-      `MCP server "${server.name}" changed its tools` +
-      (parts.length > 0
-        ? ` (${parts.join('; ')}).`
-        : ' (same names, descriptions or parameters may differ).');
+      change === 'connected'
+        ? `MCP server "${server.name}" is connected now${added.length > 0 ? `; new tools: ${added.join(', ')}` : ''}.`
+        : `MCP server "${server.name}" changed its tools` +
+          (parts.length > 0
+            ? ` (${parts.join('; ')}).`
+            : ' (same names, descriptions or parameters may differ).');
     this.logger.info('mcp.tools_changed', { message: notice, server: server.name });
     this.notices.push(notice);
     for (const listener of this.changeListeners) listener();
   }
 
-  private withdraw(server: McpServer): void {
+  private withdraw(server: McpConnection): void {
     const names = this.offered.filter((entry) => entry.server === server).map((entry) => entry.name);
+    const verb = server.state === 'down' ? 'is down' : 'has stopped';
     const notice =
-      `MCP server "${server.name}" has stopped (${server.reason ?? 'connection closed'}); ` +
+      `MCP server "${server.name}" ${verb} (${server.reason ?? 'connection closed'}); ` +
       (names.length > 0 ? `its tools are no longer available: ${names.join(', ')}.` : 'it offered no tools.');
     this.logger.warn('mcp.server_ended', { message: notice, server: server.name, reason: server.reason });
     this.notices.push(notice);
@@ -234,7 +302,8 @@ export class McpManager {
         name: server.name,
         state: server.state,
         required: server.config.required === true,
-        command: [server.config.command, ...(server.config.args ?? [])].join(' '),
+        transport: server.transport,
+        target: server.target,
         ...(server.pid !== undefined ? { pid: server.pid } : {}),
         ...(server.reason !== undefined ? { reason: server.reason } : {}),
         tools,
@@ -261,22 +330,41 @@ export class McpManager {
  */
 export async function startMcpServers(options: StartMcpOptions): Promise<McpManager> {
   checkNames(options.servers);
-  const servers = options.servers.map(
-    (config) =>
-      new McpServer(config, {
-        executor: options.executor,
-        logger: options.logger,
-        cwd: options.cwd,
-        env: options.env,
-        ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
-        ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
-      }),
+  const remote = options.remote ?? { policyDomains: [] };
+  const common = {
+    logger: options.logger,
+    ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
+    ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+  };
+  const servers: McpConnection[] = options.servers.map(({ origin, ...config }) =>
+    isRemoteMcp(config)
+      ? new RemoteServer(config, {
+          ...common,
+          env: options.env,
+          grant: {
+            server: config.name,
+            origin: origin ?? 'table',
+            tableDomains: config.allowed_domains ?? [],
+            policyDomains: remote.policyDomains,
+            unrestricted: remote.unrestricted ?? false,
+          },
+          loginHint: (remote.loginHint ?? defaultLoginHint)(config.name),
+          ...(remote.login ? { login: remote.login } : {}),
+          ...(remote.lookup ? { lookup: remote.lookup } : {}),
+          ...(remote.reconnectDelaysMs ? { reconnectDelaysMs: remote.reconnectDelaysMs } : {}),
+        })
+      : new McpServer(config as StdioMcpConfig, {
+          ...common,
+          executor: options.executor,
+          cwd: options.cwd,
+          env: options.env,
+        }),
   );
   const results = await Promise.allSettled(servers.map((server) => server.start()));
   const requiredFailures: string[] = [];
   results.forEach((result, i) => {
     if (result.status === 'fulfilled') return;
-    const server = servers[i] as McpServer;
+    const server = servers[i] as McpConnection;
     const message = `MCP server "${server.name}" could not start: ${server.reason ?? String(result.reason)}`;
     if (server.config.required) requiredFailures.push(message);
     else options.logger.warn('mcp.server_failed', { message, server: server.name });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planServerSandbox, serverEnvironment } from './plan.ts';
+import { planServerSandbox } from './plan.ts';
 
 const runeEnv = {
   HOME: '/home/u',
@@ -12,19 +12,6 @@ const runeEnv = {
   BASH_FUNC_x: '() { evil; }',
   TERM: '() { evil; }',
 };
-
-describe('serverEnvironment', () => {
-  it('passes only the inherited basics plus the table env', () => {
-    const env = serverEnvironment(runeEnv, { API_BASE: 'https://x', GITHUB_TOKEN: 'given-on-purpose' });
-    expect(env).toEqual({
-      HOME: '/home/u',
-      PATH: '/usr/bin:/bin',
-      USER: 'u',
-      API_BASE: 'https://x',
-      GITHUB_TOKEN: 'given-on-purpose',
-    });
-  });
-});
 
 describe('planServerSandbox', () => {
   it('grants its own program and package, then only what the table lists', () => {
@@ -44,7 +31,7 @@ describe('planServerSandbox', () => {
     expect(plan).toEqual({
       argv: ['/usr/bin/node', '/pkg/dist/index.js', '/'],
       cwd: '/project',
-      env: { HOME: '/home/u', PATH: '/usr/bin:/bin', USER: 'u' },
+      env: runeEnv,
       readOnlyPaths: ['/usr', '/pkg', '/data'],
       readWritePaths: ['/work'],
       allowedDomains: ['api.example.com'],
@@ -62,5 +49,17 @@ describe('planServerSandbox', () => {
     expect(plan.readWritePaths).toEqual([]);
     expect(plan.readOnlyPaths).toEqual(['/opt/s']);
     expect(plan.env).toEqual({});
+    expect(plan.configuredEnv).toBeUndefined();
+  });
+
+  it("hands rune's environment to the executor's allow list and the table env apart, as configured", () => {
+    const plan = planServerSandbox(
+      { name: 's', command: 's', env: { API_BASE: 'https://x', GITHUB_TOKEN: 'given-on-purpose' } },
+      { program: '/opt/s/s', ownPaths: ['/opt/s'] },
+      '/p',
+      runeEnv,
+    );
+    expect(plan.configuredEnv).toEqual({ API_BASE: 'https://x', GITHUB_TOKEN: 'given-on-purpose' });
+    expect(plan.env).toEqual(runeEnv);
   });
 });

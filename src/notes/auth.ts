@@ -1,6 +1,6 @@
-// Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens,
-// login throttling and the role of every principal, resolved again on each use so that a demotion
-// or a revoked token takes effect at once.
+// Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens and
+// the role of every principal, resolved again on each use from the configuration as it is now, so
+// a demotion, a revoked token or an account removed from rune.toml takes effect at once.
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { NotesConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
@@ -25,6 +25,27 @@ export interface Principal {
   sessionHash?: string;
   csrf?: string;
   tokenId?: number;
+}
+
+/** First list (admins, then users, then guests) that names one of the identifiers; `*` names anyone. */
+export function mapRole(
+  lists: { admins?: string[] | undefined; users?: string[] | undefined; guests?: string[] | undefined },
+  identifiers: string[],
+): Role | null {
+  const ids = identifiers.filter(Boolean).map((id) => id.toLowerCase());
+  for (const [role, list] of [
+    ['admin', lists.admins],
+    ['user', lists.users],
+    ['guest', lists.guests],
+  ] as const) {
+    for (const entry of list ?? []) {
+      const e = entry.toLowerCase();
+      if (e === '*' || ids.includes(e)) return role;
+      // `@example.org` names everyone with an address at that domain.
+      if (e.startsWith('@') && ids.some((id) => id.endsWith(e))) return role;
+    }
+  }
+  return null;
 }
 
 // --- passwords
@@ -108,66 +129,17 @@ export function configAccounts(config: NotesConfig, logger: Logger): Map<string,
   return accounts;
 }
 
-// --- login throttling
-
-export interface ThrottleOptions {
-  perAccount: number;
-  perAddress: number;
-  windowMs: number;
-}
-
-/** Counts failed logins per account and per client address within a sliding window. */
-export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
-  private readonly options: ThrottleOptions;
-  private readonly now: () => number;
-
-  constructor(options: Partial<ThrottleOptions> = {}, now: () => number = Date.now) {
-    this.options = { perAccount: 5, perAddress: 20, windowMs: 15 * 60_000, ...options };
-    this.now = now;
-  }
-
-  private recent(key: string): number[] {
-    const cutoff = this.now() - this.options.windowMs;
-    const list = (this.failures.get(key) ?? []).filter((t) => t > cutoff);
-    if (list.length === 0) this.failures.delete(key);
-    else this.failures.set(key, list);
-    return list;
-  }
-
-  /** Seconds to wait before another attempt, or 0 when one is allowed now. */
-  retryAfter(account: string, address: string): number {
-    const checks: Array<[string, number]> = [
-      [`a:${account.toLowerCase()}`, this.options.perAccount],
-      [`ip:${address}`, this.options.perAddress],
-    ];
-    let wait = 0;
-    for (const [key, limit] of checks) {
-      const list = this.recent(key);
-      if (list.length >= limit) {
-        const oldest = list[list.length - limit]!;
-        wait = Math.max(wait, Math.ceil((oldest + this.options.windowMs - this.now()) / 1000));
-      }
-    }
-    return wait;
-  }
-
-  fail(account: string, address: string): void {
-    // A flood of made-up names must not grow the table without bound: expired entries go first.
-    if (this.failures.size > 10_000) for (const key of [...this.failures.keys()]) this.recent(key);
-    for (const key of [`a:${account.toLowerCase()}`, `ip:${address}`]) {
-      const list = this.recent(key);
-      list.push(this.now());
-      this.failures.set(key, list);
-    }
-  }
-
-  succeed(account: string): void {
-    this.failures.delete(`a:${account.toLowerCase()}`);
-  }
-}
-
 // --- sessions, tokens, roles
+
+function parseIdentifiers(json: string | null): string[] | null {
+  if (!json) return null;
+  try {
+    const value = JSON.parse(json) as unknown;
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : null;
+  } catch {
+    return null;
+  }
+}
 
 const SESSION_DAYS = 14;
 
@@ -201,25 +173,57 @@ export interface TokenRow {
   revoked_at: string | null;
 }
 
+/** What a new session is for. */
+export interface SessionSubject {
+  subject: string;
+  name: string;
+  provider: string;
+  role: Role;
+}
+
 /**
- * Resolves principals. `epoch` grows whenever a role, session or token changes, so long-lived
- * event streams know when to look their principal up again.
+ * Resolves principals against the configuration currently loaded (`reload` swaps it). `epoch`
+ * grows whenever a role, session, token or the configuration changes, so long-lived event streams
+ * know when to look their principal up again.
  */
 export class Auth {
   epoch = 0;
-  readonly accounts: Map<string, LocalAccount>;
+  accounts: Map<string, LocalAccount>;
+  private notes: NotesConfig;
   private readonly store: Store;
+  private readonly logger: Logger;
 
-  constructor(store: Store, accounts: Map<string, LocalAccount>) {
+  constructor(store: Store, notes: NotesConfig, logger: Logger) {
     this.store = store;
-    this.accounts = accounts;
-    for (const row of store.db.prepare('select name, role, password_hash from accounts').all() as Array<{
+    this.logger = logger;
+    this.notes = notes;
+    this.accounts = this.loadAccounts(notes);
+  }
+
+  /** Whether the configuration names any way in: local accounts or a login provider. */
+  private static configuresLogins(notes: NotesConfig): boolean {
+    const local = notes.local;
+    return (
+      (local?.admins?.length ?? 0) + (local?.users?.length ?? 0) + (local?.guests?.length ?? 0) > 0 ||
+      (notes.oauth?.length ?? 0) > 0 ||
+      notes.github !== undefined
+    );
+  }
+
+  /**
+   * The accounts of the config; the admin generated at a first start counts only while the config
+   * still names no way in, so it never lingers as a second door once logins are configured.
+   */
+  private loadAccounts(notes: NotesConfig): Map<string, LocalAccount> {
+    const accounts = configAccounts(notes, this.logger);
+    if (Auth.configuresLogins(notes)) return accounts;
+    for (const row of this.store.db.prepare('select name, role, password_hash from accounts').all() as Array<{
       name: string;
       role: Role;
       password_hash: string;
     }>) {
-      if (!this.accounts.has(row.name)) {
-        this.accounts.set(row.name, {
+      if (!accounts.has(row.name)) {
+        accounts.set(row.name, {
           name: row.name,
           role: row.role,
           secret: row.password_hash,
@@ -227,6 +231,34 @@ export class Auth {
         });
       }
     }
+    return accounts;
+  }
+
+  /**
+   * Takes a new configuration (SIGHUP): accounts and login providers as it says. Every session and
+   * token is resolved against it from the next request on; open event streams are rechecked by the
+   * caller. Returns the number of sessions that ended.
+   */
+  reload(notes: NotesConfig): number {
+    this.notes = notes;
+    this.accounts = this.loadAccounts(notes);
+    this.epoch++;
+    return this.prune();
+  }
+
+  /** Deletes sessions that no longer resolve (account or provider removed, expired). */
+  prune(): number {
+    let ended = 0;
+    for (const row of this.store.db.prepare('select id_hash from sessions').all() as Array<{
+      id_hash: string;
+    }>) {
+      if (!this.fromSessionHash(row.id_hash)) {
+        this.store.db.prepare('delete from sessions where id_hash = ?').run(row.id_hash);
+        ended++;
+      }
+    }
+    if (ended > 0) this.epoch++;
+    return ended;
   }
 
   /** Creates the first admin when nothing else lets anyone in; returns its password once. */
@@ -254,17 +286,48 @@ export class Auth {
     return (await verifyPassword(password, account.secret)) ? account : null;
   }
 
-  /** The role a subject has now: an admin's override wins over configuration. */
-  roleOf(subject: string, fallback: Role): Role | null {
+  /**
+   * The role a subject has now, or null when the configuration no longer lets it in. Only a
+   * subject the config still admits can have an admin's override, which then wins over the role
+   * the config gives. External logins are mapped again through their provider's current lists,
+   * by the identifiers recorded at their last login.
+   */
+  roleOf(subject: string): Role | null {
+    if (!this.configuredRole(subject)) return null;
     const override = this.store.db
       .prepare('select role from role_overrides where subject = ?')
       .get(subject) as { role: Role } | undefined;
-    if (override) return override.role;
-    if (subject.startsWith('local:')) {
-      const account = this.accounts.get(subject.slice('local:'.length));
-      return account ? account.role : null;
+    return override ? override.role : this.configuredRole(subject);
+  }
+
+  private configuredRole(subject: string): Role | null {
+    if (subject.startsWith('local:')) return this.accounts.get(subject.slice('local:'.length))?.role ?? null;
+    let lists: Parameters<typeof mapRole>[0] | undefined;
+    if (subject.startsWith('github:')) lists = this.notes.github;
+    else {
+      const oauth = /^oauth:([^:]+):/.exec(subject);
+      if (oauth) lists = (this.notes.oauth ?? []).find((p) => p.name === oauth[1]);
     }
-    return fallback;
+    if (!lists) return null;
+    const identifiers = this.identifiers(subject);
+    return identifiers ? mapRole(lists, identifiers) : null;
+  }
+
+  private identifiers(subject: string): string[] | null {
+    const row = this.store.db.prepare('select identifiers from identities where subject = ?').get(subject) as
+      | { identifiers: string }
+      | undefined;
+    return row ? parseIdentifiers(row.identifiers) : null;
+  }
+
+  /** Records what an external login was mapped by (its subject, verified email, user name). */
+  recordIdentity(subject: string, identifiers: string[]): void {
+    this.store.db
+      .prepare(
+        'insert into identities(subject, identifiers, updated_at) values (?, ?, ?) on conflict(subject) do update set identifiers = excluded.identifiers, updated_at = excluded.updated_at',
+      )
+      .run(subject, JSON.stringify(identifiers), this.store.stamp());
+    this.epoch++;
   }
 
   setRole(subject: string, role: Role): void {
@@ -276,7 +339,7 @@ export class Auth {
     this.epoch++;
   }
 
-  createSession(p: { subject: string; name: string; provider: string; role: Role }): {
+  createSession(p: SessionSubject): {
     id: string;
     csrf: string;
   } {
@@ -310,7 +373,7 @@ export class Auth {
       this.endSession(idHash);
       return null;
     }
-    const role = this.roleOf(row.subject, row.role);
+    const role = this.roleOf(row.subject);
     if (!role) return null;
     return {
       subject: row.subject,
@@ -389,7 +452,7 @@ export class Auth {
       const parent = depth < 8 ? this.tokenRowById(Number(byToken[1])) : undefined;
       issuerRole = parent ? this.tokenRole(parent, depth + 1) : null;
     } else {
-      issuerRole = this.roleOf(issuer, 'admin');
+      issuerRole = this.roleOf(issuer);
     }
     if (!issuerRole || !atLeast(issuerRole, 'admin')) return null;
     return row.role;

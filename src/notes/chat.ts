@@ -12,9 +12,14 @@ import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import type { Principal } from './auth.ts';
 import type { Collab } from './collab.ts';
-import { type ChatRow, ftsQuery, type NoteRow, type Store, toFile } from './db.ts';
+import { type ChatRow, type NoteRow, type Store, toFile } from './db.ts';
 import type { EventHub } from './events.ts';
 import { checkFileName } from './http.ts';
+import { resolveLimits } from './limits.ts';
+import { parseQuery, runSearch } from './search.ts';
+
+/** The agent's chat search has the same query shape as the search route. */
+const CHAT_SEARCH_SHAPE = resolveLimits({});
 
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
 
@@ -181,18 +186,38 @@ export class ChatService {
     const { config, logger, runAgent } = this.o;
     let status = 'Error';
     let error: { code: string; message: string } | undefined;
+    let closeMcp: (() => Promise<void>) | undefined;
     try {
       if (!runAgent) throw new Error('the agent is not available in this build');
       const model = note.model ?? config.notes.model ?? config.model;
+      const cwd = this.workspace(note.id);
+      const extraTools = this.tools(note.id, principal);
+      // The [[mcp]] servers of rune.toml, started for this run: a crashed one comes back next time.
+      // The server never logs in; it uses what `rune mcp login` stored in the same RUNE_HOME.
+      const mcp =
+        config.mcp.length > 0
+          ? await (await import('../mcp/wire.ts')).mcpForOneRun({
+              config,
+              extraTools,
+              logger,
+              cwd,
+              env: this.o.env,
+              loginHint: (name) =>
+                `the notes server cannot log in: run \`rune mcp login ${name}\` as the user running \`rune notes\` (same RUNE_HOME)`,
+            })
+          : undefined;
+      closeMcp = mcp?.close;
       const result = await runAgent({
         prompt: text,
         config: { ...config, ...(model ? { model } : {}) },
-        cwd: this.workspace(note.id),
+        cwd,
         env: this.o.env,
         logger,
         history,
         appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files; the working directory is this note's scratch folder for other files and commands.`,
-        extraTools: this.tools(note.id, principal),
+        ...(mcp
+          ? { tools: mcp.tools, executor: mcp.executor, takeNotices: mcp.takeNotices }
+          : { extraTools }),
         ...(config.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
         signal: run.controller.signal,
         onEvent: (event) => this.onEvent(run, event),
@@ -202,9 +227,12 @@ export class ChatService {
       error = result.error;
       if (result.answer) this.message(note.id, 'assistant', 'rune', result.answer, run.runId);
     } catch (thrown) {
-      error = { code: 'INTERNAL', message: redact((thrown as Error).message) };
+      // A required MCP server that could not start says why in its details.
+      const details = (thrown as { details?: readonly string[] }).details ?? [];
+      error = { code: 'INTERNAL', message: redact([(thrown as Error).message, ...details].join('; ')) };
       logger.error('notes.chat_failed', { message: `chat run failed: ${error.message}` });
     }
+    await closeMcp?.().catch(() => {});
     if (error && status !== 'UserInterrupt')
       this.message(note.id, 'system', null, `The run stopped: ${error.message}`, run.runId);
     for (const resolve of run.waiting.values()) resolve('no');
@@ -401,6 +429,7 @@ export class ChatService {
           const name = checkFileName(str(args, 'name'));
           const content = str(args, 'content');
           const author = `rune (for ${principal.name})`;
+          collab.checkSize(content);
           const existing = store.findFile(noteId, name);
           if (existing) {
             const saved = collab.replace(existing, content, author);
@@ -430,9 +459,15 @@ export class ChatService {
           },
         },
         execute: wrap((args) => {
-          const query = ftsQuery(str(args, 'query'));
-          if (!query) throw new Error('query: give at least one word');
-          const hits = store.searchChat(query, { publicOnly: false, noteId, limit: 20 });
+          const parsed = parseQuery(str(args, 'query'), CHAT_SEARCH_SHAPE);
+          if (!parsed.ok) throw new Error(parsed.message);
+          const hits = runSearch(store.db, parsed.query, {
+            publicOnly: false,
+            noteId,
+            limit: 20,
+            budgetMs: 200,
+            kinds: ['chat'],
+          }).results;
           if (hits.length === 0) return 'No chat message matches.';
           return hits
             .map((hit) => {

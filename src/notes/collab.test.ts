@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { silentLogger } from '../core/logger.ts';
-import { Collab, mergeText, setText } from './collab.ts';
+import { Collab, setText } from './collab.ts';
+import { mergeText } from './merge.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
 let kit: Kit;
@@ -47,7 +48,8 @@ describe('Collab documents', () => {
       client.on('update', listener);
       fn();
       client.off('update', listener);
-      for (const u of updates) collab.apply(store.fileById(file.id)!, u, 'uma', 'c1');
+      for (const u of updates)
+        collab.apply(store.fileById(file.id)!, u, { subject: 'local:uma', name: 'uma' }, 'c1');
     };
     send(() => client.getText('content').insert(5, 'one\n'));
     await new Promise((r) => setTimeout(r, 60));

@@ -2,11 +2,15 @@
 // table so clients and server never disagree across restarts), revisions saved after a short idle
 // time, and plain saves from scripts merged in (3-way against their base revision) or refused.
 import { diffChars } from 'diff';
-import { merge } from 'node-diff3';
 import * as Y from 'yjs';
 import type { Logger } from '../core/logger.ts';
+import { checkUpdate, isPlainTextDoc, TEXT_NAME } from './collab-check.ts';
 import type { FileRow, Store } from './db.ts';
 import type { EventHub } from './events.ts';
+import { ApiError } from './http.ts';
+import type { Limits } from './limits.ts';
+import { DEFAULT_MERGE_BUDGET } from './merge.ts';
+import { InlineRunner, type TaskRunner } from './worker-pool.ts';
 
 interface Live {
   doc: Y.Doc;
@@ -15,34 +19,41 @@ interface Live {
   dirty: boolean;
   authors: Set<string>;
   timer: NodeJS.Timeout | null;
+  /** Who wrote first with each Yjs client id of this file (subjects; the server's own id too). */
+  owners: Map<number, string>;
+  /** Size of the encoded state: exact after an encode, an upper bound after updates since. */
+  stateBytes: number;
+  stateExact: boolean;
+  /** Encodings handed out since the last change, so readers do not re-encode an unchanged document. */
+  cachedState: string | null;
+  cachedText: string | null;
+}
+
+/** Who sends a collaborative update: the principal's subject and display name. */
+export interface Editor {
+  subject: string;
+  name: string;
 }
 
 export type PutResult =
   | { ok: true; file: FileRow; merged: boolean }
-  | { ok: false; current: { content: string; revision: number } };
+  | { ok: false; current: { content: string; revision: number }; tooLarge?: boolean };
 
 export interface CollabOptions {
   idleMs?: number;
   /** How long an unchanged document stays in memory after its last save. */
   unloadMs?: number;
   logger: Logger;
+  limits?: Pick<Limits, 'maxFileBytes' | 'maxDocumentBytes' | 'maxUpdateBytes'>;
+  /** Where 3-way merges of saves on old revisions run (a worker pool in the server). */
+  runner?: TaskRunner;
 }
 
 const SERVER_ORIGIN = 'server';
+const SERVER_SUBJECT = 'server:';
 
-/** Splits text into lines that keep their line ends, so joining them gives the text back. */
-function lines(text: string): string[] {
-  return text === '' ? [] : text.split(/(?<=\n)/);
-}
-
-/** 3-way line merge; null when both sides changed the same lines differently. */
-export function mergeText(base: string, ours: string, theirs: string): string | null {
-  if (ours === theirs) return ours;
-  if (base === theirs) return ours;
-  if (base === ours) return theirs;
-  const result = merge(lines(ours), lines(base), lines(theirs), { excludeFalseConflicts: true });
-  if (result.conflict) return null;
-  return result.result.join('');
+export function tooLarge(message: string): ApiError {
+  return new ApiError(413, 'TOO_LARGE', message);
 }
 
 /** Applies the smallest character edits that turn the Y.Text into `target`. */
@@ -63,13 +74,19 @@ export function setText(text: Y.Text, target: string): void {
   }
   const oldMiddle = current.slice(start, current.length - end);
   const newMiddle = target.slice(start, target.length - end);
-  if (oldMiddle.length === 0 || newMiddle.length === 0 || oldMiddle.length + newMiddle.length > 20_000) {
+  // Character diffs are O(N·D): past a few thousand edits (or 50 ms) one splice is cheaper for
+  // everyone, and live editors see the same text either way.
+  const parts =
+    oldMiddle.length === 0 || newMiddle.length === 0 || oldMiddle.length + newMiddle.length > 20_000
+      ? undefined
+      : diffChars(oldMiddle, newMiddle, { maxEditLength: 2000, timeout: 50 });
+  if (!parts) {
     if (oldMiddle.length > 0) text.delete(start, oldMiddle.length);
     if (newMiddle.length > 0) text.insert(start, newMiddle);
     return;
   }
   let index = start;
-  for (const part of diffChars(oldMiddle, newMiddle)) {
+  for (const part of parts) {
     if (part.removed) text.delete(index, part.value.length);
     else if (part.added) {
       text.insert(index, part.value);
@@ -85,6 +102,8 @@ export class Collab {
   private readonly idleMs: number;
   private readonly unloadMs: number;
   private readonly logger: Logger;
+  private readonly limits: NonNullable<CollabOptions['limits']>;
+  private readonly runner: TaskRunner;
 
   constructor(store: Store, hub: EventHub, options: CollabOptions) {
     this.store = store;
@@ -92,6 +111,12 @@ export class Collab {
     this.idleMs = options.idleMs ?? 1500;
     this.unloadMs = options.unloadMs ?? 10 * 60_000;
     this.logger = options.logger;
+    this.limits = options.limits ?? {
+      maxFileBytes: 1024 * 1024,
+      maxDocumentBytes: 4 * 1024 * 1024,
+      maxUpdateBytes: 256 * 1024,
+    };
+    this.runner = options.runner ?? new InlineRunner(null);
     // Runs the document code once at start, so the first real edit does not pay for compiling it.
     const warm = new Y.Doc();
     setText(warm.getText('content'), 'warm up\n');
@@ -103,17 +128,32 @@ export class Collab {
   private open(file: FileRow): Live {
     const existing = this.live.get(file.id);
     if (existing) return existing;
-    const doc = new Y.Doc();
+    let doc = new Y.Doc();
     const stored = this.store.fileYdoc(file.id);
     if (stored) Y.applyUpdate(doc, stored);
-    const text = doc.getText('content');
-    if (text.toString() !== file.content) {
+    if (!isPlainTextDoc(doc)) {
+      // Stored before updates were checked: embeds or other types shift every offset of the text.
+      // The document starts again from the saved text; clients holding the old one are told.
+      this.logger.warn('notes.collab_rebuilt', {
+        message: `file ${file.id}: its collaborative state held more than plain text; rebuilt from the saved text`,
+      });
+      doc.destroy();
+      doc = new Y.Doc();
+      this.hub.publish({
+        name: 'collab.reset',
+        noteId: file.note_id,
+        fileId: file.id,
+        data: { note_id: file.note_id, file_id: file.id, revision: file.revision },
+      });
+    }
+    const text = doc.getText(TEXT_NAME);
+    let state: Uint8Array | null = stored && doc.store.clients.size > 0 ? stored : null;
+    if (text.toString() !== file.content || !state) {
       // First collaborative use of this file (or its text changed outside): start from the saved text
       // and keep that state, so every later load hands out the same document history.
-      setText(text, file.content);
-      this.store.db
-        .prepare('update files set ydoc = ? where id = ?')
-        .run(Y.encodeStateAsUpdate(doc), file.id);
+      doc.transact(() => setText(text, file.content), SERVER_ORIGIN);
+      state = Y.encodeStateAsUpdate(doc);
+      this.store.db.prepare('update files set ydoc = ? where id = ?').run(state, file.id);
     }
     const entry: Live = {
       doc,
@@ -122,8 +162,20 @@ export class Collab {
       dirty: false,
       authors: new Set(),
       timer: null,
+      owners: new Map([
+        ...this.store.collabClients(file.id),
+        [doc.clientID, SERVER_SUBJECT] as [number, string],
+      ]),
+      stateBytes: state.length,
+      stateExact: true,
+      cachedState: null,
+      cachedText: null,
     };
     doc.on('update', (update: Uint8Array, origin: unknown) => {
+      entry.cachedState = null;
+      entry.cachedText = null;
+      entry.stateBytes += update.length;
+      entry.stateExact = false;
       this.hub.publish({
         name: 'collab.update',
         noteId: entry.noteId,
@@ -149,24 +201,100 @@ export class Collab {
   /** The text as everyone sees it now, unsaved live edits included. */
   text(file: FileRow): string {
     const entry = this.live.get(file.id);
-    return entry ? entry.doc.getText('content').toString() : file.content;
+    if (!entry) return file.content;
+    entry.cachedText ??= entry.doc.getText(TEXT_NAME).toString();
+    return entry.cachedText;
   }
 
   state(file: FileRow): { state: string; revision: number; text: string } {
     const entry = this.open(file);
+    if (entry.cachedState === null) {
+      const state = Y.encodeStateAsUpdate(entry.doc);
+      entry.stateBytes = state.length;
+      entry.stateExact = true;
+      entry.cachedState = Buffer.from(state).toString('base64');
+    }
     return {
-      state: Buffer.from(Y.encodeStateAsUpdate(entry.doc)).toString('base64'),
+      state: entry.cachedState,
       revision: this.store.fileById(file.id)?.revision ?? file.revision,
-      text: entry.doc.getText('content').toString(),
+      text: this.text(file),
     };
   }
 
-  /** Applies a client's update; throws on bytes that are not a Yjs update. */
-  apply(file: FileRow, update: Uint8Array, author: string, clientId: string): void {
+  /**
+   * Applies an editor's update after checking it (see collab-check.ts) and the size limits.
+   * `clientId` is the server-stamped id the update is broadcast with. Throws ApiError: 400 for
+   * bytes that are not a plain-text update, 403 for a Yjs client id of someone else, 409 for an
+   * update that depends on changes the server lacks, 413 past a limit.
+   */
+  apply(file: FileRow, update: Uint8Array, editor: Editor, clientId: string): void {
+    const { maxUpdateBytes, maxFileBytes, maxDocumentBytes } = this.limits;
+    if (update.length > maxUpdateBytes) {
+      throw tooLarge(
+        `update: ${update.length} bytes, more than the ${maxUpdateBytes} one update may have; send smaller batches`,
+      );
+    }
     const entry = this.open(file);
-    const before = entry.doc.getText('content').toString();
-    Y.applyUpdate(entry.doc, update, clientId);
-    if (entry.doc.getText('content').toString() !== before) this.touch(entry, author);
+    const { doc } = entry;
+    const text = doc.getText(TEXT_NAME);
+    const check = (measureDeletes: boolean) => {
+      try {
+        return checkUpdate(doc, update, { measureDeletes });
+      } catch (error) {
+        throw new ApiError(400, 'BAD_REQUEST', `update: not a Yjs update (${(error as Error).message})`);
+      }
+    };
+    let verdict = check(false);
+    if (!verdict.ok)
+      throw new ApiError(
+        verdict.status,
+        verdict.status === 409 ? 'CONFLICT' : 'BAD_REQUEST',
+        verdict.message,
+      );
+    for (const client of verdict.writers) {
+      const owner = entry.owners.get(client);
+      if (owner !== undefined && owner !== editor.subject) {
+        throw new ApiError(
+          403,
+          'FORBIDDEN',
+          `update: Yjs client ${client} belongs to another editor; use a document of your own`,
+        );
+      }
+    }
+    // Every UTF-16 unit is at most 3 bytes of UTF-8: only near the limit is the text measured.
+    if (text.length * 3 + verdict.insertedBytes > maxFileBytes) {
+      verdict = check(true);
+      if (!verdict.ok) throw new ApiError(verdict.status, 'BAD_REQUEST', verdict.message);
+      const after = Buffer.byteLength(this.text(file)) - verdict.deletedBytes + verdict.insertedBytes;
+      if (after > maxFileBytes) {
+        throw tooLarge(`the file would hold ${after} bytes, more than the ${maxFileBytes} a file may have`);
+      }
+    }
+    if (entry.stateBytes + update.length > maxDocumentBytes) {
+      if (!entry.stateExact) this.state(file);
+      if (entry.stateBytes + update.length > maxDocumentBytes) {
+        throw tooLarge(
+          `the file's editing history is at its limit (${maxDocumentBytes} bytes); copy the text into a new file to go on`,
+        );
+      }
+    }
+    for (const client of verdict.writers) {
+      if (!entry.owners.has(client)) {
+        entry.owners.set(client, editor.subject);
+        this.store.claimCollabClient(file.id, client, editor.subject);
+      }
+    }
+    let changed = false;
+    const watch = (transaction: Y.Transaction) => {
+      changed = transaction.changed.has(text as unknown as Y.AbstractType<Y.YEvent<Y.Text>>);
+    };
+    doc.once('afterTransaction', watch);
+    try {
+      Y.applyUpdate(doc, update, clientId);
+    } finally {
+      doc.off('afterTransaction', watch);
+    }
+    if (changed) this.touch(entry, editor.name);
   }
 
   private touch(entry: Live, author: string): void {
@@ -192,11 +320,14 @@ export class Collab {
       this.live.delete(fileId);
       return undefined;
     }
-    const content = entry.doc.getText('content').toString();
+    const content = this.text(row);
     const author = [...entry.authors].join(', ') || 'unknown';
     entry.dirty = false;
     entry.authors.clear();
-    const saved = this.store.saveRevision(fileId, content, author, Y.encodeStateAsUpdate(entry.doc));
+    const state = Y.encodeStateAsUpdate(entry.doc);
+    entry.stateBytes = state.length;
+    entry.stateExact = true;
+    const saved = this.store.saveRevision(fileId, content, author, state);
     this.hub.publish({
       name: 'file.saved',
       noteId: saved.note_id,
@@ -224,29 +355,53 @@ export class Collab {
 
   /** Replaces the text (restore, merged PUT, agent write) through the document and saves at once. */
   replace(file: FileRow, content: string, author: string): FileRow {
+    this.checkSize(content);
     const entry = this.open(file);
-    const text = entry.doc.getText('content');
-    if (text.toString() === content && !entry.dirty) {
-      // Nothing changed, but a save is still a revision: people asked for one.
-      entry.dirty = true;
-    }
+    const text = entry.doc.getText(TEXT_NAME);
     entry.doc.transact(() => setText(text, content), SERVER_ORIGIN);
+    // Even an unchanged text is a new revision: people asked for one.
     entry.dirty = true;
     entry.authors.add(author);
     return this.save(file.id)!;
   }
 
-  /** A save from a script: applied when based on the current text, merged or refused otherwise. */
-  put(file: FileRow, content: string, baseRevision: number, author: string): PutResult {
-    const live = this.text(file);
-    const current = { content: live, revision: file.revision };
-    const unchanged = baseRevision === file.revision && live === file.content;
-    if (unchanged) return { ok: true, file: this.replace(file, content, author), merged: false };
-    const base = this.store.revision(file.id, baseRevision);
-    if (!base) return { ok: false, current };
-    const merged = mergeText(base.content, content, live);
-    if (merged === null) return { ok: false, current };
-    return { ok: true, file: this.replace(file, merged, author), merged: true };
+  /** 413 for a text larger than a file may be. */
+  checkSize(content: string): void {
+    const bytes = Buffer.byteLength(content);
+    if (bytes > this.limits.maxFileBytes) {
+      throw tooLarge(`content: ${bytes} bytes, more than the ${this.limits.maxFileBytes} a file may have`);
+    }
+  }
+
+  /**
+   * A save from a script: applied when based on the current text, merged or refused otherwise.
+   * The merge runs off the event loop; if live edits moved the text on meanwhile, it is merged
+   * again against the newer text (a few times at most, then refused like any conflict).
+   */
+  async put(file: FileRow, content: string, baseRevision: number, author: string): Promise<PutResult> {
+    this.checkSize(content);
+    let row = file;
+    for (let attempt = 0; ; attempt++) {
+      const live = this.text(row);
+      const current = { content: live, revision: row.revision };
+      const unchanged = baseRevision === row.revision && live === row.content;
+      if (unchanged) return { ok: true, file: this.replace(row, content, author), merged: false };
+      const base = this.store.revision(row.id, baseRevision);
+      if (!base || attempt >= 3) return { ok: false, current };
+      const merged = await this.runner.run(
+        { kind: 'merge', base: base.content, ours: content, theirs: live, budget: DEFAULT_MERGE_BUDGET },
+        DEFAULT_MERGE_BUDGET.timeoutMs * 4,
+      );
+      const fresh = this.store.fileById(row.id);
+      if (!fresh || fresh.deleted_at) return { ok: false, current };
+      if (this.text(fresh) !== live || fresh.revision !== row.revision) {
+        row = fresh;
+        continue;
+      }
+      if (merged === null || merged === 'too-large')
+        return { ok: false, current, tooLarge: merged === 'too-large' };
+      return { ok: true, file: this.replace(fresh, merged, author), merged: true };
+    }
   }
 
   /** Forgets a file's live document (deleted, renamed away, purged); unsaved edits are saved first. */

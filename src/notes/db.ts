@@ -138,6 +138,23 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Who issued a token, so a token never outlives its issuer's admin rights.
   `alter table tokens add column created_by_subject text;`,
+  // 3: who first wrote with each Yjs client id of a file (nobody edits under another's id); whether
+  // readers (guests, anonymous) could see an event when it happened (replay never tells them more);
+  // what each external login was mapped by, so its role follows the current config.
+  `
+  create table collab_clients (
+    file_id integer not null references files(id) on delete cascade,
+    client integer not null,
+    subject text not null,
+    primary key (file_id, client)
+  ) without rowid;
+  alter table events add column readers integer not null default 0;
+  create table identities (
+    subject text primary key,
+    identifiers text not null,
+    updated_at text not null
+  );
+  `,
 ];
 
 export function openNotesDatabase(file: string): SqliteDatabase {
@@ -407,6 +424,22 @@ export class Store {
     })();
   }
 
+  /** Yjs client ids of a file and the subject that first wrote with each. */
+  collabClients(fileId: number): Array<[number, string]> {
+    return (
+      this.db.prepare('select client, subject from collab_clients where file_id = ?').all(fileId) as Array<{
+        client: number;
+        subject: string;
+      }>
+    ).map((r) => [r.client, r.subject]);
+  }
+
+  claimCollabClient(fileId: number, client: number, subject: string): void {
+    this.db
+      .prepare('insert into collab_clients(file_id, client, subject) values (?, ?, ?) on conflict do nothing')
+      .run(fileId, client, subject);
+  }
+
   fileYdoc(fileId: number): Uint8Array | null {
     const row = this.db.prepare('select ydoc from files where id = ?').get(fileId) as
       | { ydoc: Buffer | null }
@@ -476,66 +509,4 @@ export class Store {
       .all(noteId, before ?? Number.MAX_SAFE_INTEGER, limit) as ChatRow[];
     return rows.reverse();
   }
-
-  // --- search
-  searchFiles(
-    query: string,
-    opts: { publicOnly: boolean; noteId?: number; limit: number },
-  ): Array<{ file_id: number; note_id: number; note: string; file: string; snippet: string }> {
-    const where = ['files_fts match @q', 'f.deleted_at is null', 'n.deleted_at is null'];
-    if (opts.publicOnly) where.push('f.public = 1', 'n.public = 1');
-    if (opts.noteId !== undefined) where.push('f.note_id = @note');
-    return this.db
-      .prepare(
-        `select f.id as file_id, f.note_id, n.name as note, f.name as file,
-           snippet(files_fts, -1, char(1), char(2), '…', 16) as snippet
-         from files_fts join files f on f.id = files_fts.rowid join notes n on n.id = f.note_id
-         where ${where.join(' and ')} order by rank limit @limit`,
-      )
-      .all({ q: query, note: opts.noteId, limit: opts.limit }) as never;
-  }
-
-  searchChat(
-    query: string,
-    opts: { publicOnly: boolean; noteId?: number; limit: number },
-  ): Array<{ message_id: number; note_id: number; note: string; snippet: string }> {
-    const where = ['chat_fts match @q', 'n.deleted_at is null'];
-    // Tool output is for users only (see forReader in events.ts), so readers do not search it either.
-    if (opts.publicOnly) where.push('n.public = 1', "c.role <> 'tool'");
-    if (opts.noteId !== undefined) where.push('c.note_id = @note');
-    return this.db
-      .prepare(
-        `select c.id as message_id, c.note_id, n.name as note,
-           snippet(chat_fts, -1, char(1), char(2), '…', 16) as snippet
-         from chat_fts join chat_messages c on c.id = chat_fts.rowid join notes n on n.id = c.note_id
-         where ${where.join(' and ')} order by rank limit @limit`,
-      )
-      .all({ q: query, note: opts.noteId, limit: opts.limit }) as never;
-  }
-}
-
-/**
- * Turns what a person typed into an FTS5 query that matches those words: every word or quoted
- * phrase becomes a quoted string, so FTS operators and column filters in the input are inert.
- */
-export function ftsQuery(input: string): string | null {
-  const parts: string[] = [];
-  const re = /"([^"]*)"|(\S+)/g;
-  for (let m = re.exec(input); m; m = re.exec(input)) {
-    const text = (m[1] ?? m[2] ?? '').replace(/"/g, '').trim();
-    if (text) parts.push(`"${text}"`);
-  }
-  return parts.length > 0 ? parts.join(' ') : null;
-}
-
-/** Splits an FTS snippet with \x01/\x02 markers into plain-text segments (never HTML). */
-export function snippetSegments(snippet: string): Array<{ text: string; match: boolean }> {
-  const out: Array<{ text: string; match: boolean }> = [];
-  let match = false;
-  for (const piece of snippet.split(/([\x01\x02])/)) {
-    if (piece === '\x01') match = true;
-    else if (piece === '\x02') match = false;
-    else if (piece) out.push({ text: piece, match });
-  }
-  return out;
 }

@@ -186,33 +186,91 @@ describe('Last-Event-ID replay', () => {
 });
 
 describe('presence', () => {
-  it('lists who is in the note, where, and who types', async () => {
+  /** Waits (bounded) until a stream has received a presence change that `match` accepts. */
+  async function change(stream: Stream, match: (data: Record<string, unknown>) => boolean) {
+    for (let i = 0; i < 100; i++) {
+      const found = stream.events.find((e) => e.name === 'presence.changed' && match(e.data));
+      if (found) return found.data as { set: Array<Record<string, unknown>>; gone: string[] };
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no matching presence change in ${JSON.stringify(stream.events)}`);
+  }
+  const helloId = (stream: Stream) => stream.events.find((e) => e.name === 'hello')!.data.client_id as string;
+
+  it('tells a new stream the whole list, then only changes, under server-stamped client ids', async () => {
     const a = open(sessionPrincipal(user), noteId, null, 'tab-1');
+    const stamp = helloId(a);
+    expect(stamp).toMatch(/^c_/);
+    expect(stamp).not.toContain('tab-1');
+    expect(a.events.find((e) => e.name === 'presence')!.data.present).toEqual([]);
     const fileId = kit.server.store.findFile(noteId, 'open.md')!.id;
     const res = await user.request('POST', '/api/notes/pub/presence', {
       client_id: 'tab-1',
       file_id: fileId,
       typing: true,
+      state: { cursor: { anchor: 3, head: 5 } },
     });
     expect(res.json()).toEqual({ ok: true });
-    const last = a.events.filter((e) => e.name === 'presence').at(-1)!;
-    expect(last.data.present).toEqual([
-      { client_id: 'tab-1', name: 'uma', role: 'user', file_id: fileId, typing: true },
+    const changed = await change(a, (d) => (d.set as Array<{ typing: boolean }>).some((p) => p.typing));
+    expect(changed.set).toEqual([
+      {
+        client_id: stamp,
+        name: 'uma',
+        role: 'user',
+        file_id: fileId,
+        typing: true,
+        state: { cursor: { anchor: 3, head: 5 } },
+      },
     ]);
-    // A stream opened without a client id is claimed by the first presence update of that person.
-    const b = open(null, noteId);
-    expect(
-      (await anonymous(kit.server).request('POST', '/api/notes/pub/presence', { client_id: 'tab-2' })).json(),
-    ).toEqual({
-      ok: true,
-    });
-    const after = a.events.filter((e) => e.name === 'presence').at(-1)!;
-    expect((after.data.present as Array<{ client_id: string }>).map((p) => p.client_id).sort()).toEqual([
-      'tab-1',
-      'tab-2',
-    ]);
+    // A second stream gets the list as it is now, once; the first one is told the newcomer joined.
+    const b = open(sessionPrincipal(admin), noteId, null, 'tab-9');
+    expect((b.events.find((e) => e.name === 'presence')!.data.present as unknown[]).length).toBe(1);
+    await change(a, (d) => (d.set as Array<{ client_id: string }>).some((p) => p.client_id === helloId(b)));
     b.close();
-    const gone = a.events.filter((e) => e.name === 'presence').at(-1)!;
-    expect((gone.data.present as unknown[]).length).toBe(1);
+    await change(a, (d) => (d.gone as string[]).includes(helloId(b)));
+  });
+
+  it("lets only the stream's own person and id change its entry; anonymous streams are not claimed", async () => {
+    const a = open(sessionPrincipal(user), noteId, null, 'tab-1');
+    // The admin names uma's chosen id, and uma's stamped id: neither is theirs.
+    for (const client_id of ['tab-1', helloId(a)]) {
+      expect(
+        (await admin.request('POST', '/api/notes/pub/presence', { client_id, typing: true })).json(),
+      ).toEqual({
+        ok: false,
+      });
+    }
+    const anon = anonymous(kit.server);
+    open(null, noteId);
+    expect((await anon.request('POST', '/api/notes/pub/presence', { client_id: 'tab-2' })).json()).toEqual({
+      ok: false,
+    });
+    // An anonymous reader's chosen id is its secret: the same id works, another does not.
+    const reader = open(null, noteId, null, 'secret-reader-id');
+    expect(
+      (
+        await anon.request('POST', '/api/notes/pub/presence', { client_id: 'secret-reader-id', typing: true })
+      ).json(),
+    ).toEqual({ ok: true });
+    await change(a, (d) =>
+      (d.set as Array<{ client_id: string; typing: boolean }>).some(
+        (p) => p.client_id === helloId(reader) && p.typing,
+      ),
+    );
+    expect(kit.server.hub.present(noteId).find((p) => p.client_id === helloId(a))!.typing).toBe(false);
+    const big = await user.request('POST', '/api/notes/pub/presence', {
+      client_id: 'tab-1',
+      state: { blob: 'x'.repeat(5000) },
+    });
+    expect(big.statusCode).toBe(400);
+    expect(big.json().message).toMatch(/state: .* more than the 2048 allowed/);
+  });
+
+  it('sends the joins of many streams as one change', async () => {
+    const watcher = open(sessionPrincipal(user), noteId, null, 'watcher');
+    for (let i = 0; i < 50; i++) open(null, noteId, null, `reader-${i}`);
+    const joined = await change(watcher, (d) => (d.set as unknown[]).length >= 50);
+    expect(joined.set.length).toBe(51);
+    expect(watcher.events.filter((e) => e.name === 'presence.changed').length).toBe(1);
   });
 });

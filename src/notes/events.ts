@@ -1,8 +1,11 @@
 // Live events over Server-Sent Events: every event is checked against each recipient's rights at
 // the moment it is sent (the principal is looked up again when roles, sessions or tokens change),
-// durable events are kept for Last-Event-ID replay, and presence lives here with the connections.
+// durable events are kept for Last-Event-ID replay, and presence lives with the connections. How
+// many streams may be open (in all, per client address, per note) is bounded.
 import { type Auth, atLeast, type Principal, type Role } from './auth.ts';
 import type { FileRow, NoteRow, Store } from './db.ts';
+import type { Limits } from './limits.ts';
+import { Presence, type PresenceChange, stampClientId } from './presence.ts';
 
 export interface HubEvent {
   name: string;
@@ -20,25 +23,32 @@ export interface Sink {
   end(): void;
 }
 
-export interface PresenceEntry {
-  client_id: string;
-  name: string;
-  role: Role | 'anonymous';
-  file_id: number | null;
-  typing: boolean;
-}
+export type { PresenceEntry } from './presence.ts';
 
 interface Connection {
   id: number;
   principal: Principal | null;
   epoch: number;
   noteId: number | null;
-  clientId: string | null;
+  /** The stamped client id (see stampClientId); claimed streams get theirs on the first presence. */
+  clientId: string;
+  claimed: boolean;
+  address: string;
   sink: Sink;
-  fileId: number | null;
-  typingUntil: number;
   closed: boolean;
 }
+
+export type StreamLimits = Pick<
+  Limits,
+  'maxStreams' | 'maxStreamsPerClient' | 'maxStreamsPerNote' | 'presenceIntervalMs'
+>;
+
+const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  maxStreams: 2000,
+  maxStreamsPerClient: 16,
+  maxStreamsPerNote: 256,
+  presenceIntervalMs: 250,
+};
 
 const REPLAY_KEEP = 1000;
 
@@ -65,7 +75,6 @@ export function forReader(role: Role | 'anonymous', name: string, data: Record<s
 function frame(id: number | null, name: string, data: unknown): string {
   return `${id === null ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
-const TYPING_MS = 5000;
 
 function roleOf(p: Principal | null): Role | 'anonymous' {
   return p ? p.role : 'anonymous';
@@ -85,18 +94,59 @@ export function canSee(
   return note.public === 1 && file.public === 1;
 }
 
+interface Context {
+  note?: NoteRow;
+  file?: FileRow;
+}
+
+/**
+ * May a recipient with this role, watching `watching` (a note id or null for the note list),
+ * receive the event now?
+ */
+function visible(role: Role | 'anonymous', watching: number | null, event: HubEvent, ctx: Context): boolean {
+  if (event.adminsOnly && role !== 'admin') return false;
+  if (event.noteId === null) return true;
+  const listEvent = event.name.startsWith('note.');
+  if (!listEvent && watching !== event.noteId) return false;
+  if (event.name === 'note.deleted') {
+    return atLeast(role, 'user') || watching === event.noteId || ctx.note?.public === 1;
+  }
+  if (event.fileId) {
+    // A file that is gone for good (purged) is nobody's business but the note's members'.
+    if (!ctx.file) return atLeast(role, 'user') && canSee(role, ctx.note);
+    if (event.name === 'file.deleted') {
+      // Told to everyone who could see the file until now, so their view drops it.
+      return canSee(role, ctx.note, { ...ctx.file, deleted_at: null });
+    }
+    return canSee(role, ctx.note, ctx.file);
+  }
+  return canSee(role, ctx.note);
+}
+
+/** Why a new stream is refused (429), or null when it may open. */
+export type Admission = string | null;
+
 export class EventHub {
   private readonly store: Store;
   private readonly auth: Auth;
   private readonly connections = new Map<number, Connection>();
+  /** Streams by the note they watch (null: the note list). */
+  private readonly byNote = new Map<number | null, Set<Connection>>();
+  private readonly byAddress = new Map<string, number>();
+  private readonly presence: Presence;
+  private readonly limits: StreamLimits;
   private nextId = 1;
   private inserted = 0;
-  private readonly now: () => number;
 
-  constructor(store: Store, auth: Auth, now: () => number = Date.now) {
+  constructor(store: Store, auth: Auth, now: () => number = Date.now, limits: Partial<StreamLimits> = {}) {
     this.store = store;
     this.auth = auth;
-    this.now = now;
+    this.limits = { ...DEFAULT_STREAM_LIMITS, ...limits };
+    this.presence = new Presence(
+      (noteId, change) => this.sendPresence(noteId, change),
+      this.limits.presenceIntervalMs,
+      now,
+    );
   }
 
   get size(): number {
@@ -116,68 +166,149 @@ export class EventHub {
     return conn.principal;
   }
 
-  /** Opens a stream. Replays stored events after `lastEventId` that the caller may still see. */
+  /** Whether another stream may open now for this client address and note; the reason if not. */
+  admit(address: string, noteId: number | null): Admission {
+    const { maxStreams, maxStreamsPerClient, maxStreamsPerNote } = this.limits;
+    if (this.connections.size >= maxStreams) {
+      return `the server holds its limit of ${maxStreams} event streams; try again later`;
+    }
+    if ((this.byAddress.get(address) ?? 0) >= maxStreamsPerClient) {
+      return `this client already holds ${maxStreamsPerClient} event streams; close some (one per tab is enough)`;
+    }
+    if (noteId !== null && (this.byNote.get(noteId)?.size ?? 0) >= maxStreamsPerNote) {
+      return `this note already has ${maxStreamsPerNote} watchers; try again later`;
+    }
+    return null;
+  }
+
+  /**
+   * Opens a stream. Replays stored events after `lastEventId` that the caller may still see and
+   * could see when they happened. A note stream joins the note's presence under its stamped
+   * client id, which the `hello` event tells the client.
+   */
   subscribe(opts: {
     principal: Principal | null;
     noteId: number | null;
     clientId: string | null;
     lastEventId: number | null;
     sink: Sink;
+    address?: string;
   }): () => void {
+    const id = this.nextId++;
+    const subject = opts.principal?.subject ?? null;
     const conn: Connection = {
-      id: this.nextId++,
+      id,
       principal: opts.principal,
       epoch: this.auth.epoch,
       noteId: opts.noteId,
-      clientId: opts.clientId,
+      clientId: stampClientId(subject, opts.clientId ?? `stream ${id} ${Math.random()}`),
+      claimed: opts.clientId !== null,
+      address: opts.address ?? 'local',
       sink: opts.sink,
-      fileId: null,
-      typingUntil: 0,
       closed: false,
     };
+    if (conn.noteId !== null && conn.claimed) {
+      // The same tab again (a reconnect racing the old stream's close): one stream per client id.
+      for (const other of this.byNote.get(conn.noteId) ?? []) {
+        if (other.clientId === conn.clientId) this.end(other);
+      }
+    }
     this.write(conn, null, 'hello', {
       user: opts.principal
         ? { name: opts.principal.name, role: opts.principal.role, provider: opts.principal.provider }
         : null,
       role: roleOf(opts.principal),
       note_id: opts.noteId,
+      client_id: conn.noteId === null ? null : conn.clientId,
       last_event_id: this.lastEventId(),
     });
-    if (opts.lastEventId !== null) {
-      const rows = this.store.db
-        .prepare(
-          `select id, name, note_id, file_id, data from events where id > ? and
-             (note_id is null or name like 'note.%' or note_id = ?) order by id`,
-        )
-        .all(opts.lastEventId, opts.noteId ?? -1) as Array<{
-        id: number;
-        name: string;
-        note_id: number | null;
-        file_id: number | null;
-        data: string;
-      }>;
-      for (const row of rows) {
-        const event: HubEvent = {
-          name: row.name,
-          noteId: row.note_id,
-          fileId: row.file_id,
-          data: JSON.parse(row.data) as Record<string, unknown>,
-          adminsOnly: row.name.startsWith('approval.'),
-        };
-        if (this.allowed(conn, event, this.context(event)))
-          this.write(conn, row.id, row.name, forReader(roleOf(this.principalOf(conn)), row.name, event.data));
-      }
-    }
+    if (opts.lastEventId !== null) this.replay(conn, opts.lastEventId);
     this.connections.set(conn.id, conn);
-    if (conn.noteId !== null) this.sendPresence(conn.noteId);
+    this.index(conn, true);
+    if (conn.noteId !== null) {
+      this.write(conn, null, 'presence', {
+        note_id: conn.noteId,
+        present: this.presence.list(conn.noteId),
+      });
+      this.join(conn);
+    }
     return () => this.drop(conn);
+  }
+
+  private replay(conn: Connection, after: number): void {
+    const rows = this.store.db
+      .prepare(
+        `select id, name, note_id, file_id, data, readers from events where id > ? and
+           (note_id is null or name like 'note.%' or note_id = ?) order by id`,
+      )
+      .all(after, conn.noteId ?? -1) as Array<{
+      id: number;
+      name: string;
+      note_id: number | null;
+      file_id: number | null;
+      data: string;
+      readers: number;
+    }>;
+    for (const row of rows) {
+      const role = roleOf(this.principalOf(conn));
+      // Readers get only what readers could see at the time: a file private then (or a note since
+      // purged) stays untold even if its event would pass today's check.
+      if (!atLeast(role, 'user') && row.readers !== 1) continue;
+      const event: HubEvent = {
+        name: row.name,
+        noteId: row.note_id,
+        fileId: row.file_id,
+        data: JSON.parse(row.data) as Record<string, unknown>,
+        adminsOnly: row.name.startsWith('approval.'),
+      };
+      if (visible(role, conn.noteId, event, this.context(event)))
+        this.write(conn, row.id, row.name, forReader(role, row.name, event.data));
+    }
+  }
+
+  private index(conn: Connection, add: boolean): void {
+    let set = this.byNote.get(conn.noteId);
+    const count = this.byAddress.get(conn.address) ?? 0;
+    if (add) {
+      if (!set) {
+        set = new Set();
+        this.byNote.set(conn.noteId, set);
+      }
+      set.add(conn);
+      this.byAddress.set(conn.address, count + 1);
+      return;
+    }
+    set?.delete(conn);
+    if (set?.size === 0) this.byNote.delete(conn.noteId);
+    if (count <= 1) this.byAddress.delete(conn.address);
+    else this.byAddress.set(conn.address, count - 1);
+  }
+
+  private join(conn: Connection): void {
+    const principal = conn.principal;
+    this.presence.join(conn.noteId!, {
+      client_id: conn.clientId,
+      name: principal?.name ?? 'anonymous',
+      role: roleOf(principal),
+    });
   }
 
   private drop(conn: Connection): void {
     if (conn.closed) return;
     conn.closed = true;
     this.connections.delete(conn.id);
-    if (conn.noteId !== null) this.sendPresence(conn.noteId);
+    this.index(conn, false);
+    if (conn.noteId !== null) this.presence.leave(conn.noteId, conn.clientId);
+  }
+
+  /** Drops a stream and ends its response. */
+  private end(conn: Connection): void {
+    this.drop(conn);
+    try {
+      conn.sink.end();
+    } catch {
+      // The stream may already be gone.
+    }
   }
 
   private write(conn: Connection, id: number | null, name: string, data: unknown): void {
@@ -195,166 +326,130 @@ export class EventHub {
 
   private revoke(conn: Connection, noteId: number): void {
     this.write(conn, null, 'access.revoked', { note_id: noteId });
-    this.drop(conn);
-    try {
-      conn.sink.end();
-    } catch {
-      // The stream may already be gone.
-    }
+    this.end(conn);
   }
 
-  private context(event: HubEvent): { note?: NoteRow; file?: FileRow } {
+  private context(event: HubEvent): Context {
     const note = event.noteId === null ? undefined : this.store.noteById(event.noteId);
     const file = event.fileId ? this.store.fileById(event.fileId) : undefined;
     return { note, file };
   }
 
-  private allowed(conn: Connection, event: HubEvent, ctx: { note?: NoteRow; file?: FileRow }): boolean {
-    const role = roleOf(this.principalOf(conn));
-    if (event.adminsOnly && role !== 'admin') return false;
-    if (event.noteId === null) return true;
-    const listEvent = event.name.startsWith('note.');
-    if (!listEvent && conn.noteId !== event.noteId) return false;
-    if (event.name === 'note.deleted') {
-      return atLeast(role, 'user') || conn.noteId === event.noteId || ctx.note?.public === 1;
-    }
-    if (event.name === 'file.deleted' && ctx.file) {
-      // Told to everyone who could see the file until now, so their view drops it.
-      return canSee(role, ctx.note, { ...ctx.file, deleted_at: null });
-    }
-    if (event.fileId) return canSee(role, ctx.note, ctx.file);
-    return canSee(role, ctx.note);
-  }
-
-  /** Checks every stream watching a note (or all) and closes those that lost access. */
+  /**
+   * Checks every stream watching a note (or all) and closes those that lost access, and every
+   * stream whose session or token ended (logout, revocation, an account removed from the config).
+   */
   recheck(noteId?: number): void {
     for (const conn of [...this.connections.values()]) {
-      if (conn.noteId === null || (noteId !== undefined && conn.noteId !== noteId)) continue;
-      const note = this.store.noteById(conn.noteId);
-      if (!canSee(roleOf(this.principalOf(conn)), note)) this.revoke(conn, conn.noteId);
+      if (noteId !== undefined && conn.noteId !== noteId) continue;
+      const signedIn = conn.principal !== null;
+      const principal = this.principalOf(conn);
+      if (signedIn && !principal) {
+        if (conn.noteId === null) this.end(conn);
+        else this.revoke(conn, conn.noteId);
+        continue;
+      }
+      if (conn.noteId === null) continue;
+      if (!canSee(roleOf(principal), this.store.noteById(conn.noteId))) this.revoke(conn, conn.noteId);
     }
+  }
+
+  /** Streams an event may concern: the note's watchers, and everyone for note list events. */
+  private recipients(event: HubEvent): Connection[] {
+    if (event.noteId === null || event.name.startsWith('note.')) return [...this.connections.values()];
+    return [...(this.byNote.get(event.noteId) ?? [])];
   }
 
   publish(event: HubEvent): number | null {
+    const ctx = this.context(event);
     let id: number | null = null;
     if (!event.live) {
+      const readers = visible('guest', event.noteId, event, ctx) ? 1 : 0;
       const info = this.store.db
-        .prepare('insert into events(name, note_id, file_id, data, created_at) values (?, ?, ?, ?, ?)')
-        .run(event.name, event.noteId, event.fileId ?? null, JSON.stringify(event.data), this.store.stamp());
+        .prepare(
+          'insert into events(name, note_id, file_id, data, created_at, readers) values (?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          event.name,
+          event.noteId,
+          event.fileId ?? null,
+          JSON.stringify(event.data),
+          this.store.stamp(),
+          readers,
+        );
       id = Number(info.lastInsertRowid);
       if (++this.inserted % 100 === 0) {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }
     }
-    const ctx = this.context(event);
     let text: string | undefined;
     let readerText: string | undefined;
-    for (const conn of [...this.connections.values()]) {
+    for (const conn of this.recipients(event)) {
+      if (conn.closed) continue;
+      const role = roleOf(this.principalOf(conn));
       // A stream of a note its recipient can no longer see is closed, whatever the event.
-      if (conn.noteId !== null && conn.noteId === event.noteId) {
-        if (!canSee(roleOf(this.principalOf(conn)), ctx.note)) {
-          this.revoke(conn, conn.noteId);
-          continue;
-        }
+      if (conn.noteId !== null && conn.noteId === event.noteId && !canSee(role, ctx.note)) {
+        this.revoke(conn, conn.noteId);
+        continue;
       }
-      if (this.allowed(conn, event, ctx)) {
-        // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
-        if (!atLeast(roleOf(conn.principal), 'user')) {
-          readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
-          this.send(conn, readerText);
-          continue;
-        }
-        text ??= frame(id, event.name, event.data);
-        this.send(conn, text);
+      if (!visible(role, conn.noteId, event, ctx)) continue;
+      // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
+      if (!atLeast(role, 'user')) {
+        readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
+        this.send(conn, readerText);
+        continue;
       }
+      text ??= frame(id, event.name, event.data);
+      this.send(conn, text);
     }
     return id;
   }
 
   // --- presence
 
-  presence(noteId: number): PresenceEntry[] {
-    const now = this.now();
-    const out: PresenceEntry[] = [];
-    for (const conn of this.connections.values()) {
-      if (conn.noteId !== noteId || conn.closed) continue;
-      const principal = conn.principal;
-      out.push({
-        client_id: conn.clientId ?? `c${conn.id}`,
-        name: principal?.name ?? 'anonymous',
-        role: roleOf(principal),
-        file_id: conn.fileId,
-        typing: conn.typingUntil > now,
-      });
-    }
-    return out;
+  private sendPresence(noteId: number, change: PresenceChange): void {
+    this.publish({ name: 'presence.changed', noteId, live: true, data: { ...change } });
   }
 
-  sendPresence(noteId: number): void {
-    this.publish({
-      name: 'presence',
-      noteId,
-      live: true,
-      data: { note_id: noteId, present: this.presence(noteId) },
-    });
+  /** The entries of a note now (tests, the web page's first paint). */
+  present(noteId: number) {
+    return this.presence.list(noteId);
   }
 
-  /** Updates where a connection is and whether it types; false when no such stream is open. */
+  /**
+   * Updates a stream's place in the note (file, typing, the client's own state); only the stream
+   * whose stamped id matches (same person, same chosen id) can be changed. A signed-in person's
+   * first update may claim their newest stream opened without a client id. False: no such stream.
+   */
   setPresence(
     subject: string | null,
     noteId: number,
-    clientId: string,
-    fileId: number | null,
-    typing: boolean,
+    chosenId: string,
+    fields: { file_id: number | null; typing: boolean; state?: Record<string, unknown> | null },
   ): boolean {
-    let found = false;
-    const mine = (conn: Connection) =>
-      conn.noteId === noteId && (conn.principal?.subject ?? null) === subject;
-    if (![...this.connections.values()].some((conn) => mine(conn) && conn.clientId === clientId)) {
-      // A stream opened without ?client_id= belongs to the newest unclaimed stream of the same person.
-      const unclaimed = [...this.connections.values()]
-        .filter((conn) => mine(conn) && conn.clientId === null)
+    const stamp = stampClientId(subject, chosenId);
+    if (!this.presence.has(noteId, stamp) && subject !== null) {
+      const unclaimed = [...(this.byNote.get(noteId) ?? [])]
+        .filter((conn) => !conn.claimed && (conn.principal?.subject ?? null) === subject)
         .at(-1);
-      if (unclaimed) unclaimed.clientId = clientId;
-    }
-    for (const conn of this.connections.values()) {
-      if (conn.noteId !== noteId || conn.clientId !== clientId) continue;
-      if ((conn.principal?.subject ?? null) !== subject) continue;
-      conn.fileId = fileId;
-      conn.typingUntil = typing ? this.now() + TYPING_MS : 0;
-      found = true;
-    }
-    if (found) {
-      this.sendPresence(noteId);
-      if (typing) {
-        const timer = setTimeout(() => this.sendPresence(noteId), TYPING_MS + 50);
-        timer.unref();
+      if (unclaimed) {
+        this.presence.leave(noteId, unclaimed.clientId);
+        unclaimed.clientId = stamp;
+        unclaimed.claimed = true;
+        this.join(unclaimed);
       }
     }
-    return found;
+    return this.presence.update(noteId, stamp, fields);
   }
 
   /** Sends a comment line to every stream so proxies keep them open and dead ones are found. */
   ping(): void {
-    for (const conn of [...this.connections.values()]) {
-      try {
-        conn.sink.write(': ping\n\n');
-      } catch {
-        this.drop(conn);
-      }
-    }
+    for (const conn of [...this.connections.values()]) this.send(conn, ': ping\n\n');
   }
 
   /** Ends every stream (shutdown). */
   closeAll(): void {
-    for (const conn of [...this.connections.values()]) {
-      conn.closed = true;
-      this.connections.delete(conn.id);
-      try {
-        conn.sink.end();
-      } catch {
-        // Already gone.
-      }
-    }
+    this.presence.close();
+    for (const conn of [...this.connections.values()]) this.end(conn);
   }
 }

@@ -1,9 +1,15 @@
-// A note as an archive: a folder named after the note holding one file per note file (zip or tar).
-import { zipSync } from 'fflate';
+// A note as an archive: a folder named after the note holding one file per note file (zip or tar),
+// streamed. Each file's text is read only when the archive reaches it and the next one only when
+// the client has taken the previous, so a large note costs neither memory nor one long block of
+// the event loop. tar-stream writes the tar (PAX headers for long names), fflate the zip.
+import { Readable } from 'node:stream';
+import { Zip, ZipDeflate } from 'fflate';
+import { pack } from 'tar-stream';
 
 export interface ExportFile {
   name: string;
-  content: string;
+  /** Read when the archive reaches the file. */
+  content(): string;
   mtime: Date;
 }
 
@@ -20,69 +26,51 @@ function entryNames(folder: string, files: ExportFile[]): string[] {
   });
 }
 
-export function zipNote(folder: string, files: ExportFile[]): Uint8Array {
+export function zipNote(folder: string, files: ExportFile[]): Readable {
   const names = entryNames(folder, files);
-  const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
-  files.forEach((file, i) => {
-    entries[names[i]!] = [Buffer.from(file.content, 'utf8'), { mtime: file.mtime }];
-  });
-  return zipSync(entries, { level: 6 });
+  function* chunks(): Generator<Uint8Array> {
+    const out: Uint8Array[] = [];
+    let failure: Error | null = null;
+    const zip = new Zip((error, chunk) => {
+      if (error) failure = error;
+      else out.push(chunk);
+    });
+    for (let i = 0; i < files.length; i++) {
+      const file = files[i]!;
+      const entry = new ZipDeflate(names[i]!, { level: 6 });
+      entry.mtime = file.mtime;
+      zip.add(entry);
+      entry.push(Buffer.from(file.content(), 'utf8'), true);
+      if (failure) throw failure;
+      yield* out.splice(0);
+    }
+    zip.end();
+    if (failure) throw failure;
+    yield* out.splice(0);
+  }
+  return Readable.from(chunks(), { objectMode: false });
 }
 
-function octal(value: number, width: number): string {
-  return `${value.toString(8).padStart(width - 1, '0')}\0`;
-}
-
-/** ustar header; a name that does not fit its 100 bytes is carried by a PAX header before it. */
-function tarHeader(name: string, size: number, mtime: Date, type: '0' | '5' | 'x'): Buffer {
-  const header = Buffer.alloc(512, 0);
-  header.write(name, 0, 100, 'utf8');
-  header.write(octal(type === '5' ? 0o755 : 0o644, 8), 100, 'ascii');
-  header.write(octal(0, 8), 108, 'ascii');
-  header.write(octal(0, 8), 116, 'ascii');
-  header.write(octal(size, 12), 124, 'ascii');
-  header.write(octal(Math.floor(mtime.getTime() / 1000), 12), 136, 'ascii');
-  header.write('        ', 148, 'ascii');
-  header.write(type, 156, 'ascii');
-  header.write('ustar\u000000', 257, 'binary');
-  let sum = 0;
-  for (const byte of header) sum += byte;
-  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
-  return header;
-}
-
-/** The entry's header, after a PAX `path` record when the name is too long for ustar (file names
- * reach 120 characters, up to 480 bytes in UTF-8, and truncating them would merge or garble files). */
-function tarEntry(name: string, size: number, mtime: Date, type: '0' | '5'): Buffer[] {
-  if (Buffer.byteLength(name) <= 100) return [tarHeader(name, size, mtime, type)];
-  const field = ` path=${name}\n`;
-  // The record starts with its own length in decimal, which counts its own digits.
-  const bytes = Buffer.byteLength(field);
-  let length = bytes + 1;
-  while (String(length).length + bytes !== length) length = String(length).length + bytes;
-  const record = Buffer.from(`${length}${field}`, 'utf8');
-  const pad = (512 - (record.length % 512)) % 512;
-  const short = `PaxHeaders/${Buffer.from(name)
-    .subarray(-80)
-    .toString('utf8')
-    .replace(/[^A-Za-z0-9._-]/g, '_')}`;
-  return [
-    tarHeader(short, record.length, mtime, 'x'),
-    record,
-    Buffer.alloc(pad),
-    tarHeader(short, size, mtime, type),
-  ];
-}
-
-export function tarNote(folder: string, files: ExportFile[]): Uint8Array {
+export function tarNote(folder: string, files: ExportFile[]): Readable {
   const names = entryNames(folder, files);
-  const parts: Buffer[] = tarEntry(`${folder}/`, 0, new Date(), '5');
-  files.forEach((file, i) => {
-    const body = Buffer.from(file.content, 'utf8');
-    parts.push(...tarEntry(names[i]!, body.length, file.mtime, '0'), body);
-    const pad = (512 - (body.length % 512)) % 512;
-    if (pad) parts.push(Buffer.alloc(pad));
-  });
-  parts.push(Buffer.alloc(1024));
-  return Buffer.concat(parts);
+  const tar = pack();
+  const entry = (header: Parameters<typeof tar.entry>[0], body?: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      const done = (error?: Error | null) => (error ? reject(error) : resolve());
+      if (body === undefined) tar.entry(header, done);
+      else tar.entry(header, body, done);
+    });
+  void (async () => {
+    await entry({ name: `${folder}/`, type: 'directory', mode: 0o755, mtime: new Date() });
+    for (let i = 0; i < files.length; i++) {
+      const file = files[i]!;
+      // The callback of an entry comes once the reader took it: the next file waits until then.
+      await entry(
+        { name: names[i]!, type: 'file', mode: 0o644, mtime: file.mtime },
+        Buffer.from(file.content(), 'utf8'),
+      );
+    }
+    tar.finalize();
+  })().catch((error: Error) => tar.destroy(error));
+  return Readable.from(tar, { objectMode: false });
 }

@@ -1,4 +1,4 @@
-// Small HTTP helpers shared by the notes routes: the `{code, message}` error, cookies, names.
+// Small HTTP helpers shared by the notes routes: the `{code, message}` error, names, bodies.
 export type ApiCode =
   | 'BAD_REQUEST'
   | 'UNAUTHENTICATED'
@@ -9,6 +9,7 @@ export type ApiCode =
   | 'TOO_LARGE'
   | 'UNSUPPORTED_MEDIA'
   | 'RATE_LIMITED'
+  | 'BUSY'
   | 'INTERNAL';
 
 /** An error that crosses the wire: a status, a string code and a message safe to show. */
@@ -37,60 +38,60 @@ export const notFound = (what: string): ApiError => new ApiError(404, 'NOT_FOUND
 export const badRequest = (message: string): ApiError => new ApiError(400, 'BAD_REQUEST', message);
 export const forbidden = (message: string): ApiError => new ApiError(403, 'FORBIDDEN', message);
 
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    if (!name || name in out) continue;
-    try {
-      out[name] = decodeURIComponent(value);
-    } catch {
-      out[name] = value;
-    }
-  }
-  return out;
-}
+/**
+ * Characters no name may hold: controls (C0, DEL, C1), line and paragraph separators, unpaired
+ * surrogates, and invisible format characters — bidirectional controls (which make a name read
+ * differently than it sorts and compares), zero-width spaces, soft hyphens, tags — except the
+ * zero-width (non-)joiners that some scripts and emoji sequences need.
+ */
+const FORBIDDEN_IN_NAMES = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}]|(?![\u200c\u200d])\p{Cf}/u;
 
-export function cookie(
-  name: string,
-  value: string,
-  opts: { secure: boolean; maxAge?: number; path?: string; sameSite?: 'Lax' | 'Strict' },
-): string {
-  const parts = [
-    `${name}=${encodeURIComponent(value)}`,
-    `Path=${opts.path ?? '/'}`,
-    'HttpOnly',
-    `SameSite=${opts.sameSite ?? 'Lax'}`,
-  ];
-  if (opts.maxAge !== undefined) parts.push(`Max-Age=${opts.maxAge}`);
-  if (opts.secure) parts.push('Secure');
-  return parts.join('; ');
-}
+export const NAME_MAX = 120;
 
-const NOTE_NAME = /^[\p{L}\p{N} ._-]{1,120}$/u;
-
-/** Note names are used in URLs and folder names of exports. */
-export function checkNoteName(value: unknown): string {
+/**
+ * The checks both kinds of names share: a string, trimmed, in Unicode NFC (what is stored and
+ * compared, so names that look the same are the same), of 1–120 characters (code points), none of
+ * them forbidden, not only digits (those are ids) and not `.` or `..`.
+ */
+function baseName(value: unknown, rule: string): string {
   if (typeof value !== 'string') throw badRequest('name: expected a string');
-  const name = value.trim();
-  if (!NOTE_NAME.test(name) || /^\d+$/.test(name) || name === '.' || name === '..') {
-    throw badRequest(
-      'name: 1–120 letters, digits, spaces, ".", "-" or "_", not only digits, and not "." or ".."',
-    );
+  const name = value.trim().normalize('NFC');
+  const length = [...name].length;
+  if (
+    length === 0 ||
+    length > NAME_MAX ||
+    FORBIDDEN_IN_NAMES.test(name) ||
+    /^\d+$/.test(name) ||
+    name === '.' ||
+    name === '..'
+  ) {
+    throw badRequest(`name: ${rule}`);
   }
   return name;
 }
 
+/** A name as it is looked up (a path parameter): NFC, so any normal form finds the stored name. */
+export function lookupName(ref: string): string {
+  return ref.normalize('NFC');
+}
+
+/** Note names are used in URLs and folder names of exports. */
+export function checkNoteName(value: unknown): string {
+  const rule = '1–120 letters, digits, spaces, ".", "-" or "_", not only digits, and not "." or ".."';
+  const name = baseName(value, rule);
+  if (!/^[\p{L}\p{M}\p{N} ._-]+$/u.test(name)) throw badRequest(`name: ${rule}`);
+  return name;
+}
+
 export function checkFileName(value: unknown): string {
-  if (typeof value !== 'string') throw badRequest('name: expected a string');
-  const name = value.trim();
-  const bad = /[/\\\x00-\x1f\x7f]/.test(name);
-  if (bad || name.length === 0 || name.length > 120 || /^\d+$/.test(name) || name === '.' || name === '..') {
-    throw badRequest('name: 1–120 characters without "/", "\\" or control characters, not only digits');
+  const name = baseName(
+    value,
+    '1–120 characters without "/", "\\", control or invisible formatting characters, not only digits',
+  );
+  if (/[/\\]/.test(name)) {
+    throw badRequest(
+      'name: 1–120 characters without "/", "\\", control or invisible formatting characters, not only digits',
+    );
   }
   return name;
 }

@@ -145,13 +145,15 @@ export async function run(context: ModeContext): Promise<number> {
       throw new RuneError('USAGE', `--port: expected a number, got ${values.port}`);
     port = Number(values.port);
   }
-  const { config } = loadConfig({
-    flags: {
-      notes: { ...(values.bind ? { bind: values.bind } : {}), ...(port !== undefined ? { port } : {}) },
-    },
-    flagLabels: { 'notes.bind': '--bind', 'notes.port': '--port' },
-    ...(values.config ? { file: values.config } : {}),
-  });
+  const load = () =>
+    loadConfig({
+      flags: {
+        notes: { ...(values.bind ? { bind: values.bind } : {}), ...(port !== undefined ? { port } : {}) },
+      },
+      flagLabels: { 'notes.bind': '--bind', 'notes.port': '--port' },
+      ...(values.config ? { file: values.config } : {}),
+    }).config;
+  const config = load();
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
   const workspace = chatWorkspace(config.notes.workspace, process.env, logger);
@@ -179,11 +181,27 @@ export async function run(context: ModeContext): Promise<number> {
     typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address);
   logger.info('notes.listening', { message: `rune notes listening on http://${shown} (data in ${dataDir})` });
 
+  // SIGHUP reads the configuration again: accounts, role lists and login providers take effect at
+  // once (sessions and tokens the new config no longer admits stop); the rest needs a restart.
+  const onHup = () => {
+    try {
+      const ended = server.reload(load());
+      logger.info('notes.reloaded', {
+        message: `rune notes: configuration reloaded (accounts and login providers; ${ended} session(s) ended); other settings apply at the next start`,
+      });
+    } catch (error) {
+      logger.error('notes.reload_failed', {
+        message: `rune notes: the configuration was not reloaded, the old one stays: ${(error as Error).message}`,
+      });
+    }
+  };
+  process.on('SIGHUP', onHup);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info('notes.stopping', { message: `rune notes: ${signal}, shutting down` });
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
+      process.off('SIGHUP', onHup);
       resolve();
     };
     const onTerm = () => stop('SIGTERM');

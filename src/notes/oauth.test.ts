@@ -69,8 +69,12 @@ beforeAll(async () => {
         if (!entry || entry.challenge !== challenge) return json(400, { error: 'invalid_grant' });
         codes.delete(form.get('code')!);
         const access_token = `at-${Buffer.from(JSON.stringify(entry.user)).toString('base64url')}`;
-        if (url.pathname === '/gh/token' || forge.noIdToken) return json(200, { access_token });
-        idToken(entry.user, entry.nonce).then((id_token) => json(200, { access_token, id_token }));
+        // token_type is required (RFC 6749 §5.1); GitHub sends "bearer" in lower case.
+        if (url.pathname === '/gh/token') return json(200, { access_token, token_type: 'bearer' });
+        if (forge.noIdToken) return json(200, { access_token, token_type: 'Bearer' });
+        idToken(entry.user, entry.nonce).then((id_token) =>
+          json(200, { access_token, id_token, token_type: 'Bearer' }),
+        );
       });
       return;
     }

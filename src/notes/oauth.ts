@@ -1,13 +1,15 @@
-// Sign-in through OAuth2/OIDC providers ([[notes.oauth]], discovery + PKCE + state + nonce) and a
-// GitHub OAuth app ([notes.github]); the identity they return is mapped to a role by the lists in
-// the config. For OIDC the ID token is the proof of identity: its signature is checked against the
-// provider's JWKS along with iss, aud, exp and the nonce this login sent; user info only adds claims.
-import { createHash, randomBytes } from 'node:crypto';
-import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
+// Sign-in through OAuth2/OIDC providers ([[notes.oauth]]) and a GitHub OAuth app ([notes.github]),
+// by openid-client: discovery, PKCE (S256), state, nonce, the code exchange, and the ID token
+// check (signature against the provider's JWKS, iss, aud/azp, exp/iat, nonce), user info bound to
+// the ID token's subject. What stays here is rune's part: the state bound to the browser by a
+// cookie, and which identifiers may claim a role in the config's lists.
+import * as oidc from 'openid-client';
 import type { NotesConfig } from '../config/schema.ts';
 import { registerSecret } from '../core/redact.ts';
-import type { Role } from './auth.ts';
+import { mapRole, type Role } from './auth.ts';
 import { ApiError } from './http.ts';
+
+export { mapRole };
 
 type FetchLike = typeof fetch;
 
@@ -19,19 +21,13 @@ interface Pending {
   expires: number;
 }
 
-interface Discovery {
-  issuer?: string;
-  jwks_uri?: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  userinfo_endpoint?: string;
-}
-
 export interface ExternalIdentity {
   subject: string;
   name: string;
   provider: string;
   role: Role;
+  /** What the role was mapped by, recorded so the role follows later config changes. */
+  identifiers: string[];
 }
 
 export interface OAuthOptions {
@@ -44,48 +40,42 @@ export interface OAuthOptions {
 }
 
 const STATE_TTL_MS = 10 * 60_000;
+/** Logins started and not finished are kept at most this many, oldest dropped first. */
+const MAX_PENDING = 10_000;
 
-function b64url(buffer: Buffer): string {
-  return buffer.toString('base64url');
-}
+const unauthenticated = (message: string) => new ApiError(401, 'UNAUTHENTICATED', message);
 
-/** First list (admins, then users, then guests) that names one of the identifiers; `*` names anyone. */
-export function mapRole(
-  lists: { admins?: string[]; users?: string[]; guests?: string[] },
-  identifiers: string[],
-): Role | null {
-  const ids = identifiers.filter(Boolean).map((id) => id.toLowerCase());
-  for (const [role, list] of [
-    ['admin', lists.admins],
-    ['user', lists.users],
-    ['guest', lists.guests],
-  ] as const) {
-    for (const entry of list ?? []) {
-      const e = entry.toLowerCase();
-      if (e === '*' || ids.includes(e)) return role;
-      // `@example.org` names everyone with an address at that domain.
-      if (e.startsWith('@') && ids.some((id) => id.endsWith(e))) return role;
-    }
-  }
-  return null;
+/** http:// issuers are accepted only on the loopback interface (a provider on the same machine). */
+function loopback(url: URL): boolean {
+  return ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
 }
 
 export class OAuthLogins {
-  private readonly config: NotesConfig;
-  private readonly fetch: FetchLike;
+  private config: NotesConfig;
+  private readonly fetch: FetchLike | undefined;
   private readonly options: OAuthOptions;
   private readonly pending = new Map<string, Pending>();
-  private readonly discovery = new Map<string, Discovery>();
-  private readonly jwks = new Map<string, ReturnType<typeof createLocalJWKSet>>();
+  private readonly configurations = new Map<string, Promise<oidc.Configuration>>();
   private readonly now: () => number;
 
   constructor(config: NotesConfig, options: OAuthOptions = {}) {
     this.config = config;
     this.options = options;
-    this.fetch = options.fetch ?? fetch;
+    this.fetch = options.fetch;
     this.now = options.now ?? Date.now;
-    for (const provider of config.oauth ?? []) registerSecret(provider.client_secret);
-    registerSecret(config.github?.client_secret);
+    this.registerSecrets();
+  }
+
+  private registerSecrets(): void {
+    for (const provider of this.config.oauth ?? []) registerSecret(provider.client_secret);
+    registerSecret(this.config.github?.client_secret);
+  }
+
+  /** Takes a new configuration (SIGHUP); providers it no longer lists stop at once. */
+  reload(config: NotesConfig): void {
+    this.config = config;
+    this.configurations.clear();
+    this.registerSecrets();
   }
 
   get enabled(): boolean {
@@ -102,28 +92,60 @@ export class OAuthLogins {
     };
   }
 
-  private async discover(issuer: string): Promise<Discovery> {
-    const cached = this.discovery.get(issuer);
+  private requestOptions(url: URL, idTokens: boolean) {
+    const execute: Array<(config: oidc.Configuration) => void> = [];
+    if (url.protocol === 'http:' && loopback(url)) execute.push(oidc.allowInsecureRequests);
+    // openid-client trusts an ID token from the token endpoint on TLS alone (OIDC Core 3.1.3.7
+    // allows it); rune checks its signature against the provider's JWKS as well, as it always has.
+    if (idTokens) execute.push(oidc.enableNonRepudiationChecks);
+    return { ...(this.fetch ? { [oidc.customFetch]: this.fetch as never } : {}), execute };
+  }
+
+  /** The provider's configuration (discovery for OIDC, fixed endpoints for GitHub), cached. */
+  private configuration(name: string): Promise<oidc.Configuration> {
+    const cached = this.configurations.get(name);
     if (cached) return cached;
-    const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    const response = await this.fetch(url, { headers: { accept: 'application/json' } });
-    if (!response.ok)
-      throw new ApiError(502, 'INTERNAL', `OIDC discovery at ${url} answered ${response.status}`);
-    const doc = (await response.json()) as Partial<Discovery>;
-    if (!doc.authorization_endpoint || !doc.token_endpoint) {
-      throw new ApiError(502, 'INTERNAL', `OIDC discovery at ${url} lacks authorization/token endpoints`);
-    }
-    // OIDC Discovery §4.3: the document must name the issuer it was fetched for, or tokens could be
-    // checked against someone else's keys.
-    if (doc.issuer !== undefined && doc.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, '')) {
-      throw new ApiError(
-        502,
-        'INTERNAL',
-        `OIDC discovery at ${url} names issuer ${doc.issuer}, not ${issuer}`,
+    let made: Promise<oidc.Configuration>;
+    if (name === 'github') {
+      const gh = this.config.github;
+      if (!gh) throw new ApiError(404, 'NOT_FOUND', 'GitHub login is not configured');
+      const token = new URL(this.options.githubToken ?? 'https://github.com/login/oauth/access_token');
+      const config = new oidc.Configuration(
+        {
+          issuer: 'https://github.com',
+          authorization_endpoint: this.options.githubAuthorize ?? 'https://github.com/login/oauth/authorize',
+          token_endpoint: token.href,
+        },
+        gh.client_id,
+        undefined,
+        oidc.ClientSecretPost(gh.client_secret),
       );
+      for (const apply of this.requestOptions(token, false).execute) apply(config);
+      if (this.fetch) config[oidc.customFetch] = this.fetch as never;
+      made = Promise.resolve(config);
+    } else {
+      const provider = (this.config.oauth ?? []).find((p) => p.name === name);
+      if (!provider) throw new ApiError(404, 'NOT_FOUND', `login provider '${name}' not found`);
+      const issuer = new URL(provider.issuer);
+      made = oidc
+        .discovery(
+          issuer,
+          provider.client_id,
+          { [oidc.clockTolerance]: 60 },
+          provider.client_secret ? oidc.ClientSecretPost(provider.client_secret) : oidc.None(),
+          this.requestOptions(issuer, true),
+        )
+        .catch((error: Error) => {
+          this.configurations.delete(name);
+          throw new ApiError(
+            502,
+            'INTERNAL',
+            `OIDC discovery for ${provider.issuer} failed: ${error.message}`,
+          );
+        });
     }
-    this.discovery.set(issuer, doc as Discovery);
-    return doc as Discovery;
+    this.configurations.set(name, made);
+    return made;
   }
 
   private remember(
@@ -132,154 +154,71 @@ export class OAuthLogins {
   ): { state: string; verifier: string; nonce: string } {
     const now = this.now();
     for (const [key, value] of this.pending) if (value.expires < now) this.pending.delete(key);
-    const state = b64url(randomBytes(24));
-    const verifier = b64url(randomBytes(32));
-    const nonce = b64url(randomBytes(16));
+    while (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
+    const state = oidc.randomState();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
     this.pending.set(state, { provider, verifier, nonce, redirectUri, expires: now + STATE_TTL_MS });
     return { state, verifier, nonce };
   }
 
-  private take(provider: string, state: unknown, boundState: string | undefined): Pending {
+  private take(
+    provider: string,
+    state: unknown,
+    boundState: string | undefined,
+  ): Pending & { state: string } {
     if (typeof state !== 'string' || !state || state !== boundState) {
-      throw new ApiError(
-        401,
-        'UNAUTHENTICATED',
-        'login state does not match this browser; start the login again',
-      );
+      throw unauthenticated('login state does not match this browser; start the login again');
     }
     const pending = this.pending.get(state);
     this.pending.delete(state);
     if (!pending || pending.provider !== provider || pending.expires < this.now()) {
-      throw new ApiError(401, 'UNAUTHENTICATED', 'login state expired or unknown; start the login again');
+      throw unauthenticated('login state expired or unknown; start the login again');
     }
-    return pending;
+    return { ...pending, state };
   }
 
   /** The provider URL to send the browser to, and the state to bind to the browser in a cookie. */
   async start(name: string, origin: string): Promise<{ url: string; state: string }> {
-    if (name === 'github') {
-      const gh = this.config.github;
-      if (!gh) throw new ApiError(404, 'NOT_FOUND', 'GitHub login is not configured');
-      const redirectUri = `${origin}/auth/github/callback`;
-      const { state, verifier } = this.remember('github', redirectUri);
-      const url = new URL(this.options.githubAuthorize ?? 'https://github.com/login/oauth/authorize');
-      url.search = new URLSearchParams({
-        client_id: gh.client_id,
-        redirect_uri: redirectUri,
-        scope: 'read:user',
-        state,
-        code_challenge: b64url(createHash('sha256').update(verifier).digest()),
-        code_challenge_method: 'S256',
-      }).toString();
-      return { url: url.toString(), state };
-    }
-    const provider = (this.config.oauth ?? []).find((p) => p.name === name);
-    if (!provider) throw new ApiError(404, 'NOT_FOUND', `login provider '${name}' not found`);
-    const discovery = await this.discover(provider.issuer);
-    const redirectUri = `${origin}/auth/oauth/${encodeURIComponent(name)}/callback`;
+    const config = await this.configuration(name);
+    const github = name === 'github';
+    const redirectUri = github
+      ? `${origin}/auth/github/callback`
+      : `${origin}/auth/oauth/${encodeURIComponent(name)}/callback`;
     const { state, verifier, nonce } = this.remember(name, redirectUri);
-    const url = new URL(discovery.authorization_endpoint);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: provider.client_id,
+    const provider = (this.config.oauth ?? []).find((p) => p.name === name);
+    const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
-      scope: (provider.scopes ?? ['openid', 'email', 'profile']).join(' '),
+      scope: github ? 'read:user' : (provider?.scopes ?? ['openid', 'email', 'profile']).join(' '),
       state,
-      nonce,
-      code_challenge: b64url(createHash('sha256').update(verifier).digest()),
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
-    }).toString();
-    return { url: url.toString(), state };
-  }
-
-  private async exchange(
-    tokenUrl: string,
-    params: Record<string, string>,
-    clientSecret: string | undefined,
-  ): Promise<{ access_token: string; id_token?: string }> {
-    const body = new URLSearchParams(params);
-    if (clientSecret) body.set('client_secret', clientSecret);
-    const response = await this.fetch(tokenUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body,
+      ...(github ? {} : { nonce }),
     });
-    const json = (await response.json().catch(() => ({}))) as {
-      access_token?: string;
-      id_token?: string;
-      error?: string;
-    };
-    if (!response.ok || !json.access_token) {
-      throw new ApiError(
-        401,
-        'UNAUTHENTICATED',
-        `the provider refused the login code (${json.error ?? response.status})`,
-      );
+    return { url: url.href, state };
+  }
+
+  /** The code exchange, with openid-client's checks; its errors become 401s that say what failed. */
+  private async exchange(name: string, pending: Pending & { state: string }, query: Record<string, unknown>) {
+    const config = await this.configuration(name);
+    const callback = new URL(pending.redirectUri);
+    for (const [key, value] of Object.entries(query)) {
+      if (typeof value === 'string') callback.searchParams.set(key, value);
     }
-    registerSecret(json.access_token);
-    if (typeof json.id_token === 'string') registerSecret(json.id_token);
-    return {
-      access_token: json.access_token,
-      id_token: typeof json.id_token === 'string' ? json.id_token : undefined,
-    };
-  }
-
-  private async keySet(discovery: Discovery, refresh: boolean) {
-    const uri = discovery.jwks_uri!;
-    const cached = this.jwks.get(uri);
-    if (cached && !refresh) return cached;
-    const response = await this.fetch(uri, { headers: { accept: 'application/json' } });
-    if (!response.ok) throw new ApiError(502, 'INTERNAL', `OIDC keys at ${uri} answered ${response.status}`);
-    const set = createLocalJWKSet((await response.json()) as Parameters<typeof createLocalJWKSet>[0]);
-    this.jwks.set(uri, set);
-    return set;
-  }
-
-  /** The ID token's claims once signature, iss, aud/azp, exp/iat and nonce all hold; 401 otherwise. */
-  private async verifyIdToken(
-    idToken: string | undefined,
-    provider: { name: string; issuer: string; client_id: string },
-    discovery: Discovery,
-    nonce: string,
-  ): Promise<JWTPayload> {
-    if (!idToken)
-      throw new ApiError(401, 'UNAUTHENTICATED', `provider ${provider.name} returned no ID token`);
-    if (!discovery.jwks_uri) throw new ApiError(502, 'INTERNAL', `provider ${provider.name} has no jwks_uri`);
-    const options = {
-      issuer: discovery.issuer ?? provider.issuer,
-      audience: provider.client_id,
-      currentDate: new Date(this.now()),
-      clockTolerance: 60,
-      requiredClaims: ['sub', 'exp', 'iat'],
-    };
-    let payload: JWTPayload;
+    const github = name === 'github';
     try {
-      try {
-        ({ payload } = await jwtVerify(idToken, await this.keySet(discovery, false), options));
-      } catch (error) {
-        // A key the cached set lacks may be a rotated-in one: fetch the set once more.
-        if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
-        ({ payload } = await jwtVerify(idToken, await this.keySet(discovery, true), options));
-      }
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        ...(github ? {} : { expectedNonce: pending.nonce, idTokenExpected: true }),
+      });
+      registerSecret(tokens.access_token);
+      if (tokens.id_token) registerSecret(tokens.id_token);
+      return { config, tokens };
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      throw new ApiError(
-        401,
-        'UNAUTHENTICATED',
-        `the ID token from ${provider.name} is not valid: ${(error as Error).message}`,
-      );
+      throw unauthenticated(`the login with ${name} failed: ${describe(error)}`);
     }
-    if (payload.nonce !== nonce) {
-      throw new ApiError(401, 'UNAUTHENTICATED', `the ID token from ${provider.name} has the wrong nonce`);
-    }
-    if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.client_id) {
-      throw new ApiError(
-        401,
-        'UNAUTHENTICATED',
-        `the ID token from ${provider.name} was issued to another client`,
-      );
-    }
-    return payload;
   }
 
   async finish(
@@ -288,86 +227,96 @@ export class OAuthLogins {
     boundState: string | undefined,
   ): Promise<ExternalIdentity> {
     if (typeof query.error === 'string') {
-      throw new ApiError(401, 'UNAUTHENTICATED', `the provider refused the login: ${query.error}`);
+      throw unauthenticated(`the provider refused the login: ${query.error.slice(0, 200)}`);
     }
     const pending = this.take(name, query.state, boundState);
-    const code = typeof query.code === 'string' ? query.code : '';
-    if (!code) throw new ApiError(400, 'BAD_REQUEST', 'code: missing');
+    if (typeof query.code !== 'string' || !query.code)
+      throw new ApiError(400, 'BAD_REQUEST', 'code: missing');
+    const { config, tokens } = await this.exchange(name, pending, query);
 
     if (name === 'github') {
       const gh = this.config.github!;
-      const { access_token: token } = await this.exchange(
-        this.options.githubToken ?? 'https://github.com/login/oauth/access_token',
-        {
-          client_id: gh.client_id,
-          code,
-          redirect_uri: pending.redirectUri,
-          code_verifier: pending.verifier,
-        },
-        gh.client_secret,
-      );
-      const response = await this.fetch(`${this.options.githubApi ?? 'https://api.github.com'}/user`, {
+      const fetcher = this.fetch ?? fetch;
+      const response = await fetcher(`${this.options.githubApi ?? 'https://api.github.com'}/user`, {
         headers: {
-          authorization: `Bearer ${token}`,
+          authorization: `Bearer ${tokens.access_token}`,
           accept: 'application/vnd.github+json',
           'user-agent': 'rune-notes',
         },
       });
-      if (!response.ok)
-        throw new ApiError(401, 'UNAUTHENTICATED', `GitHub user lookup answered ${response.status}`);
-      const user = (await response.json()) as { login?: string; email?: string | null };
-      if (!user.login) throw new ApiError(401, 'UNAUTHENTICATED', 'GitHub returned no login name');
-      const role = mapRole(gh, [user.login, user.email ?? '']);
+      if (!response.ok) throw unauthenticated(`GitHub user lookup answered ${response.status}`);
+      const user = (await response.json()) as { login?: unknown; email?: unknown };
+      if (typeof user.login !== 'string' || !user.login)
+        throw unauthenticated('GitHub returned no login name');
+      const identifiers = [user.login, typeof user.email === 'string' ? user.email : ''].filter(Boolean);
+      const role = mapRole(gh, identifiers);
       if (!role) throw new ApiError(403, 'FORBIDDEN', `GitHub user ${user.login} has no role on this server`);
-      return { subject: `github:${user.login.toLowerCase()}`, name: user.login, provider: 'github', role };
+      return {
+        subject: `github:${user.login.toLowerCase()}`,
+        name: user.login,
+        provider: 'github',
+        role,
+        identifiers,
+      };
     }
 
     const provider = (this.config.oauth ?? []).find((p) => p.name === name)!;
-    const discovery = await this.discover(provider.issuer);
-    const tokens = await this.exchange(
-      discovery.token_endpoint,
-      {
-        grant_type: 'authorization_code',
-        client_id: provider.client_id,
-        code,
-        redirect_uri: pending.redirectUri,
-        code_verifier: pending.verifier,
-      },
-      provider.client_secret,
-    );
-    const claims = await this.verifyIdToken(tokens.id_token, provider, discovery, pending.nonce);
+    const claims = tokens.claims();
+    if (!claims) throw unauthenticated(`provider ${name} returned no ID token`);
     type Claims = {
       sub?: string;
       email?: string;
-      email_verified?: boolean;
+      email_verified?: boolean | string;
       preferred_username?: string;
       name?: string;
     };
     let info = claims as Claims;
-    if (discovery.userinfo_endpoint) {
-      const response = await this.fetch(discovery.userinfo_endpoint, {
-        headers: { authorization: `Bearer ${tokens.access_token}`, accept: 'application/json' },
-      });
-      if (!response.ok) throw new ApiError(401, 'UNAUTHENTICATED', `user info answered ${response.status}`);
-      const extra = (await response.json()) as Claims;
-      // OIDC Core §5.3.2: user info for another subject than the ID token's must not be used.
-      if (extra.sub !== claims.sub) {
-        throw new ApiError(401, 'UNAUTHENTICATED', 'user info names another subject than the ID token');
+    if (config.serverMetadata().userinfo_endpoint) {
+      try {
+        // Bound to the ID token's subject (OIDC Core §5.3.2): user info for another is refused.
+        info = {
+          ...(claims as Claims),
+          ...((await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)) as Claims),
+        };
+      } catch (error) {
+        const message = describe(error);
+        throw unauthenticated(
+          /"sub"/.test(message)
+            ? 'user info names another subject than the ID token'
+            : `user info from ${name} failed: ${message}`,
+        );
       }
-      info = { ...(claims as Claims), ...extra };
     }
-    if (!info.sub) throw new ApiError(401, 'UNAUTHENTICATED', 'the provider returned no subject');
+    if (!info.sub) throw unauthenticated('the provider returned no subject');
     // Only an address the provider says it verified may claim a listed one; some providers send
     // a user-editable, unverified `email` without any email_verified claim.
     // (Some providers, such as Amazon Cognito, send the flag as the string "true".)
-    const verified = info.email_verified === true || (info.email_verified as unknown) === 'true';
-    const email = info.email && verified ? info.email : '';
+    const verified = info.email_verified === true || info.email_verified === 'true';
+    const email = typeof info.email === 'string' && verified ? info.email : '';
     // preferred_username is whatever the person chose at many providers: it may name a listed user
     // name, never an address or a domain, which only a verified email may claim.
-    const username = info.preferred_username?.includes('@') ? '' : (info.preferred_username ?? '');
-    const role = mapRole(provider, [info.sub, email, username]);
-    const display = info.preferred_username || email || info.name || info.sub;
+    const preferred = typeof info.preferred_username === 'string' ? info.preferred_username : '';
+    const username = preferred.includes('@') ? '' : preferred;
+    const identifiers = [info.sub, email, username].filter(Boolean);
+    const role = mapRole(provider, identifiers);
+    const display = preferred || email || (typeof info.name === 'string' ? info.name : '') || info.sub;
     if (!role) throw new ApiError(403, 'FORBIDDEN', `${display} has no role on this server`);
-    return { subject: `oauth:${name}:${info.sub}`, name: display, provider: `oauth:${name}`, role };
+    return {
+      subject: `oauth:${name}:${info.sub}`,
+      name: display,
+      provider: `oauth:${name}`,
+      role,
+      identifiers,
+    };
   }
+}
+
+/** openid-client's message, with the cause that names the failed check when there is one. */
+function describe(error: unknown): string {
+  const e = error as { message?: string; cause?: unknown; code?: string };
+  const message = e.message ?? String(error);
+  const cause = e.cause as { message?: string } | undefined;
+  const full = cause?.message && !message.includes(cause.message) ? `${message} (${cause.message})` : message;
+  if (/"id_token" property must be/.test(full)) return 'the provider returned no ID token';
+  return full;
 }

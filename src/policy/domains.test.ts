@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load.ts';
 import { isRuneError } from '../core/errors.ts';
+import { parseDomainPattern } from './domains.ts';
 
 function load(toml: string) {
   return loadConfig({ env: {}, file: '/x/rune.toml', readFile: () => toml });
@@ -29,5 +30,29 @@ describe('allowed_domains is checked at load', () => {
     );
     expect(config.policy.allowed_domains).toHaveLength(4);
     expect(() => load('[[mcp]]\nname = "s"\ncommand = "x"\nallowed_domains = ["*.org"]\n')).toThrow();
+  });
+});
+
+describe('parseDomainPattern', () => {
+  it.each([
+    ['api.example.com:443', { host: 'api.example.com', wildcard: false, port: 443 }],
+    ['[::1]:9000', { host: '::1', wildcard: false, port: 9000 }],
+    ['::1', { host: '::1', wildcard: false }],
+    ['2001:db8::1', { host: '2001:db8::1', wildcard: false }],
+    ['[2001:db8::1]', { host: '2001:db8::1', wildcard: false }],
+    ['10.0.0.1:5432', { host: '10.0.0.1', wildcard: false, port: 5432 }],
+    ['*.example.com:8443', { host: 'example.com', wildcard: true, port: 8443 }],
+  ])('%s → %j', (entry, expected) => {
+    expect(parseDomainPattern(entry)).toEqual(expected);
+  });
+
+  it.each([
+    ['api.example.com:0', /invalid port/],
+    ['api.example.com:65536', /invalid port/],
+    ['api.example.com:', /invalid port/],
+    ['[::1]:x', /invalid port/],
+    ['[nothost]:80', /not a valid IPv6/],
+  ])('refuses %s', (entry, message) => {
+    expect(parseDomainPattern(entry)).toMatch(message);
   });
 });

@@ -20,10 +20,12 @@ export function domainPatternProblem(entry: string): string | undefined {
 export function parseDomainPattern(entry: string): DomainPattern | string {
   const text = entry.trim().toLowerCase();
   if (text.includes('://') || text.includes('/')) return `"${entry}" is not a host name (no scheme or path)`;
+  // A bare IPv6 literal has colons of its own; with a port it must be written in brackets.
+  if (isIP(text) === 6) return { host: text, wildcard: false };
   let hostPart = text;
   let port: number | undefined;
   const colon = text.lastIndexOf(':');
-  if (colon !== -1 && !text.startsWith('[')) {
+  if (colon !== -1 && (!text.startsWith('[') || text[colon - 1] === ']')) {
     const portText = text.slice(colon + 1);
     if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
       return `"${entry}" has an invalid port`;

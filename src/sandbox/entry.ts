@@ -7,9 +7,11 @@ import { constants } from 'node:os';
 import type { ModeContext } from '../core/bundles.ts';
 import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
+import { domainPatternProblem } from '../policy/domains.ts';
 import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { resolveNameSync } from './resolve.ts';
+import { allowAddrArg, guardTargets, literalAddresses } from './targets.ts';
 
 const USAGE: Record<string, string> = {
   _landlock: 'rune _landlock [--ro PATH]... [--rw PATH]... -- PROGRAM [ARGS...]',
@@ -42,10 +44,21 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
       });
     i++;
     if (flag === '--allow-domain') {
-      const addresses = resolve(value);
-      if (addresses.length === 0)
-        process.stderr.write(`rune ${sub}: ${value} did not resolve; nothing is allowed for it\n`);
-      for (const address of addresses) out.push('--allow-addr', address, '--host', `${address} ${value}`);
+      const targets = guardTargets([value]);
+      if (targets.length === 0)
+        throw new RuneError(
+          'USAGE',
+          `${sub}: --allow-domain ${value}: ${domainPatternProblem(value) ?? 'a wildcard cannot be resolved ahead'}`,
+        );
+      for (const target of targets) {
+        const addresses = literalAddresses(target.host) ?? resolve(target.host);
+        if (addresses.length === 0)
+          process.stderr.write(`rune ${sub}: ${target.host} did not resolve; nothing is allowed for it\n`);
+        for (const address of addresses) {
+          out.push('--allow-addr', allowAddrArg(address, target.port));
+          if (!literalAddresses(target.host)) out.push('--host', `${address} ${target.host}`);
+        }
+      }
     } else {
       out.push(flag as string, value);
     }

@@ -60,17 +60,28 @@ describe('sandbox executor', () => {
     expect(result.signal).toBe('SIGKILL');
   });
 
-  it('scrubs secret-looking variables unless passed through', async () => {
+  it('passes only the allow list, env_passthrough names and the configured env', async () => {
     const withPass = createSandboxExecutor({
       config: { ...config, sandbox: { ...config.sandbox, env_passthrough: ['GH_TOKEN'] } },
       logger: silentLogger,
     });
-    const env = { PATH: '/usr/bin:/bin', MY_API_KEY: 'k', DB_PASSWORD: 'p', GH_TOKEN: 'g', PLAIN: 'x' };
-    const result = await withPass.run(request(['/usr/bin/env'], { env }));
-    expect(result.stdout).toContain('PLAIN=x');
-    expect(result.stdout).toContain('GH_TOKEN=g');
-    expect(result.stdout).not.toContain('MY_API_KEY');
-    expect(result.stdout).not.toContain('DB_PASSWORD');
+    const env = {
+      PATH: '/usr/bin:/bin',
+      LC_TIME: 'C',
+      MY_API_KEY: 'k',
+      DATABASE_URL: 'postgres://u:pw@h/db',
+      GH_TOKEN: 'g',
+      PLAIN: 'x',
+    };
+    const result = await withPass.run(
+      request(['/usr/bin/env'], { env, configuredEnv: { FROM_TABLE: 't', API_TOKEN: 'on-purpose' } }),
+    );
+    const names = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')[0])
+      .sort();
+    expect(names).toEqual(['API_TOKEN', 'FROM_TABLE', 'GH_TOKEN', 'LC_TIME', 'PATH']);
   });
 
   it('lets a writable root be written but keeps its .env and .git/hooks read-only', async () => {

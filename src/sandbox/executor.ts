@@ -24,6 +24,7 @@ import {
   readSystemFacts,
   type SandboxCapabilities,
 } from './capabilities.ts';
+import { allowedEnvironment } from './env.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
@@ -36,10 +37,9 @@ import {
   protectedCandidates,
   type ResolvedName,
   SYSTEM_READ_ONLY,
-  scrubEnvironment,
   type ViewSummary,
 } from './plan.ts';
-import { resolveName, resolveNameSync } from './resolve.ts';
+import { resolveTargets, resolveTargetsSync } from './resolve.ts';
 import { closedSystemEntries } from './secrets.ts';
 import type {
   LayerName,
@@ -505,13 +505,15 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>,
     resolved: ResolvedName[],
   ): Prepared => {
-    const scrubbed = scrubEnvironment(request.env, config.sandbox.env_passthrough);
-    if (scrubbed.removed.length > 0) logger.debug('sandbox.env_scrubbed', { names: scrubbed.removed });
+    // The allow list holds in every mode, sandbox off included: it is about what a tool may see.
+    const allowed = allowedEnvironment(request.env, config.sandbox.env_passthrough);
+    if (allowed.removed.length > 0) logger.debug('sandbox.env_not_passed', { names: allowed.removed });
+    const env = { ...allowed.env, ...request.configuredEnv };
     const cwd = resolve(request.cwd);
     if (mode === 'off') {
       return {
         argv: request.argv,
-        env: scrubbed.env,
+        env,
         cwd,
         base: switchedOff('sandbox.mode = off'),
         notes: [],
@@ -535,7 +537,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       logger.warn('sandbox.helper_missing', { message: why });
       return {
         argv: request.argv,
-        env: scrubbed.env,
+        env,
         cwd,
         base: switchedOff(why),
         notes: [],
@@ -627,7 +629,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         : { layer: 'cgroups', applied: plan.kind !== 'none', detail: plan.detail };
     return {
       argv: [...prefix, helper, ...args],
-      env: scrubbed.env,
+      env,
       cwd,
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
@@ -705,11 +707,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   const run = async (request: SandboxRequest): Promise<SandboxResult> => {
     const started = performance.now();
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
-    const resolved =
-      mode === 'off' || domains.length === 0
-        ? []
-        : await Promise.all(domains.map(async (name) => ({ name, addresses: await resolveName(name) })));
+    const resolved = mode === 'off' ? [] : await resolveTargets(request.allowedDomains);
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const reportText = readReport(child);
@@ -768,9 +766,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>,
   ): SandboxedProcess => {
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-    const domains = request.allowedDomains.filter((d) => !d.startsWith('*.'));
-    const resolved =
-      mode === 'off' ? [] : domains.map((name) => ({ name, addresses: resolveNameSync(name) }));
+    const resolved = mode === 'off' ? [] : resolveTargetsSync(request.allowedDomains);
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));

@@ -8,7 +8,6 @@ import {
   parseReport,
   planHelperArgs,
   protectedCandidates,
-  scrubEnvironment,
 } from './plan.ts';
 
 const base: PlanInput = {
@@ -90,27 +89,34 @@ describe('planHelperArgs', () => {
     expect(notes[0]?.detail).toMatch(/did not resolve: gone\.example/);
   });
 
+  it('carries the port of a name:port entry to the guard and keeps IP literals out of /etc/hosts', () => {
+    const { args, notes } = planHelperArgs({
+      ...base,
+      resolved: [
+        {
+          name: 'api.example.com',
+          port: 443,
+          entry: 'api.example.com:443',
+          addresses: ['93.184.216.34', '2606:2800::1'],
+        },
+        { name: 'api.example.com', port: 8443, entry: 'api.example.com:8443', addresses: ['93.184.216.34'] },
+        { name: '10.9.8.7', port: 5432, addresses: ['10.9.8.7'] },
+        { name: 'gone.example', port: 1, entry: 'gone.example:1', addresses: [] },
+      ],
+    });
+    expect(pairs(args, '--allow-addr')).toEqual([
+      '93.184.216.34:443',
+      '[2606:2800::1]:443',
+      '93.184.216.34:8443',
+      '10.9.8.7:5432',
+    ]);
+    expect(pairs(args, '--host')).toEqual(['93.184.216.34 api.example.com', '2606:2800::1 api.example.com']);
+    expect(notes[0]?.detail).toMatch(/did not resolve: gone\.example:1/);
+  });
+
   it('passes strict mode on so the helper refuses to start with a missing layer', () => {
     expect(planHelperArgs({ ...base, strict: true }).args).toContain('--strict');
     expect(planHelperArgs(base).args).not.toContain('--strict');
-  });
-});
-
-describe('scrubEnvironment', () => {
-  it('drops KEY/SECRET/TOKEN/PASSWORD names in any case unless passed through', () => {
-    const { env, removed } = scrubEnvironment(
-      {
-        PATH: '/bin',
-        OPENAI_API_KEY: 'a',
-        client_secret: 'b',
-        GH_TOKEN: 'c',
-        PGPASSWORD: 'd',
-        KEYBOARD: 'e',
-      },
-      ['GH_TOKEN'],
-    );
-    expect(env).toEqual({ PATH: '/bin', GH_TOKEN: 'c' });
-    expect(removed.sort()).toEqual(['KEYBOARD', 'OPENAI_API_KEY', 'PGPASSWORD', 'client_secret']);
   });
 });
 
@@ -272,6 +278,18 @@ describe('hidden subcommands', () => {
       '10.0.0.1',
     ]);
     expect(args).toEqual(expect.arrayContaining(['--allow-addr', '10.0.0.1', '--host', '10.0.0.1 a.test']));
+  });
+
+  it('_net-guard keeps the port of a name:port entry and takes an IP literal as is', () => {
+    const resolve = (name: string) => (name === 'a.test' ? ['10.0.0.1', '2001:db8::1'] : []);
+    const args = helperArgsFor(
+      '_net-guard',
+      ['--allow-domain', 'a.test:8443', '--allow-domain', '[::1]:9', '--', 'x'],
+      resolve,
+    );
+    expect(pairs(args, '--allow-addr')).toEqual(['10.0.0.1:8443', '[2001:db8::1]:8443', '[::1]:9']);
+    expect(pairs(args, '--host')).toEqual(['10.0.0.1 a.test', '2001:db8::1 a.test']);
+    expect(() => helperArgsFor('_net-guard', ['--allow-domain', '*.a.test', '--', 'x'])).toThrow(/wildcard/);
   });
 
   it('rejects a missing command or a flag of another subcommand', () => {

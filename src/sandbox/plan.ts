@@ -1,7 +1,9 @@
 // Turns one sandbox request into the helper's command line: which paths are read-only, writable,
 // protected or hidden, which addresses the net guard lets through, which limits apply. Pure: the
 // file-system facts it needs (real paths, protected files found, resolved addresses) are passed in.
+import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { allowAddrArg } from './targets.ts';
 import type { LayerReport, SandboxRequest } from './types.ts';
 
 /**
@@ -88,23 +90,6 @@ export function hiddenPaths(
   return [...new Set(out)].filter((p) => roots.some((root) => isInside(p, resolve(root))));
 }
 
-const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i;
-
-/** Drops variables whose names look secret unless they are listed in `passthrough`. */
-export function scrubEnvironment(
-  env: Record<string, string>,
-  passthrough: readonly string[],
-): { env: Record<string, string>; removed: string[] } {
-  const allowed = new Set(passthrough);
-  const out: Record<string, string> = {};
-  const removed: string[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (SECRET_NAME.test(name) && !allowed.has(name)) removed.push(name);
-    else out[name] = value;
-  }
-  return { env: out, removed };
-}
-
 /** Names (relative to a writable root) that stay read-only even inside it. */
 export function protectedCandidates(
   root: string,
@@ -125,8 +110,13 @@ export function isInside(child: string, parent: string): boolean {
 }
 
 export interface ResolvedName {
+  /** Host name or IP literal (no port). */
   name: string;
+  /** The only TCP port the entry allows; undefined: any. */
+  port?: number;
   addresses: string[];
+  /** The `allowed_domains` entry, for messages (defaults to the name). */
+  entry?: string;
 }
 
 export interface PlanInput {
@@ -183,14 +173,17 @@ export function planHelperArgs(input: PlanInput): Plan {
   for (const p of input.pinPaths) args.push('--pin', p);
   for (const p of input.protectedPaths) args.push('--protect', p);
   for (const p of input.hidePaths) args.push('--hide', p);
-  const addresses = new Set<string>();
+  const allow = new Set<string>();
+  const hosts = new Set<string>();
   for (const entry of input.resolved) {
     for (const address of entry.addresses) {
-      addresses.add(address);
-      args.push('--host', `${address} ${entry.name}`);
+      allow.add(allowAddrArg(address, entry.port));
+      // An IP literal resolves by itself; only names go into the sandbox's /etc/hosts.
+      if (isIP(entry.name) === 0) hosts.add(`${address} ${entry.name}`);
     }
   }
-  for (const address of addresses) args.push('--allow-addr', address);
+  for (const line of hosts) args.push('--host', line);
+  for (const address of allow) args.push('--allow-addr', address);
   args.push('--tmp-mb', String(input.limits.tmpMb));
   args.push('--fsize', String(input.limits.fsizeBytes), '--nofile', String(input.limits.nofile));
   if (input.limits.nproc !== undefined) args.push('--nproc', String(input.limits.nproc));
@@ -202,7 +195,7 @@ export function planHelperArgs(input: PlanInput): Plan {
 
   const notes: LayerReport[] = [];
   const wildcards = request.allowedDomains.filter((d) => d.startsWith('*.'));
-  const unresolved = input.resolved.filter((r) => r.addresses.length === 0).map((r) => r.name);
+  const unresolved = input.resolved.filter((r) => r.addresses.length === 0).map((r) => r.entry ?? r.name);
   if (wildcards.length > 0 || unresolved.length > 0) {
     const parts = [];
     if (wildcards.length > 0) parts.push(`wildcards cannot be resolved ahead: ${wildcards.join(', ')}`);

@@ -1,6 +1,8 @@
 // Name resolution for the net guard: rune resolves each allowed domain itself, outside the sandbox,
 // and only those addresses are reachable (and written into the sandbox's /etc/hosts).
 import { spawnSync } from 'node:child_process';
+import type { ResolvedName } from './plan.ts';
+import { guardTargets, literalAddresses } from './targets.ts';
 
 /** Addresses of `name` through the system's name service (getent, so /etc/hosts and NSS count). */
 export function resolveNameSync(name: string): string[] {
@@ -25,4 +27,25 @@ export async function resolveName(name: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/** The net guard's targets with their addresses: IP literals as they are, names through DNS. */
+export async function resolveTargets(entries: readonly string[]): Promise<ResolvedName[]> {
+  return Promise.all(
+    guardTargets(entries).map(async (t) => ({
+      name: t.host,
+      entry: t.entry,
+      ...(t.port !== undefined ? { port: t.port } : {}),
+      addresses: literalAddresses(t.host) ?? (await resolveName(t.host)),
+    })),
+  );
+}
+
+export function resolveTargetsSync(entries: readonly string[]): ResolvedName[] {
+  return guardTargets(entries).map((t) => ({
+    name: t.host,
+    entry: t.entry,
+    ...(t.port !== undefined ? { port: t.port } : {}),
+    addresses: literalAddresses(t.host) ?? resolveNameSync(t.host),
+  }));
 }

@@ -14,8 +14,13 @@ export interface SandboxRequest {
   /** argv; execute_cmd passes ['/bin/sh', '-c', text]. */
   argv: string[];
   cwd: string;
-  /** The complete environment of the process (already scrubbed by the caller or the executor). */
+  /**
+   * The caller's environment. The executor passes on only its allow list (src/sandbox/env.ts:
+   * PATH, HOME, locale, … and `[sandbox] env_passthrough`), whatever the caller sends.
+   */
   env: Record<string, string>;
+  /** Variables set on purpose by the configuration (an MCP table's `env`), passed as they are. */
+  configuredEnv?: Record<string, string>;
   readOnlyPaths: string[];
   readWritePaths: string[];
   /** Host names the process may reach; empty means no network at all. */

@@ -1,20 +1,10 @@
-// The environment tool processes get: rune's own, minus anything whose name looks secret (unless
-// sandbox.env_passthrough names it) and minus rune's own settings.
-const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION/i;
+// The environment tool processes get: the sandbox's allow list (src/sandbox/env.ts) plus the exact
+// names sandbox.env_passthrough lists. rune's own settings (RUNE_*) are never on it.
+import { allowedEnvironment } from '../sandbox/env.ts';
 
 export function toolEnvironment(
   env: NodeJS.ProcessEnv,
   passthrough: readonly string[],
 ): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if (passthrough.includes(name)) {
-      out[name] = value;
-      continue;
-    }
-    if (SECRET_NAME.test(name) || name.startsWith('RUNE_')) continue;
-    out[name] = value;
-  }
-  return out;
+  return allowedEnvironment(env, passthrough).env;
 }

@@ -209,7 +209,7 @@ describe('execute_cmd formatting, caps and env', () => {
     expect(out).toMatch(/\[truncated: output was 200 bytes; the last 150 bytes are not shown\]/);
   });
 
-  it('drops secret-looking variables unless passed through', () => {
+  it('passes the allow list and the passthrough names, nothing else', () => {
     const env = toolEnvironment(
       {
         PATH: '/bin',
@@ -218,6 +218,7 @@ describe('execute_cmd formatting, caps and env', () => {
         RUNE_HOME: '/r',
         MY_SECRET: 'z',
         KEEP_TOKEN: 'k',
+        DATABASE_URL: 'postgres://u:pw@db/x',
       },
       ['KEEP_TOKEN'],
     );

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
 import { requireBinary, tempDir } from '../helpers/rune.ts';
 
 const EVERYTHING = join(
@@ -265,11 +266,11 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     const term = startSession(`${server('ev')}\n${server('ev2')}`);
     await term.waitFor('/help for commands', 30_000);
     term.type('/tools');
-    let screen = await term.waitFor('MCP server ev2:');
+    let screen = await term.waitFor('MCP server ev2 [stdio]:');
     expect(screen).toMatch(/execute_cmd\s+Run a shell command/);
-    expect(screen).toMatch(/MCP server ev:\n( {2}.*\n)* {2}echo — /);
+    expect(screen).toMatch(/MCP server ev \[stdio\]:\n( {2}.*\n)* {2}echo — /);
     expect(screen).toMatch(
-      /MCP server ev2:\n( {2}.*\n)* {2}echo — .*hidden: name taken by the tool of MCP server "ev"/,
+      /MCP server ev2 \[stdio\]:\n( {2}.*\n)* {2}echo — .*hidden: name taken by the tool of MCP server "ev"/,
     );
     term.type('/info');
     screen = await term.waitFor(/ {2}ev: ready, \d+ tools, pid (\d+)/);
@@ -280,9 +281,81 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       await sleep(100);
     }
     term.type('/tools');
-    await term.waitFor(/MCP server ev \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
+    await term.waitFor(/MCP server ev \[stdio\] \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
     term.type('/exit');
     await term.waitFor('EXITED=0');
+  });
+
+  it('/info shows a remote server down once it is killed, and /tools its tools withdrawn', async () => {
+    const server = await startEverything('streamableHttp');
+    const host = new URL(server.url).host;
+    const term = startSession(
+      `[[mcp]]\nname = "web"\nurl = "${server.url}"\nallowed_domains = ["${host}"]\n`,
+    );
+    try {
+      await term.waitFor('/help for commands', 30_000);
+      term.type('/info');
+      await term.waitFor(`  web: ready, 13 tools [streamable-http ${server.url}]`);
+      await server.kill();
+      for (let i = 0; i < 200 && !/ {2}web: down: /.test(term.capture()); i++) {
+        term.type('/info');
+        await sleep(100);
+      }
+      const screen = await term.waitFor(
+        / {2}web: down: unreachable: cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/,
+      );
+      expect(screen).toContain(`[streamable-http ${server.url}]`);
+      term.type('/tools');
+      await term.waitFor(
+        /MCP server web \[streamable-http .*\] \(down: tools withdrawn\):\n( {2}.*\n)* {2}echo — /,
+      );
+      // The run goes on, and the model is told before its next answer.
+      mock.script([{ text: 'fine without it' }]);
+      term.type('go on');
+      await term.waitFor('fine without it');
+      const notice = mock.requests
+        .at(-1)!
+        .body.messages.find(
+          (m: { role: string; content: string }) => m.role === 'user' && m.content.startsWith('[rune]'),
+        );
+      expect(notice.content).toMatch(/^\[rune\] MCP server "web" is down \(unreachable: /);
+      term.type('/exit');
+      await term.waitFor('EXITED=0');
+    } finally {
+      await server.kill();
+    }
+  });
+
+  it('logs in to an OAuth server from the session: the URL is shown, its tools join afterwards', async () => {
+    const oauth = await startOAuthServer();
+    const host = new URL(oauth.url).host;
+    const term = startSession(
+      `[[mcp]]\nname = "secure"\nurl = "${oauth.url}"\nallowed_domains = ["${host}"]\n`,
+    );
+    try {
+      await term.waitFor('MCP server "secure" asks for a login: open this URL in a browser on this machine:');
+      await term.waitFor('/help for commands');
+      // The URL is wider than the terminal: read it with wrapped lines joined.
+      const url = authorizationUrlIn(tmux('capture-pane', '-p', '-J', '-t', term.name, '-S', '-5000'));
+      expect(url).toBeDefined();
+      term.type('/info');
+      await term.waitFor(/ {2}secure: login: waiting for the OAuth login in the browser/);
+      expect(await playBrowser(url as string)).toBe(200);
+      await term.waitFor('MCP server "secure" is connected (2 tools)');
+      mock.script([
+        { toolCalls: [{ name: 'echo', arguments: { message: 'after login' } }] },
+        { text: 'echoed' },
+      ]);
+      term.type('use echo');
+      await term.waitFor('echoed');
+      const tool = mock.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(tool.content).toBe('Echo: after login');
+      term.type('/exit');
+      const screen = await term.waitFor('EXITED=0');
+      for (const token of (await oauth.stats()).issued) expect(screen).not.toContain(token);
+    } finally {
+      await oauth.kill();
+    }
   });
 
   it('--yes approves what confirm mode would ask, without asking', async () => {

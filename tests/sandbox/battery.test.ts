@@ -622,7 +622,7 @@ except OSError as e:
     },
   },
   {
-    name: 'secrets in the environment',
+    name: 'secrets in the environment, under any name',
     layer: 'env-scrub',
     run: async () => {
       const r = await sandbox('env', {
@@ -630,11 +630,15 @@ except OSError as e:
           MY_API_KEY: 'sk-battery-1',
           GITHUB_TOKEN: 'ghp-battery',
           DB_PASSWORD: 'pw-battery',
-          PLAIN_VAR: 'kept',
+          DATABASE_URL: 'postgres://app:dburl-battery@db/app',
+          SSH_AUTH_SOCK: '/run/agent-battery.sock',
+          PLAIN_VAR: 'plain-battery',
         },
       });
-      expect(r.stdout).toContain('PLAIN_VAR=kept');
-      expect(r.stdout).not.toMatch(/sk-battery-1|ghp-battery|pw-battery/);
+      expect(r.stdout).toContain('LANG=C.UTF-8');
+      expect(r.stdout).not.toMatch(
+        /sk-battery-1|ghp-battery|pw-battery|dburl-battery|agent-battery|plain-battery/,
+      );
     },
   },
 ];

@@ -106,6 +106,8 @@ export interface Presence {
   role: Role;
   file_id: number | null;
   typing: boolean;
+  /** What the client attached (cursor, selection), or null. */
+  state?: Record<string, unknown> | null;
 }
 export interface SearchResult {
   kind: 'file' | 'chat';

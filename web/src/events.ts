@@ -15,6 +15,7 @@ const NAMES = [
   'collab.update',
   'collab.reset',
   'presence',
+  'presence.changed',
   'chat.message',
   'chat.token',
   'chat.progress',

@@ -78,14 +78,17 @@ export async function openHistory(noteId: number, file: FileInfo, session: Sessi
     clear(detail, tabs, body);
     try {
       if (mode === 'diff') {
-        const result = await api<{ from: number; to: number; diff: string }>(
+        const result = await api<{ from: number; to: number; diff: string | null; message?: string }>(
           'GET',
           `${base}/${revision.revision}/diff`,
         );
         clear(
           body,
           h('p', { class: 'muted' }, `Changes from revision ${result.from} to ${result.to}`),
-          diffView(result.diff),
+          // Past the server's budget there is no diff, only why.
+          result.diff === null
+            ? h('p', { class: 'muted' }, result.message ?? 'Too large to diff.')
+            : diffView(result.diff),
         );
       } else {
         const full = await api<Revision>('GET', `${base}/${revision.revision}`);

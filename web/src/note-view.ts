@@ -25,6 +25,8 @@ export class NoteView {
   private stream: EventStream | null = null;
   private chat!: ChatPane;
   private present: Presence[] = [];
+  /** This tab's client id as the server stamped it (the `hello` event says it). */
+  private stampedId: string | null = null;
   private closed = false;
   private lastTypingSent = 0;
   private previewTimer: number | undefined;
@@ -612,8 +614,7 @@ export class NoteView {
       ),
     );
     const typing = this.present.filter(
-      (person) =>
-        person.typing && person.file_id === this.current?.id && person.client_id !== this.session.clientId,
+      (person) => person.typing && person.file_id === this.current?.id && person.client_id !== this.stampedId,
     );
     const names = [...new Set(typing.map((person) => person.name))];
     this.typingLine.textContent = names.length
@@ -644,6 +645,7 @@ export class NoteView {
     const fileId = data['file_id'] as number | undefined;
     switch (name) {
       case 'hello':
+        this.stampedId = typeof data['client_id'] === 'string' ? data['client_id'] : null;
         void this.sendPresence(false);
         break;
       case 'note.updated': {
@@ -681,7 +683,8 @@ export class NoteView {
         }
         break;
       case 'collab.update':
-        if (this.collab && fileId === this.current?.id) {
+        // Our own updates come back too (harmless: Yjs applies an update once); skip them.
+        if (this.collab && fileId === this.current?.id && data['client_id'] !== this.stampedId) {
           this.collab.applyRemote(String(data['update']), String(data['client_id']));
         }
         break;
@@ -692,6 +695,14 @@ export class NoteView {
         this.present = (data['present'] as Presence[]) ?? [];
         this.renderPresence();
         break;
+      case 'presence.changed': {
+        // Only what changed since the last one: entries that joined or changed, ids that left.
+        const set = (data['set'] as Presence[]) ?? [];
+        const gone = new Set([...((data['gone'] as string[]) ?? []), ...set.map((p) => p.client_id)]);
+        this.present = [...this.present.filter((p) => !gone.has(p.client_id)), ...set];
+        this.renderPresence();
+        break;
+      }
       default:
         if (name.startsWith('chat.') || name.startsWith('approval.')) this.chat.handle(name, data);
     }

@@ -1,0 +1,82 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { redact } from '../../../core/redact.ts';
+import { authDir, TokenStore } from './store.ts';
+
+const URL_A = 'https://mcp.example.com/mcp';
+const home = () => ({ RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-auth-')) });
+const tokens = {
+  access_token: 'at-secret-0123456789',
+  refresh_token: 'rt-secret-9876543210',
+  token_type: 'bearer',
+  expires_in: 60,
+};
+
+describe('TokenStore', () => {
+  it('keeps tokens in a 0600 file in a 0700 folder, and nothing else behind', () => {
+    const env = home();
+    const store = new TokenStore(env, 'docs', URL_A);
+    store.saveClient(
+      { client_id: 'c1', redirect_uris: ['http://127.0.0.1:5/callback'] },
+      'http://127.0.0.1:5/callback',
+    );
+    store.saveTokens(tokens);
+    expect(statSync(authDir(env)).mode & 0o777).toBe(0o700);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(authDir(env))).toEqual(['docs.json']);
+    const again = new TokenStore(env, 'docs', URL_A);
+    expect(again.tokens).toEqual(tokens);
+    expect(again.redirectUri).toBe('http://127.0.0.1:5/callback');
+  });
+
+  it('registers the tokens as secrets, so no output can show them', () => {
+    const store = new TokenStore(home(), 'docs', URL_A);
+    store.saveTokens({ ...tokens, access_token: 'at-only-here-5566778899' });
+    expect(redact('token at-only-here-5566778899 and rt-secret-9876543210')).toBe(
+      'token [REDACTED] and [REDACTED]',
+    );
+  });
+
+  it('never hands tokens stored for another URL to this one', () => {
+    const env = home();
+    new TokenStore(env, 'docs', URL_A).saveTokens(tokens);
+    expect(new TokenStore(env, 'docs', 'https://attacker.example.net/mcp').tokens).toBeUndefined();
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+  });
+
+  it('knows when the access token expired, from expires_in at the time it was saved', () => {
+    let now = 1_000_000_000_000;
+    const store = new TokenStore(home(), 'docs', URL_A, () => now);
+    store.saveTokens(tokens);
+    expect(store.expired()).toBe(false);
+    now += 31_000;
+    expect(store.expired()).toBe(true);
+  });
+
+  it('forgets what the SDK invalidates, and logout removes the file', () => {
+    const env = home();
+    const store = new TokenStore(env, 'docs', URL_A);
+    store.saveClient({ client_id: 'c1' }, undefined);
+    store.saveTokens(tokens);
+    store.invalidate('tokens');
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toBeUndefined();
+    expect(new TokenStore(env, 'docs', URL_A).client).toEqual({ client_id: 'c1' });
+    expect(store.remove()).toBe(true);
+    expect(readdirSync(authDir(env))).toEqual([]);
+    expect(store.remove()).toBe(false);
+  });
+
+  it('tightens a file others could read, and treats a damaged one as no login', () => {
+    const env = home();
+    const store = new TokenStore(env, 'docs', URL_A);
+    store.saveTokens(tokens);
+    chmodSync(store.file, 0o644);
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    writeFileSync(store.file, '{ not json');
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toBeUndefined();
+    expect(readFileSync(store.file, 'utf8')).toBe('{ not json');
+  });
+});

@@ -1,0 +1,198 @@
+// OAuth state of one remote MCP server, kept in $RUNE_HOME/mcp-auth/NAME.json (0600, in a 0700
+// folder): the registered client, the tokens and the discovered endpoints. Bound to the server's
+// URL: when the table points elsewhere, the old tokens are never sent there. Every write goes to a
+// new file that is synced and renamed over the old one, so a crash leaves the old state or the new.
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { RuneError } from '../../../core/errors.ts';
+import { runeHome } from '../../../core/paths.ts';
+import { ensurePrivateDir } from '../../../core/private-dir.ts';
+import { registerSecret } from '../../../core/redact.ts';
+
+export interface StoredAuth {
+  version: 1;
+  /** The URL of the MCP server these credentials belong to. */
+  server_url: string;
+  client?: OAuthClientInformationMixed;
+  /** The redirect URI the client was registered with (its port is reused at the next login). */
+  redirect_uri?: string;
+  tokens?: OAuthTokens;
+  /** Epoch seconds when the access token expires, from expires_in at the time it was saved. */
+  expires_at?: number;
+  discovery?: OAuthDiscoveryState;
+}
+
+export function authDir(env: NodeJS.ProcessEnv): string {
+  return join(runeHome(env), 'mcp-auth');
+}
+
+function registerSecrets(state: StoredAuth | undefined): void {
+  registerSecret(state?.tokens?.access_token);
+  registerSecret(state?.tokens?.refresh_token);
+  registerSecret(state?.tokens?.id_token);
+  registerSecret((state?.client as { client_secret?: string } | undefined)?.client_secret);
+}
+
+export class TokenStore {
+  readonly file: string;
+  private state: StoredAuth | undefined;
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    readonly server: string,
+    readonly serverUrl: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.file = join(authDir(env), `${server}.json`);
+    this.state = this.read();
+  }
+
+  private read(): StoredAuth | undefined {
+    let text: string;
+    try {
+      const mode = statSync(this.file).mode;
+      text = readFileSync(this.file, 'utf8');
+      // Written 0600; a copy that others can read is still ours to use, but not left open.
+      if ((mode & 0o077) !== 0) this.write(JSON.parse(text) as StoredAuth);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if (error instanceof SyntaxError) return undefined;
+      throw new RuneError(
+        'IO',
+        `cannot read the MCP login of "${this.server}" (${this.file}): ${(error as Error).message}`,
+      );
+    }
+    let parsed: StoredAuth;
+    try {
+      parsed = JSON.parse(text) as StoredAuth;
+    } catch {
+      // A damaged file is as good as none: the next login writes a new one.
+      return undefined;
+    }
+    if (parsed.version !== 1 || parsed.server_url !== this.serverUrl) return undefined;
+    registerSecrets(parsed);
+    return parsed;
+  }
+
+  private write(state: StoredAuth): void {
+    const dir = authDir(this.env);
+    const check = ensurePrivateDir(dir);
+    if (!check.ok) throw new RuneError('IO', `cannot keep MCP logins in ${dir}: ${check.reason}`);
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    const fd = openSync(temporary, 'w', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(state, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, this.file);
+    const dirFd = openSync(dir, 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  }
+
+  private update(change: (state: StoredAuth) => void): void {
+    const state: StoredAuth = this.state ?? { version: 1, server_url: this.serverUrl };
+    change(state);
+    registerSecrets(state);
+    this.write(state);
+    this.state = state;
+  }
+
+  get client(): OAuthClientInformationMixed | undefined {
+    return this.state?.client;
+  }
+
+  get redirectUri(): string | undefined {
+    return this.state?.redirect_uri;
+  }
+
+  get tokens(): OAuthTokens | undefined {
+    return this.state?.tokens;
+  }
+
+  get discovery(): OAuthDiscoveryState | undefined {
+    return this.state?.discovery;
+  }
+
+  /** Whether the access token has expired (or will within `marginSecs`); unknown expiry counts as valid. */
+  expired(marginSecs = 30): boolean {
+    const at = this.state?.expires_at;
+    return at !== undefined && at - marginSecs <= this.now() / 1000;
+  }
+
+  saveClient(client: OAuthClientInformationMixed, redirectUri: string | undefined): void {
+    this.update((state) => {
+      state.client = client;
+      if (redirectUri === undefined) delete state.redirect_uri;
+      else state.redirect_uri = redirectUri;
+    });
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.update((state) => {
+      state.tokens = tokens;
+      if (tokens.expires_in === undefined) delete state.expires_at;
+      else state.expires_at = Math.floor(this.now() / 1000) + Number(tokens.expires_in);
+    });
+  }
+
+  saveDiscovery(discovery: OAuthDiscoveryState): void {
+    this.update((state) => {
+      state.discovery = discovery;
+    });
+  }
+
+  /** Forgets part of the state, as the SDK asks when the server says it is no longer valid. */
+  invalidate(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (!this.state || scope === 'verifier') return;
+    if (scope === 'all') {
+      this.remove();
+      return;
+    }
+    this.update((state) => {
+      if (scope === 'client') {
+        delete state.client;
+        delete state.redirect_uri;
+      }
+      if (scope === 'tokens') {
+        delete state.tokens;
+        delete state.expires_at;
+      }
+      if (scope === 'discovery') delete state.discovery;
+    });
+  }
+
+  /** Deletes the file. True when there was one. */
+  remove(): boolean {
+    this.state = undefined;
+    let existed = false;
+    try {
+      statSync(this.file);
+      existed = true;
+    } catch {
+      // Nothing stored.
+    }
+    try {
+      rmSync(this.file, { force: true });
+    } catch (error) {
+      throw new RuneError('IO', `cannot remove ${this.file}: ${(error as Error).message}`);
+    }
+    return existed;
+  }
+}

@@ -1,0 +1,72 @@
+// The cost budget of the notes server: every limit `[notes.limits]` can set, with the default that
+// applies when it does not. One place, so routes, the event hub and the collaboration code agree.
+import type { NotesConfig } from '../config/schema.ts';
+
+export interface Limits {
+  /** Largest text of one file, in UTF-8 bytes. */
+  maxFileBytes: number;
+  /** Largest stored Yjs state of one file. */
+  maxDocumentBytes: number;
+  /** Largest single collaborative update (decoded bytes). */
+  maxUpdateBytes: number;
+  maxStreams: number;
+  maxStreamsPerClient: number;
+  maxStreamsPerNote: number;
+  presenceIntervalMs: number;
+  searchBudgetMs: number;
+  diffBudgetMs: number;
+  expensivePerMinute: number;
+  loginPerAccount: number;
+  loginPerAddress: number;
+  loginWindowMs: number;
+  /** Query shape: characters of `q`, distinct words or phrases, and words in one phrase. */
+  searchMaxChars: number;
+  searchMaxTerms: number;
+  searchMaxPhraseWords: number;
+  /** Presence payload a client may attach (cursor, selection), as JSON bytes. */
+  presenceStateBytes: number;
+}
+
+export const DEFAULT_LIMITS = {
+  max_file_kb: 1024,
+  max_document_kb: 4096,
+  max_update_kb: 256,
+  max_streams: 2000,
+  max_streams_per_client: 16,
+  max_streams_per_note: 256,
+  presence_interval_ms: 250,
+  search_budget_ms: 500,
+  diff_budget_ms: 1000,
+  expensive_per_minute: 120,
+  login_attempts_per_account: 10,
+  login_attempts_per_address: 30,
+  login_window_minutes: 15,
+} as const;
+
+export function resolveLimits(notes: Pick<NotesConfig, 'limits'>): Limits {
+  const l = { ...DEFAULT_LIMITS, ...notes.limits };
+  return {
+    maxFileBytes: l.max_file_kb * 1024,
+    maxDocumentBytes: l.max_document_kb * 1024,
+    maxUpdateBytes: l.max_update_kb * 1024,
+    maxStreams: l.max_streams,
+    maxStreamsPerClient: l.max_streams_per_client,
+    maxStreamsPerNote: l.max_streams_per_note,
+    presenceIntervalMs: l.presence_interval_ms,
+    searchBudgetMs: l.search_budget_ms,
+    diffBudgetMs: l.diff_budget_ms,
+    expensivePerMinute: l.expensive_per_minute,
+    loginPerAccount: l.login_attempts_per_account,
+    loginPerAddress: l.login_attempts_per_address,
+    loginWindowMs: l.login_window_minutes * 60_000,
+    searchMaxChars: 256,
+    searchMaxTerms: 10,
+    searchMaxPhraseWords: 8,
+    presenceStateBytes: 2048,
+  };
+}
+
+/** Bytes of a text as stored (UTF-8), the unit of the file size limit. */
+export function textBytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}

@@ -1,0 +1,137 @@
+// Health, identity and logins: local accounts (limited per account and per address before the
+// password is hashed), OAuth/OIDC and GitHub, logout.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { VERSION } from '../../core/version.ts';
+import type { Principal, SessionSubject } from '../auth.ts';
+import { rateLimited } from '../guard.ts';
+import { ApiError, badRequest, bodyObject } from '../http.ts';
+import { type Params, SESSION_COOKIE } from './kit.ts';
+
+const OAUTH_COOKIE = 'rune_oauth_state';
+
+const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
+
+export async function authRoutes(app: FastifyInstance): Promise<void> {
+  const { auth, hub, oauth, limits, logger, secure, originOf } = app.notes;
+
+  app.get('/healthz', async () => ({ ok: true, version: VERSION }));
+
+  app.get('/api/me', async (req) => ({
+    user: req.principal ? userOf(req.principal) : null,
+    role: req.role,
+    csrf_token: req.principal?.csrf ?? null,
+  }));
+
+  const cookieOptions = (req: FastifyRequest, maxAge: number, path = '/') => ({
+    path,
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: secure(req),
+    maxAge,
+  });
+
+  const login = (reply: FastifyReply, req: FastifyRequest, p: SessionSubject) => {
+    // A new id at every login, and the old session (if any) ends: no fixation.
+    if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
+    const session = auth.createSession(p);
+    reply.setCookie(SESSION_COOKIE, session.id, cookieOptions(req, 14 * 86400));
+    return session;
+  };
+
+  // Every attempt counts, right or wrong, and is counted before the password is hashed: a burst of
+  // concurrent guesses gets at most the limit tried, whatever the hash costs.
+  const window = limits.loginWindowMs;
+  const perAddress = app.createRateLimit({ max: limits.loginPerAddress, timeWindow: window });
+  const perAccount = app.createRateLimit({
+    max: limits.loginPerAccount,
+    timeWindow: window,
+    keyGenerator: (req) => {
+      const name = (req.body as { username?: unknown } | undefined)?.username;
+      return typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
+    },
+  });
+  const loginLimits = async (req: FastifyRequest) => {
+    for (const [limit, what] of [
+      [perAddress, 'too many login attempts from this address'],
+      [perAccount, 'too many login attempts for this account'],
+    ] as const) {
+      const result = await limit(req);
+      if (!result.isAllowed && result.isExceeded) {
+        logger.warn('notes.login_limited', {
+          message: `${what} (${req.ip}); refused for ${result.ttlInSeconds} s`,
+        });
+        throw rateLimited(result.ttlInSeconds, what);
+      }
+    }
+  };
+
+  app.post('/auth/local', { preHandler: loginLimits }, async (req, reply) => {
+    const body = bodyObject(req.body);
+    const username = typeof body.username === 'string' ? body.username.trim() : '';
+    const password = typeof body.password === 'string' ? body.password : '';
+    if (!username || !password) throw badRequest('username and password are required');
+    if (password.length > 1024) throw badRequest('password: longer than 1024 characters');
+    const account = await auth.checkLocal(username, password);
+    const current = account ? auth.roleOf(`local:${account.name}`) : null;
+    if (!account || !current) {
+      logger.warn('notes.login_failed', {
+        message: `failed login for ${JSON.stringify(username.slice(0, 120))} from ${req.ip}`,
+      });
+      throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
+    }
+    const session = login(reply, req, {
+      subject: `local:${account.name}`,
+      name: account.name,
+      provider: 'local',
+      role: current,
+    });
+    const wantsJson =
+      String(req.headers.accept ?? '').includes('application/json') ||
+      req.headers['content-type']?.includes('json');
+    if (!wantsJson) return reply.status(303).header('Location', '/').send();
+    return { user: { name: account.name, role: current, provider: 'local' }, csrf_token: session.csrf };
+  });
+
+  app.post('/auth/logout', async (req, reply) => {
+    if (req.principal?.sessionHash) {
+      auth.endSession(req.principal.sessionHash);
+      hub.recheck();
+    }
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(req, 0));
+    return { ok: true };
+  });
+
+  app.get('/auth/providers', async () => ({ local: true, ...oauth.list() }));
+
+  const startExternal = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
+    const { url, state } = await oauth.start(name, originOf(req));
+    reply.setCookie(OAUTH_COOKIE, state, cookieOptions(req, 600, '/auth/'));
+    return reply.redirect(url, 302);
+  };
+  const finishExternal = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
+    const identity = await oauth.finish(
+      name,
+      req.query as Record<string, unknown>,
+      req.cookies[OAUTH_COOKIE],
+    );
+    // Recorded first: the role of this identity is worked out from the config on every request.
+    auth.recordIdentity(identity.subject, identity.identifiers);
+    const current = auth.roleOf(identity.subject) ?? identity.role;
+    login(reply, req, {
+      subject: identity.subject,
+      name: identity.name,
+      provider: identity.provider,
+      role: current,
+    });
+    reply.clearCookie(OAUTH_COOKIE, cookieOptions(req, 0, '/auth/'));
+    return reply.redirect('/', 303);
+  };
+  app.get<Params<'name'>>('/auth/oauth/:name/start', (req, reply) =>
+    startExternal(req.params.name, req, reply),
+  );
+  app.get<Params<'name'>>('/auth/oauth/:name/callback', (req, reply) =>
+    finishExternal(req.params.name, req, reply),
+  );
+  app.get('/auth/github/start', (req, reply) => startExternal('github', req, reply));
+  app.get('/auth/github/callback', (req, reply) => finishExternal('github', req, reply));
+}

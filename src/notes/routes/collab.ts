@@ -1,0 +1,62 @@
+// Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
+// see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
+import type { FastifyInstance } from 'fastify';
+import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
+import { stampClientId } from '../presence.ts';
+import type { Params } from './kit.ts';
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export async function collabRoutes(app: FastifyInstance): Promise<void> {
+  const { collab, hub, limits } = app.notes;
+
+  app.get<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
+    const note = req.note(req.params.note);
+    const file = req.file(note, req.params.file);
+    return collab.state(file);
+  });
+
+  app.post<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
+    const note = req.note(req.params.note);
+    const file = req.file(note, req.params.file);
+    const user = req.need('user');
+    const body = bodyObject(req.body);
+    const update = requireString(body, 'update', Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4);
+    const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
+    if (!BASE64.test(update)) throw badRequest('update: expected base64');
+    // Broadcast under the id the server stamps for this person and tab, never the one sent.
+    collab.apply(file, Buffer.from(update, 'base64'), user, stampClientId(user.subject, chosen));
+    return { ok: true };
+  });
+
+  app.post<Params<'note'>>('/api/notes/:note/presence', async (req) => {
+    const note = req.note(req.params.note);
+    const body = bodyObject(req.body);
+    const clientId = requireString(body, 'client_id', 64);
+    let fileId: number | null = null;
+    if (body.file_id !== undefined && body.file_id !== null) {
+      if (typeof body.file_id !== 'number' || !Number.isSafeInteger(body.file_id)) {
+        throw badRequest('file_id: expected a number or null');
+      }
+      fileId = body.file_id;
+    }
+    const typing = optionalBool(body, 'typing') ?? false;
+    let state: Record<string, unknown> | null | undefined;
+    if (body.state !== undefined) {
+      if (body.state !== null && (typeof body.state !== 'object' || Array.isArray(body.state))) {
+        throw badRequest('state: expected a JSON object or null');
+      }
+      const bytes = Buffer.byteLength(JSON.stringify(body.state));
+      if (bytes > limits.presenceStateBytes) {
+        throw badRequest(`state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`);
+      }
+      state = body.state as Record<string, unknown> | null;
+    }
+    const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
+      file_id: fileId,
+      typing,
+      ...(state !== undefined ? { state } : {}),
+    });
+    return { ok };
+  });
+}

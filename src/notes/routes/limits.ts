@@ -1,0 +1,17 @@
+// Small boundary helpers the route plugins share: the per-address rate limit of expensive routes
+// and query parameters that must be given at most once.
+import type { FastifyContextConfig } from 'fastify';
+import { badRequest } from '../http.ts';
+import type { Limits } from '../limits.ts';
+
+/** Route config for searches, diffs and exports: `expensive_per_minute` per client address. */
+export function expensive(limits: Limits): FastifyContextConfig {
+  return { rateLimit: { max: limits.expensivePerMinute, timeWindow: 60_000 } };
+}
+
+/** A query parameter as one string: repeated (`?q=a&q=b`) is a 400, absent is undefined. */
+export function single(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${name}: give it once`);
+  return value;
+}

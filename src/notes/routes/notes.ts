@@ -1,0 +1,136 @@
+// Notes: list, create, rename and visibility, the trash (soft delete, restore, purge), export.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { atLeast } from '../auth.ts';
+import { toFile, toNote } from '../db.ts';
+import { tarNote, zipNote } from '../export.ts';
+import { ApiError, badRequest, bodyObject, checkNoteName, optionalBool } from '../http.ts';
+import type { Params, Query } from './kit.ts';
+import { expensive, single } from './limits.ts';
+
+export async function noteRoutes(app: FastifyInstance): Promise<void> {
+  const { store, hub, collab, chat, db, dataDir, publishNote, limits } = app.notes;
+
+  app.get<Query>('/api/notes', async (req) => {
+    const q = req.query;
+    const deleted = q.deleted === '1' || q.deleted === 'true';
+    if (deleted) req.need('admin');
+    const publicOnly = !atLeast(req.role, 'user');
+    return { notes: store.listNotes({ publicOnly, deleted }).map(toNote) };
+  });
+
+  app.post('/api/notes', async (req, reply) => {
+    req.need('admin');
+    const body = bodyObject(req.body);
+    const name = checkNoteName(body.name);
+    const isPublic = optionalBool(body, 'public') ?? false;
+    if (store.findNote(name)) throw new ApiError(409, 'CONFLICT', `a note named '${name}' exists`);
+    const note = store.createNote(name, isPublic);
+    publishNote('note.created', note);
+    return reply.status(201).send(toNote(note));
+  });
+
+  app.get<Params<'note'>>('/api/notes/:note', async (req) => {
+    const note = req.note(req.params.note);
+    const publicOnly = !atLeast(req.role, 'user');
+    return {
+      note: toNote(note),
+      files: store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => toFile(f)),
+    };
+  });
+
+  app.patch<Params<'note'>>('/api/notes/:note', async (req) => {
+    const note = req.note(req.params.note);
+    req.need('admin');
+    const body = bodyObject(req.body);
+    const fields: { name?: string; public?: boolean; model?: string | null } = {};
+    if (body.name !== undefined) fields.name = checkNoteName(body.name);
+    const pub = optionalBool(body, 'public');
+    if (pub !== undefined) fields.public = pub;
+    if (body.model !== undefined) {
+      if (body.model !== null && (typeof body.model !== 'string' || !body.model.trim())) {
+        throw badRequest('model: expected a model name or null');
+      }
+      fields.model = body.model === null ? null : (body.model as string).trim();
+    }
+    if (fields.name && fields.name !== note.name && store.findNote(fields.name)) {
+      throw new ApiError(409, 'CONFLICT', `a note named '${fields.name}' exists`);
+    }
+    const updated = store.updateNote(note.id, fields);
+    publishNote('note.updated', updated);
+    // Visibility may have shrunk: streams of guests watching this note close now.
+    hub.recheck(note.id);
+    return toNote(updated);
+  });
+
+  app.delete<Params<'note'> & Query>('/api/notes/:note', async (req) => {
+    const q = req.query;
+    const purge = q.purge === '1' || q.purge === 'true';
+    req.need('admin');
+    const note = req.note(req.params.note, { deleted: purge });
+    if (purge) {
+      if (!note.deleted_at)
+        throw new ApiError(409, 'CONFLICT', 'delete the note first, then purge it from the trash');
+      for (const file of store.listFiles(note.id, { publicOnly: false, deleted: true }))
+        collab.close(file.id);
+      for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false }))
+        collab.close(file.id);
+      const hashes = (
+        db.prepare('select hash from uploads where note_id = ?').all(note.id) as Array<{ hash: string }>
+      ).map((r) => r.hash);
+      store.purgeNote(note.id);
+      chat.removeWorkspace(note.id);
+      // Upload bytes are stored once per content hash and may be shared with other notes: remove
+      // only those no note references any more. No await in between, so no upload can interleave.
+      const stillUsed = db.prepare('select 1 from uploads where hash = ? limit 1');
+      for (const hash of hashes) {
+        if (!stillUsed.get(hash)) rmSync(join(dataDir, 'uploads', hash), { force: true });
+      }
+      return { ok: true };
+    }
+    chat.cancel(note.id);
+    for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false })) collab.close(file.id);
+    store.setNoteDeleted(note.id, true);
+    hub.publish({ name: 'note.deleted', noteId: note.id, data: { note_id: note.id } });
+    hub.recheck(note.id);
+    return { ok: true };
+  });
+
+  app.post<Params<'note'>>('/api/notes/:note/restore', async (req) => {
+    req.need('admin');
+    const note = req.note(req.params.note, { deleted: true });
+    if (!note.deleted_at) return toNote(note);
+    if (store.findNote(note.name))
+      throw new ApiError(409, 'CONFLICT', `a note named '${note.name}' exists; rename it first`);
+    const restored = store.setNoteDeleted(note.id, false);
+    publishNote('note.created', restored);
+    return toNote(restored);
+  });
+
+  app.get<Params<'note'> & Query>(
+    '/api/notes/:note/export',
+    { config: expensive(limits) },
+    async (req, reply) => {
+      const note = req.note(req.params.note);
+      const format = single(req.query.format, 'format') ?? 'zip';
+      if (format !== 'zip' && format !== 'tar') throw badRequest('format: zip or tar');
+      const publicOnly = !atLeast(req.role, 'user');
+      // Streamed: each file's text is read when the archive reaches it (export.ts).
+      const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
+        name: f.name,
+        content: () => collab.text(store.fileById(f.id) ?? f),
+        mtime: new Date(f.updated_at),
+      }));
+      const body = format === 'zip' ? zipNote(note.name, files) : tarNote(note.name, files);
+      const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
+      return reply
+        .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')
+        .header(
+          'Content-Disposition',
+          `attachment; filename="${ascii}.${format}"; filename*=UTF-8''${encodeURIComponent(note.name)}.${format}`,
+        )
+        .send(body);
+    },
+  );
+}

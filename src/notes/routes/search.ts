@@ -1,0 +1,37 @@
+// Full-text search over files and chats, only within what the caller may see. The query is
+// checked at the boundary; the search itself runs in a worker under a time budget (search.ts).
+import type { FastifyInstance } from 'fastify';
+import { atLeast } from '../auth.ts';
+import { badRequest } from '../http.ts';
+import { parseQuery } from '../search.ts';
+import type { Query } from './kit.ts';
+import { expensive, single } from './limits.ts';
+
+export async function searchRoutes(app: FastifyInstance): Promise<void> {
+  const { tasks, limits } = app.notes;
+
+  app.get<Query>('/api/search', { config: expensive(limits) }, async (req) => {
+    const q = req.query;
+    const parsed = parseQuery(single(q.q, 'q') ?? '', limits);
+    if (!parsed.ok) throw badRequest(parsed.message);
+    const limitText = single(q.limit, 'limit');
+    const limit = Math.min(Math.max(Number(limitText ?? 20) || 20, 1), 100);
+    const noteRef = single(q.note, 'note');
+    const note = noteRef ? req.note(noteRef) : undefined;
+    const publicOnly = !atLeast(req.role, 'user');
+    const answer = await tasks.run(
+      {
+        kind: 'search',
+        query: parsed.query,
+        options: {
+          publicOnly,
+          limit,
+          budgetMs: limits.searchBudgetMs,
+          ...(note ? { noteId: note.id } : {}),
+        },
+      },
+      limits.searchBudgetMs * 4 + 1000,
+    );
+    return answer.partial ? { results: answer.results, partial: true } : { results: answer.results };
+  });
+}

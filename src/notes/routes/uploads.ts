@@ -1,0 +1,76 @@
+// Uploads: raw bytes stored once per content hash, served so that a browser never runs them.
+// This plugin takes any body as bytes (its own content-type parser, up to notes.max_upload_mb).
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
+import type { Params, Query } from './kit.ts';
+
+export async function uploadRoutes(app: FastifyInstance): Promise<void> {
+  const { store, db, dataDir, config } = app.notes;
+  const maxUpload = (config.notes.max_upload_mb ?? 10) * 1024 * 1024;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxUpload }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  app.post<Params<'note'> & Query>(
+    '/api/notes/:note/uploads',
+    { bodyLimit: maxUpload },
+    async (req, reply) => {
+      const note = req.note(req.params.note);
+      req.need('user');
+      const name = checkFileName(req.query.name ?? 'upload');
+      const bytes = req.body as Buffer | undefined;
+      if (!bytes || bytes.length === 0)
+        throw badRequest('the body is empty: send the file bytes as the body');
+      const type = String(req.headers['content-type'] ?? 'application/octet-stream')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
+      const hash = createHash('sha256').update(bytes).digest('hex');
+      const path = join(dataDir, 'uploads', hash);
+      try {
+        readFileSync(path, { flag: 'r' });
+      } catch {
+        const tmp = `${path}.${process.pid}.tmp`;
+        writeFileSync(tmp, bytes, { mode: 0o600 });
+        renameSync(tmp, path);
+      }
+      db.prepare(
+        'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
+      ).run(note.id, hash, name, type, bytes.length, store.stamp());
+      return reply.status(201).send({
+        hash,
+        name,
+        type,
+        size: bytes.length,
+        url: `/api/notes/${encodeURIComponent(note.name)}/uploads/${hash}`,
+      });
+    },
+  );
+
+  app.get<Params<'note' | 'hash'>>('/api/notes/:note/uploads/:hash', async (req, reply) => {
+    const note = req.note(req.params.note);
+    const hash = req.params.hash;
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw notFound('upload');
+    const row = db.prepare('select * from uploads where note_id = ? and hash = ?').get(note.id, hash) as
+      | { name: string; type: string }
+      | undefined;
+    if (!row) throw notFound('upload');
+    const bytes = readFileSync(join(dataDir, 'uploads', hash));
+    const inline = SAFE_IMAGE_TYPES.has(row.type);
+    const ascii = row.name.replace(/[^A-Za-z0-9._-]/g, '_');
+    return reply
+      .header('Content-Type', inline ? row.type : 'application/octet-stream')
+      .header('Content-Security-Policy', UPLOAD_CSP)
+      .header(
+        'Content-Disposition',
+        `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.name)}`,
+      )
+      .header('Cache-Control', 'private, max-age=31536000, immutable')
+      .send(bytes);
+  });
+}

@@ -1,0 +1,25 @@
+// Entry of the notes worker thread (its own bundle, js/notes-worker.cjs): a read-only SQLite
+// connection and the task loop. Whatever a task costs, it costs here, not on the server's event loop.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { dlopenVerified } from '../core/native.ts';
+import { runTask, type TaskReply, type TaskRequest, type WorkerInit } from './tasks.ts';
+
+const init = workerData as WorkerInit;
+const binding = init.sqliteAddon ? dlopenVerified(init.sqliteAddon.path, init.sqliteAddon.sha256) : undefined;
+const db = new Database(init.dbFile, {
+  readonly: true,
+  fileMustExist: true,
+  ...(binding ? { nativeBinding: binding as never } : {}),
+});
+db.pragma('busy_timeout = 5000');
+
+parentPort!.on('message', (request: TaskRequest) => {
+  let reply: TaskReply;
+  try {
+    reply = { id: request.id, ok: true, value: runTask(db, request.task) };
+  } catch (error) {
+    reply = { id: request.id, ok: false, message: (error as Error).message };
+  }
+  parentPort!.postMessage(reply);
+});

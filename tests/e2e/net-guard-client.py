@@ -1,0 +1,241 @@
+# The Python side of tests/e2e/net-guard.test.ts, run inside `rune sandbox` by Debian's python3.
+# Every way a socket can be pointed somewhere, once at the allowed (name, port) and once at a
+# destination that must stay unreachable. Prints one JSON object per check:
+#   {"check": NAME, "reply": text the server sent or null, "error": errno name or null, ...}
+import ctypes
+import errno
+import json
+import select
+import socket
+import sys
+import threading
+
+ALLOWED_HOST, ALLOWED_PORT, OTHER_PORT, OTHER_ADDR, BLACKHOLE = (
+    sys.argv[1],
+    int(sys.argv[2]),
+    int(sys.argv[3]),
+    sys.argv[4],
+    sys.argv[5],
+)
+ALLOWED = (ALLOWED_HOST, ALLOWED_PORT)
+OTHER_PORT_SAME_NAME = (ALLOWED_HOST, OTHER_PORT)
+OTHER_ADDRESS = (OTHER_ADDR, ALLOWED_PORT)
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def out(check, **fields):
+    print(json.dumps({"check": check, **fields}), flush=True)
+
+
+def errname(e):
+    return errno.errorcode.get(e.errno, str(e.errno)) if isinstance(e, OSError) else type(e).__name__
+
+
+def run(check, fn):
+    try:
+        reply = fn()
+        out(check, reply=reply.decode() if isinstance(reply, bytes) else reply, error=None)
+    except Exception as e:  # noqa: BLE001 - every failure is a result here
+        out(check, reply=None, error=errname(e))
+
+
+def resolve(addr):
+    return socket.getaddrinfo(addr[0], addr[1], socket.AF_INET, socket.SOCK_STREAM)[0][4]
+
+
+def exchange(s, data=b"ping"):
+    s.settimeout(5)
+    s.sendall(data)
+    return s.recv(200)
+
+
+def blocking_connect(addr):
+    s = socket.socket()
+    r = libc.connect(s.fileno(), *sockaddr(addr))
+    if r != 0:
+        raise OSError(ctypes.get_errno(), "connect")
+    return exchange(s)
+
+
+def sockaddr(addr):
+    host, port = resolve(addr)
+    raw = socket.inet_aton(host)
+    buf = (ctypes.c_ubyte * 16)(*([2, 0] + list(port.to_bytes(2, "big")) + list(raw) + [0] * 8))
+    return buf, 16
+
+
+def nonblocking_connect(addr):
+    s = socket.socket()
+    s.setblocking(False)
+    rc = s.connect_ex(resolve(addr))
+    if rc not in (0, errno.EINPROGRESS):
+        raise OSError(rc, "connect")
+    select.select([], [s], [], 5)
+    err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if err:
+        raise OSError(err, "SO_ERROR")
+    peer = s.getpeername()
+    s.setblocking(True)
+    return {"connect": errno.errorcode.get(rc, rc), "peer": list(peer), "data": exchange(s).decode()}
+
+
+def fastopen(addr, blocking=True):
+    s = socket.socket()
+    if not blocking:
+        s.setblocking(False)
+        try:
+            n = s.sendto(b"tfo", socket.MSG_FASTOPEN, resolve(addr))
+        except BlockingIOError as e:
+            n = errno.errorcode[e.errno]
+        select.select([], [s], [], 5)
+        err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            raise OSError(err, "SO_ERROR")
+        s.setblocking(True)
+        return {"sendto": n, "data": exchange(s).decode()}
+    n = s.sendto(b"tfo", socket.MSG_FASTOPEN, resolve(addr))
+    s.settimeout(5)
+    return {"sendto": n, "data": s.recv(200).decode()}
+
+
+def fastopen_sendmsg(addr):
+    s = socket.socket()
+    n = s.sendmsg([b"tfo", b"msg"], [], socket.MSG_FASTOPEN, resolve(addr))
+    s.settimeout(5)
+    return {"sendmsg": n, "data": s.recv(200).decode()}
+
+
+def sendto_elsewhere_on_connected(addr):
+    # TCP ignores the address of a connected socket: the bytes go to the allowed peer only.
+    s = socket.create_connection(resolve(ALLOWED), timeout=5)
+    s.sendto(b"redirected", resolve(addr))
+    return s.recv(200)
+
+
+def disconnect(s):
+    unspec = (ctypes.c_ubyte * 16)()
+    if libc.connect(s.fileno(), unspec, 16) != 0:
+        raise OSError(ctypes.get_errno(), "AF_UNSPEC")
+
+
+def disconnect_then(action):
+    s = socket.create_connection(resolve(ALLOWED), timeout=5)
+    first = exchange(s)
+    disconnect(s)
+    return {"first": first.decode(), "then": action(s)}
+
+
+def then_connect(addr):
+    def go(s):
+        try:
+            s.connect(resolve(addr))
+            return {"data": exchange(s).decode()}
+        except OSError as e:
+            return {"error": errname(e)}
+
+    return go
+
+
+def then_fastopen(addr):
+    def go(s):
+        try:
+            s.sendto(b"tfo", socket.MSG_FASTOPEN, resolve(addr))
+            s.settimeout(5)
+            return {"data": s.recv(200).decode()}
+        except OSError as e:
+            return {"error": errname(e)}
+
+    return go
+
+
+def hold_listener(check, s):
+    # Whatever listens here must be inside the sandbox, never on the host: the test connects to
+    # the port from the host while this waits, and must never read the token.
+    s.listen(4)
+    port = s.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                c, _ = s.accept()
+                c.sendall(b"SANDBOX-LISTENER-TOKEN")
+                c.close()
+            except OSError:
+                return
+
+    threading.Thread(target=serve, daemon=True).start()
+    out(check + " (listening)", listening=port)
+    sys.stdin.readline()  # the test writes a line once it has tried
+    return {"listening": port}
+
+
+def then_listen(s):
+    try:
+        return hold_listener("disconnect then listen", s)
+    except OSError as e:
+        return {"error": errname(e)}
+
+
+def shutdown_while_connecting():
+    # A connect that stays in SYN_SENT (a destination that never answers), then shutdown(): the
+    # kernel's own shutdown would disconnect it; the socket must never become a host listener.
+    s = socket.socket()
+    s.setblocking(False)
+    rc = s.connect_ex((BLACKHOLE, 9))
+    result = {"connect": errno.errorcode.get(rc, rc)}
+    try:
+        s.shutdown(socket.SHUT_RDWR)
+        result["shutdown"] = 0
+    except OSError as e:
+        result["shutdown"] = errname(e)
+    try:
+        result.update(hold_listener("shutdown while connecting then listen", s))
+    except OSError as e:
+        result["listen"] = errname(e)
+    return result
+
+
+def from_thread():
+    box = {}
+
+    def go():
+        try:
+            box["reply"] = blocking_connect(ALLOWED).decode()
+        except OSError as e:
+            box["error"] = errname(e)
+
+    t = threading.Thread(target=go)
+    t.start()
+    t.join()
+    return box
+
+
+def python_connect_returns_zero():
+    # The bug this guards against: connect() returned the fd number and Python raised "errno 0".
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect(resolve(ALLOWED))
+    return exchange(s)
+
+
+run("connect blocking allowed", lambda: blocking_connect(ALLOWED))
+run("connect python allowed", python_connect_returns_zero)
+run("connect nonblocking allowed", lambda: nonblocking_connect(ALLOWED))
+run("connect from a thread allowed", from_thread)
+run("connect blocking other port", lambda: blocking_connect(OTHER_PORT_SAME_NAME))
+run("connect nonblocking other port", lambda: nonblocking_connect(OTHER_PORT_SAME_NAME))
+run("connect blocking other address", lambda: blocking_connect(OTHER_ADDRESS))
+run("connect nonblocking other address", lambda: nonblocking_connect(OTHER_ADDRESS))
+run("fastopen blocking allowed", lambda: fastopen(ALLOWED))
+run("fastopen nonblocking allowed", lambda: fastopen(ALLOWED, blocking=False))
+run("fastopen sendmsg allowed", lambda: fastopen_sendmsg(ALLOWED))
+run("fastopen blocking other port", lambda: fastopen(OTHER_PORT_SAME_NAME))
+run("fastopen nonblocking other port", lambda: fastopen(OTHER_PORT_SAME_NAME, blocking=False))
+run("fastopen sendmsg other address", lambda: fastopen_sendmsg(OTHER_ADDRESS))
+run("sendto other port on a connected socket", lambda: sendto_elsewhere_on_connected(OTHER_PORT_SAME_NAME))
+run("disconnect then connect other port", lambda: disconnect_then(then_connect(OTHER_PORT_SAME_NAME)))
+run("disconnect then fastopen other port", lambda: disconnect_then(then_fastopen(OTHER_PORT_SAME_NAME)))
+run("disconnect then fastopen other address", lambda: disconnect_then(then_fastopen(OTHER_ADDRESS)))
+run("disconnect then reuse allowed", lambda: disconnect_then(then_connect(ALLOWED)))
+run("disconnect then listen", lambda: disconnect_then(then_listen))
+run("shutdown while connecting then listen", shutdown_while_connecting)

@@ -1,0 +1,305 @@
+// The net guard's matrix through the built binary: with `--allow-domain localhost:PORT`, Python
+// (Debian's python3, raw sockets), curl and Node reach that name and port, blocking and not, and
+// nothing else: not another port of the same name, not another address, through connect, sendto,
+// sendmsg, Fast Open, or a disconnect-and-reuse sequence; and a socket the guard handed over never
+// ends up listening on the host. The servers run here, in the host's network namespace; the
+// "other" ones count every connection they get, which must stay zero.
+import { spawn } from 'node:child_process';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
+
+const PY = '/usr/bin/python3';
+const HERE = import.meta.dirname;
+const CLIENT = join(HERE, 'net-guard-client.py');
+// 10.255.255.1 is not answered here: a connect to it stays in SYN_SENT.
+const BLACKHOLE = '10.255.255.1';
+
+let allowedPort = 0;
+let otherPort = 0;
+const servers: Server[] = [];
+const otherHits: string[] = [];
+
+function respond(tag: string, onConnection?: (socket: Socket) => void) {
+  return createServer((socket) => {
+    onConnection?.(socket);
+    socket.on('error', () => {});
+    socket.once('data', (data) => {
+      const first = data.toString('latin1').split(/\r?\n/)[0]?.slice(0, 40) ?? '';
+      const body = `${tag}:${first}\n`;
+      socket.end(
+        `HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
+    });
+  });
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as { port: number }).port));
+    servers.push(server);
+  });
+}
+
+/** Connects from the host and says whether the sandbox's listener answered with its token. */
+function tokenFromHost(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host });
+    let data = '';
+    const done = () => {
+      socket.destroy();
+      resolve(data.includes('SANDBOX-LISTENER-TOKEN'));
+    };
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+    });
+    socket.on('error', done);
+    socket.on('close', done);
+    socket.setTimeout(2000, done);
+  });
+}
+
+interface Check {
+  check: string;
+  reply?: unknown;
+  error?: string | null;
+  listening?: number;
+}
+
+/** Runs the Python client in the sandbox; while a check holds a listener, probes it from the host. */
+function runPython(): Promise<{ checks: Map<string, Check>; hostReachedListener: string[]; stderr: string }> {
+  const cwd = tempDir('rune-guard-cwd-');
+  const args = [
+    'sandbox',
+    '--allow-read',
+    HERE,
+    '--allow-domain',
+    `localhost:${allowedPort}`,
+    '--allow-domain',
+    `${BLACKHOLE}:9`,
+    '--',
+    PY,
+    CLIENT,
+    'localhost',
+    String(allowedPort),
+    String(otherPort),
+    '127.0.0.2',
+    BLACKHOLE,
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(requireBinary(), args, { cwd, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const checks = new Map<string, Check>();
+    const hostReachedListener: string[] = [];
+    let buffer = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (!line.startsWith('{')) continue;
+        const parsed = JSON.parse(line) as Check;
+        checks.set(parsed.check, parsed);
+        if (parsed.listening !== undefined && parsed.check.endsWith('(listening)')) {
+          const port = parsed.listening;
+          void Promise.all([tokenFromHost(port, '127.0.0.1'), tokenFromHost(port, '::1')]).then((reached) => {
+            if (reached.some(Boolean)) hostReachedListener.push(parsed.check);
+            child.stdin.write('\n');
+          });
+        }
+      }
+    });
+    child.on('error', reject);
+    child.on('close', () => {
+      clearTimeout(timer);
+      resolve({ checks, hostReachedListener, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  requireBinary();
+  allowedPort = await listen(respond('ALLOWED'), 0, '127.0.0.1');
+  const hit = (where: string) => (socket: Socket) => otherHits.push(`${where} from ${socket.remotePort}`);
+  otherPort = await listen(respond('OTHER', hit('other port')), 0, '127.0.0.1');
+  await listen(respond('OTHER', hit('other address')), allowedPort, '127.0.0.2');
+});
+
+afterAll(() => {
+  for (const server of servers) server.close();
+});
+
+describe('net guard: Python, blocking and non-blocking, every way to address a peer', () => {
+  let result: Awaited<ReturnType<typeof runPython>>;
+  beforeAll(async () => {
+    otherHits.length = 0;
+    result = await runPython();
+  });
+  const check = (name: string): Check => {
+    const found = result.checks.get(name);
+    if (!found) throw new Error(`no result for "${name}"; stderr:\n${result.stderr}`);
+    return found;
+  };
+  const reached = (name: string) => expect(JSON.stringify(check(name).reply)).toContain('ALLOWED:');
+  const refused = (name: string) => {
+    expect(check(name).error, name).toBeTruthy();
+    expect(JSON.stringify(check(name).reply ?? '')).not.toMatch(/ALLOWED|OTHER/);
+  };
+
+  it('reaches the allowed name and port with connect(), which returns 0 (blocking) or EINPROGRESS', () => {
+    reached('connect blocking allowed');
+    reached('connect python allowed');
+    reached('connect from a thread allowed');
+    const nonblocking = check('connect nonblocking allowed').reply as { connect: string; peer: unknown[] };
+    expect(nonblocking.connect).toBe('EINPROGRESS');
+    expect(nonblocking.peer).toEqual(['127.0.0.1', allowedPort]);
+    reached('connect nonblocking allowed');
+  });
+
+  it('reaches it with Fast Open through sendto and sendmsg, blocking and not', () => {
+    expect(check('fastopen blocking allowed').reply).toEqual({
+      sendto: 3,
+      data: expect.stringContaining('ALLOWED:tfo'),
+    });
+    expect(check('fastopen nonblocking allowed').reply).toEqual({
+      sendto: 'EINPROGRESS',
+      data: expect.stringContaining('ALLOWED:ping'),
+    });
+    expect(check('fastopen sendmsg allowed').reply).toEqual({
+      sendmsg: 6,
+      data: expect.stringContaining('ALLOWED:tfomsg'),
+    });
+  });
+
+  it('refuses another port of the allowed name and another address, by connect and Fast Open', () => {
+    for (const name of [
+      'connect blocking other port',
+      'connect nonblocking other port',
+      'connect blocking other address',
+      'connect nonblocking other address',
+      'fastopen blocking other port',
+      'fastopen nonblocking other port',
+      'fastopen sendmsg other address',
+    ])
+      refused(name);
+  });
+
+  it('sends the bytes of a sendto() with another address on a connected socket to its peer only', () => {
+    expect(check('sendto other port on a connected socket').reply).toContain('ALLOWED:redirected');
+  });
+
+  it('after a disconnect (AF_UNSPEC), the socket reaches the allowed peer again and nothing else', () => {
+    for (const name of [
+      'disconnect then connect other port',
+      'disconnect then fastopen other port',
+      'disconnect then fastopen other address',
+    ]) {
+      const reply = check(name).reply as { first: string; then: { error?: string; data?: string } };
+      expect(reply.first, name).toContain('ALLOWED:');
+      expect(reply.then.error, name).toBeTruthy();
+      expect(reply.then.data, name).toBeUndefined();
+    }
+    const reuse = check('disconnect then reuse allowed').reply as { then: { data: string } };
+    expect(reuse.then.data).toContain('ALLOWED:ping');
+  });
+
+  it('never lets a handed-over socket listen on the host (after a disconnect or a shutdown while connecting)', () => {
+    expect(check('disconnect then listen (listening)').listening).toBeGreaterThan(0);
+    const connecting = check('shutdown while connecting then listen').reply as { connect: string };
+    if (connecting.connect !== 'EINPROGRESS')
+      console.warn(`net guard: ${BLACKHOLE} did not stay in SYN_SENT here (${connecting.connect})`);
+    expect(result.hostReachedListener).toEqual([]);
+  });
+
+  it('no connection reached any other server', () => {
+    expect(otherHits).toEqual([]);
+  });
+});
+
+describe('net guard: curl and Node', () => {
+  const sandbox = (command: string[], extra: string[] = []) =>
+    runRune(['sandbox', '--allow-domain', `localhost:${allowedPort}`, ...extra, '--', ...command], {
+      cwd: tempDir('rune-guard-cwd-'),
+      env: cleanEnv(),
+    });
+
+  it('curl reaches the allowed name:port, with and without Fast Open, and no other port or address', async () => {
+    otherHits.length = 0;
+    const curl = (url: string, ...flags: string[]) =>
+      `curl -sS -m 5 ${flags.join(' ')} ${url}; echo "[rc=$?]"`;
+    const result = await sandbox([
+      '/bin/sh',
+      '-c',
+      [
+        curl(`http://localhost:${allowedPort}/plain`),
+        curl(`http://localhost:${allowedPort}/tfo`, '--tcp-fastopen'),
+        curl(`http://localhost:${otherPort}/`),
+        curl(`http://localhost:${otherPort}/`, '--tcp-fastopen'),
+        curl(`http://127.0.0.2:${allowedPort}/`),
+      ].join('; '),
+    ]);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'ALLOWED:GET /plain HTTP/1.1',
+      '[rc=0]',
+      'ALLOWED:GET /tfo HTTP/1.1',
+      '[rc=0]',
+      '[rc=7]',
+      '[rc=7]',
+      '[rc=7]',
+    ]);
+    expect(otherHits).toEqual([]);
+  });
+
+  it('Node (net and fetch) reaches the allowed name:port and no other', async () => {
+    otherHits.length = 0;
+    const script = `
+      const net = require('node:net');
+      const raw = (port, host = 'localhost') => new Promise((done) => {
+        const s = net.connect({ host, port, noDelay: true, keepAlive: true });
+        s.on('connect', () => s.write('node'));
+        s.on('data', (d) => { done(String(d).split('\\r\\n\\r\\n')[1].trim()); s.destroy(); });
+        s.on('error', (e) => done(e.code));
+      });
+      (async () => {
+        console.log(await raw(${allowedPort}));
+        console.log(await raw(${otherPort}));
+        console.log(await raw(${allowedPort}, '127.0.0.2'));
+        const ok = await fetch('http://localhost:${allowedPort}/fetch').then((r) => r.text(), (e) => e.cause?.code);
+        console.log(String(ok).trim());
+        const no = await fetch('http://localhost:${otherPort}/').then((r) => r.text(), (e) => e.cause?.code ?? e.message);
+        console.log(String(no).trim());
+      })();`;
+    const result = await sandbox(['node', '-e', script]);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('ALLOWED:node');
+    expect(lines[1]).toMatch(/^E[A-Z]+$/);
+    expect(lines[2]).toMatch(/^E[A-Z]+$/);
+    expect(lines[3]).toBe('ALLOWED:GET /fetch HTTP/1.1');
+    expect(lines[4]).toMatch(/^E[A-Z]+$/);
+    expect(otherHits).toEqual([]);
+  });
+
+  it('an entry without a port allows every port of that name', async () => {
+    const result = await runRune(
+      [
+        'sandbox',
+        '--allow-domain',
+        'localhost',
+        '--',
+        'curl',
+        '-sS',
+        '-m',
+        '5',
+        `http://localhost:${otherPort}/any`,
+      ],
+      { cwd: tempDir('rune-guard-cwd-'), env: cleanEnv() },
+    );
+    expect(result.stdout).toContain('OTHER:GET /any');
+  });
+});
