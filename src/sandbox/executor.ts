@@ -455,7 +455,7 @@ export function expectedLayers(
       layer: 'namespaces',
       applied: ns,
       detail: ns
-        ? 'user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; nothing else exists'
+        ? "user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; absent unless granted: /home, /root, /run, /var, the host's sockets, disks and terminals"
         : `${nsDetail ?? 'unavailable'}; without the view, seccomp refuses new UNIX sockets, inet sockets, System V IPC, inotify, xattr changes and terminal-control ioctls, and Landlock keeps the host's disks, ptys, /dev/shm and hidden files of read-only folders out`,
     },
     {
