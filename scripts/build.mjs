@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { openaiGlobals } from './esbuild-openai-globals.mjs';
+import { buildWeb, duplicatePackages } from './web-build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -42,15 +43,18 @@ const started = Date.now();
 const step = (what) =>
   process.stderr.write(`build: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
-/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts). */
+/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts), plus the walk worker. */
 const MODES = {
   main: 'src/main.ts',
   cli: 'src/cli/index.ts',
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
-  // Not a mode: the notes server's worker thread (search, diffs), started from its text.
+  // Not modes: worker threads started from their own text, so each parses only what it runs.
+  // The notes server's worker (search, diffs):
   'notes-worker': 'src/notes/worker-entry.ts',
+  // search_files/find_files' walk (src/tools/walk/runner.ts):
+  'walk-worker': 'src/tools/walk/worker.ts',
 };
 
 /** Sources of the static sandbox helper only (probe.c is shared with the addon). */
@@ -154,24 +158,16 @@ function listFiles(dir) {
 /** TypeScript sources of the notes UI and their config: bundled by buildWeb, never shipped as is. */
 const isWebSource = (name) => name.startsWith('src/') || name === 'tsconfig.json';
 
-/** The notes UI for the browser: no Node built-ins; Mermaid and KaTeX become lazily loaded chunks. */
-async function buildWeb() {
-  await esbuild.build({
-    entryPoints: { app: 'web/src/app.ts', public: 'web/src/public.ts', katex: 'katex/dist/katex.min.css' },
-    absWorkingDir: root,
-    outdir: join(assetDir, 'web/js'),
-    bundle: true,
-    splitting: true,
-    platform: 'browser',
-    format: 'esm',
-    target: ['es2022'],
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    chunkNames: 'chunk-[hash]',
-    assetNames: 'fonts/[name]-[hash]',
-    loader: { '.woff2': 'file', '.woff': 'empty', '.ttf': 'empty' },
-  });
+/** The notes UI: bundled by scripts/web-build.mjs; a package bundled twice fails the build. */
+async function buildBrowserBundle() {
+  const meta = await buildWeb(root, join(assetDir, 'web/js'));
+  writeFileSync(join(out, 'web-meta.json'), JSON.stringify(meta));
+  const duplicates = duplicatePackages(meta, root);
+  if (duplicates.length > 0) {
+    throw new Error(
+      `web bundle: ${duplicates.map(({ name, dirs }) => `${name} from ${dirs.join(' and ')}`).join('; ')}: two copies break instanceof checks and shared state; align the versions (npm dedupe) so one copy remains`,
+    );
+  }
 }
 
 async function collectAssets(nativeAddon) {
@@ -187,7 +183,7 @@ async function collectAssets(nativeAddon) {
     join(assetDir, 'wasm/tree-sitter-bash.wasm'),
   );
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
-  if (existsSync(join(root, 'web/src'))) await buildWeb();
+  if (existsSync(join(root, 'web/src'))) await buildBrowserBundle();
   for (const file of listFiles(join(root, 'web'))) {
     if (isWebSource(relative(join(root, 'web'), file))) continue;
     const target = join(assetDir, 'web', relative(join(root, 'web'), file));

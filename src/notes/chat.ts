@@ -292,7 +292,8 @@ export class ChatService {
             run.runId,
             call.tool,
             redact(JSON.stringify(call.args)),
-            redact(decision.question),
+            // A preview (edit_file's diff) goes with the question: the admin approves the change itself.
+            redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
             redact(decision.reason),
             decision.suggestion ? JSON.stringify(decision.suggestion) : null,
             store.stamp(),

@@ -56,6 +56,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Term {
   name: string;
   runeHome: string;
+  cwd: string;
   capture(): string;
   keys(...keys: string[]): void;
   type(text: string): void;
@@ -101,6 +102,7 @@ function startSession(toml = '', args: string[] = ['--model', 'm']): Term {
   const term: Term = {
     name,
     runeHome,
+    cwd,
     capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000'),
     keys: (...keys) => {
       tmux('send-keys', '-t', name, ...keys);
@@ -257,6 +259,84 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(tool.content).toMatch(/wrote 5 bytes/);
     // "N" to the allowlist question: rune.toml is left as it was.
     expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
+  });
+
+  it('/tools lists the built-in tools, edit_file, search_files and find_files among them', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    term.type('/tools');
+    const screen = await term.waitFor(/inspect_process +\S/);
+    for (const name of [
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_dir',
+      'search_files',
+      'find_files',
+      'execute_cmd',
+      'fetch_url',
+    ]) {
+      expect(screen).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    }
+    expect(screen).toMatch(/^ {2}edit_file +Edit a text file in place by exact string replacement/m);
+    expect(screen).toMatch(/^ {2}search_files +Search file contents with a regular expression/m);
+    expect(screen).toMatch(/^ {2}find_files +Find files by glob pattern/m);
+  });
+
+  it('confirm mode shows the diff of an edit_file call before asking; "n" leaves the file alone', async () => {
+    const term = startSession('[policy]\nmode = "confirm"\n');
+    await term.waitFor('/help for commands');
+    const original = 'def greet():\n    return "hello"\n';
+    writeFileSync(join(term.cwd, 'app.py'), original);
+    const edit = {
+      toolCalls: [
+        {
+          name: 'edit_file',
+          arguments: {
+            path: 'app.py',
+            edits: [{ old_string: 'return "hello"', new_string: 'return "goodbye"' }],
+          },
+        },
+      ],
+    };
+    mock.script([edit, { text: 'left it alone' }, edit, { text: 'greeting changed' }]);
+    term.type('change the greeting');
+    let screen = await term.waitFor('Execute? [Y/n]');
+    // The change itself, as a unified diff, between the call and the question.
+    expect(screen).toMatch(
+      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}--- a\/app\.py\n {2}\+\+\+ b\/app\.py\n {2}@@ -1,2 \+1,2 @@\n {3}def greet\(\):\n {2}- {4}return "hello"\n {2}\+ {4}return "goodbye"\nExecute\? \[Y\/n\]/,
+    );
+    term.type('n');
+    await term.waitFor('left it alone');
+    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
+    term.type('change it after all');
+    screen = await term.waitFor(/Execute\? \[Y\/n\][\s\S]*Execute\? \[Y\/n\]/);
+    term.type('y');
+    await term.waitFor(/Add .*app\.py to allowed_files_rw\? \[y\/N\]/);
+    term.type('n');
+    await term.waitFor('greeting changed');
+    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
+  });
+
+  it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    // Exponential backtracking: this search would only end at its 30 s time limit.
+    writeFileSync(join(term.cwd, 'a.txt'), `${'a'.repeat(64)}!\n`);
+    mock.script([
+      { toolCalls: [{ name: 'search_files', arguments: { pattern: '(a|aa)+$' } }] },
+      { text: 'still here' },
+    ]);
+    term.type('search');
+    await waitForRequests(1);
+    // The call has started by now (the model answered); had the search blocked the main thread,
+    // Ctrl-C would only be seen when it ended, 30 s later.
+    await sleep(500);
+    term.keys('C-c');
+    await term.waitFor(/search_files .*the search was stopped[\s\S]*cancelled/, 10_000);
+    term.type('are you there?');
+    await term.waitFor('still here', 10_000);
+    expect(term.capture()).not.toContain('EXITED');
   });
 
   it('/tools lists each MCP server with its tools, hidden and withdrawn ones too', async () => {
