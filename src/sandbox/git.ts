@@ -6,7 +6,7 @@
 // read more config, hooks it wrote stop being executable, and a commondir it planted in an old git
 // folder goes. git itself is never run on these folders to find out (that could run the planted
 // program); git-config.ts reads the files as git does, and `git config --list` of a file the
-// guard rewrote only double-checks it. See docs/adr/0016-sandbox-git.md.
+// guard rewrote only double-checks it. See docs/adr/0017-sandbox-git.md.
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -213,8 +213,10 @@ export class GitGuard {
     const pin = new Set<string>();
     const notes: string[] = [];
     const under = (path: string) => roots.some((root) => isInside(path, root));
+    // A link cannot be bound read-only (and the view refuses one): the check after the call covers it.
     const add = (path: string | undefined) => {
-      if (path && under(path) && lstat(path)) protect.add(path);
+      const st = path && under(path) ? lstat(path) : undefined;
+      if (path && st && !st.isSymbolicLink()) protect.add(path);
     };
     for (const repo of [...this.reposUnder(roots), ...this.enclosingRepos(roots)]) {
       for (const dir of new Set([repo.gitDir, repo.commonDir])) {
@@ -226,7 +228,7 @@ export class GitGuard {
       for (const file of this.includedFiles(repo)) add(file);
       const hooks = this.hooksPath(repo);
       if (hooks && under(hooks) && lstat(hooks)) {
-        protect.add(hooks);
+        add(hooks);
         const note = `git: core.hooksPath of ${repo.commonDir} points into the writable folder ${hooks}: bound read-only for tools; rune never runs those hooks, but your next commit does, so review changes there`;
         notes.push(note);
         if (!this.told.has(note)) {
