@@ -319,7 +319,7 @@ static void open_grant(const char *path, int writable) {
   /* The view provides these itself; a grant of the host's /proc, /sys or /dev would undo it. */
   if (is_inside(real, "/proc") || is_inside(real, "/sys") || strcmp(real, "/dev") == 0 ||
       strcmp(real, "/dev/pts") == 0) {
-    skip("namespaces", "grant %s: the view provides this folder itself", real, 0);
+    report("namespaces", "skipped", "grant %s: the view has its own", real);
     close(fd);
     return;
   }
@@ -630,6 +630,11 @@ int view_build(struct view_result *out) {
     if (out->dns_bound && write_text(root, ".rune-resolv", view.resolv_text) == 0 &&
         bind_generated(root, ".rune-resolv", "/etc/resolv.conf") != 0 && errno != ELOOP && errno != ENOENT)
       out->dns_bound = 0;
+  }
+  /* The command's TMPDIR, when it names a folder under /tmp, exists (empty) in the private /tmp. */
+  if (view.tmpdir && is_inside(view.tmpdir, "/tmp")) {
+    int fd = walk(root, view.tmpdir, WALK_DIR);
+    if (fd >= 0) close(fd);
   }
   /* A grant named through a symlink is reachable by that name too. */
   for (int i = 0; i < view.n_link; i++) {
@@ -970,7 +975,8 @@ const char *view_lost_summary(unsigned lost) {
     ADD("no view: seccomp refuses new UNIX sockets, inotify watches, xattr changes and terminal-control ioctls; "
         "Landlock keeps the host's disks, /dev/shm and the hidden files of read-only folders out (such folders "
         "cannot be listed, only their other entries used); no "
-        "pseudo-terminals (the host's /dev/pts is not granted); still possible: stat of folders never granted, "
+        "pseudo-terminals (the host's /dev/pts is not granted); no private /tmp (TMPDIR names a folder of the "
+        "call's own, removed after it); still possible: stat of folders never granted, "
         "chmod/utimes on read-only paths, reading the host's /proc and /sys (other processes, cgroups, timers), "
         "hidden or protected paths inside writable grants, writes to read-only grants under writable ones");
   if (lost & LOST_IPC) ADD("%sno IPC namespace: System V IPC and POSIX message queues refused", used ? "; " : "");

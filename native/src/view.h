@@ -24,6 +24,7 @@ struct view_spec {
   const char **link_target;
   int n_link;
   long tmp_mb;              /* size of the private /tmp */
+  const char *tmpdir;       /* the command's TMPDIR under /tmp: made in the private /tmp */
   const char *hosts_text;   /* generated /etc/hosts and /etc/resolv.conf, or NULL */
   const char *resolv_text;
 };

@@ -5,13 +5,16 @@ import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_pr
 import {
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
   rmdirSync,
+  rmSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -400,6 +403,10 @@ function gitCommondirs(roots: readonly string[]): string[] {
   return out.filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
 }
 
+function removeCallTmp(prepared: Prepared): void {
+  if (prepared.tmpDir) rmSync(prepared.tmpDir, { recursive: true, force: true });
+}
+
 function revertGitRedirects(prepared: Prepared, logger: Logger): string | undefined {
   if (!prepared.gitRoots || prepared.gitRoots.length === 0) return undefined;
   const planted = gitCommondirs(prepared.gitRoots).filter((path) => !prepared.commondirs?.has(path));
@@ -480,6 +487,8 @@ interface Prepared {
   sandboxed: boolean;
   /** What the view holds (namespaces layer). */
   view?: ViewSummary;
+  /** Without a view: the call's own temporary folder on the host, removed when it ends. */
+  tmpDir?: string;
   /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
   gitRoots?: string[];
   commondirs?: Set<string>;
@@ -559,7 +568,11 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       return real;
     };
     if (realCwd !== cwd) links.push({ path: cwd, target: realCwd });
-    const rwRoots = [...new Set(request.readWritePaths.map(realGrant))];
+    // Without a view there is no private /tmp: the call gets its own folder instead (TMPDIR), made
+    // here with mode 0700 and removed when the call ends.
+    const callTmp = namespaces ? undefined : mkdtempSync(join(tmpdir(), 'rune-call-'));
+    if (callTmp) env.TMPDIR = callTmp;
+    const rwRoots = [...new Set([...request.readWritePaths, ...(callTmp ? [callTmp] : [])].map(realGrant))];
     const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
     const protectedPaths: string[] = [];
     const pinPaths: string[] = [];
@@ -604,6 +617,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const { args, notes, view } = planHelperArgs({
       request: { ...request, cwd: realCwd, readOnlyPaths: roRoots, readWritePaths: rwRoots },
       links,
+      ...(env.TMPDIR ? { tmpDir: env.TMPDIR } : {}),
       strict: mode === 'strict',
       namespaces,
       protectedPaths,
@@ -634,6 +648,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
       view,
+      ...(callTmp ? { tmpDir: callTmp } : {}),
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
@@ -741,6 +756,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
     const reverted = revertGitRedirects(prepared, logger) ?? '';
+    removeCallTmp(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -770,17 +786,20 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const prepared = prepare(request, resolved);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
-    void readReport(child).then((text) => {
+    const reported = readReport(child).then((text) => {
       const merged = mergeLayers(prepared, text).layers;
       layers.splice(0, layers.length, ...merged);
     });
+    // Resolves once the helper's report is merged too, so `layers` is final by then (the report
+    // pipe and the exit race each other: a quick command can end before its report is read).
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((done) => {
       child.on('error', () => done({ exitCode: 127, signal: null }));
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
         pool?.release(prepared.cgroupDirs);
         revertGitRedirects(prepared, logger);
-        done({ exitCode, signal });
+        removeCallTmp(prepared);
+        void reported.then(() => done({ exitCode, signal }));
       });
     });
     const kill = (signal: NodeJS.Signals = 'SIGKILL') => killGroup(child.pid, signal);

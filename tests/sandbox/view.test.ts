@@ -751,6 +751,24 @@ const cases: Case[] = [
   },
   {
     klass: 'still works',
+    name: 'mktemp works in the TMPDIR the command gets, and nothing of it is left on the host',
+    fallback: 'no-target',
+    control: () =>
+      expect(
+        host('mkdir -p "$TMPDIR" && mktemp >/dev/null && echo MADE', { env: { TMPDIR: CALL_TMPDIR } }).stdout,
+      ).toBe('MADE\n'),
+    attack: async (inside) => {
+      const r = await inside('mktemp >/dev/null && echo MADE; echo "$TMPDIR"', {
+        env: { TMPDIR: CALL_TMPDIR },
+      });
+      const [made, tmp] = r.stdout.split('\n');
+      expect(made).toBe('MADE');
+      // In the view it is the private /tmp's; without one, a folder of the call's own, gone now.
+      expect(existsSync(tmp as string) && tmp !== CALL_TMPDIR).toBe(false);
+    },
+  },
+  {
+    klass: 'still works',
     name: "a private /tmp, and grants under the host's /tmp readable and writable as granted",
     fallback: 'no-target',
     control: () =>
@@ -785,6 +803,9 @@ const VIEW_ROOT = [
   'tmp',
   'usr',
 ];
+
+/** A TMPDIR under /tmp that exists nowhere on the host until a control makes it. */
+const CALL_TMPDIR = `/tmp/rune-view-tmpdir-${process.pid}/sub`;
 
 const PTY_FLOOD = `import os
 fds = []
@@ -925,6 +946,7 @@ describe('the sandbox view', () => {
     host(IPC_REMOVE(LEFT_KEY));
     host(`${PY} -c 'import ctypes; ctypes.CDLL(None).mq_unlink(b"${MQ_NAME}")'`);
     rmSync(shmDir, { recursive: true, force: true });
+    rmSync(`/tmp/rune-view-tmpdir-${process.pid}`, { recursive: true, force: true });
     rmSync(outside, { recursive: true, force: true });
     rmSync(root, { recursive: true, force: true });
     // A broken sandbox must not leave a setuid system binary behind.
