@@ -53,6 +53,7 @@ const scratch = join(root, 'scratch');
 const rotmp = join(root, 'rotmp');
 const shmDir = `/dev/shm/rune-view-${process.pid}`;
 const sockets = {
+  desktop: join(home, '.docker', 'desktop', 'docker.sock'),
   runtime: join(outside, 'api.sock'),
   tmp: join(root, 'api.sock'),
   home: join(home, '.local', 'run', 'agent.sock'),
@@ -278,6 +279,22 @@ const cases: Case[] = [
       },
     }),
   ),
+
+  {
+    klass: 'host UNIX sockets',
+    name: "connect(2) to Docker Desktop's socket under a home folder granted read-only",
+    fallback: 'seccomp',
+    control: async () =>
+      expect((await hostAsync(UNIX_CONNECT(sockets.desktop))).stdout).toContain('HOSTSOCK'),
+    attack: async (inside) => {
+      // A read-only mount does not stop connect(2): the runtime's folder is hidden instead.
+      const r = await inside(`${UNIX_CONNECT(sockets.desktop)}; cat "$HOME/notes.txt"`, {
+        flags: ['--allow-read', home],
+      });
+      expect(r.stdout).not.toContain('HOSTSOCK');
+      expect(r.stdout).toContain('home notes');
+    },
+  },
 
   // ------------------------------------------------------------ metadata Landlock does not mediate
   {
@@ -919,6 +936,7 @@ describe('the sandbox view', () => {
     writeFileSync(join(home, '.aws', 'credentials'), '[default]\nkey = AWS-SECRET-rune-view\n');
     writeFileSync(join(home, 'notes.txt'), 'home notes\n');
     mkdirSync(join(home, '.local', 'run'), { recursive: true });
+    mkdirSync(join(home, '.docker', 'desktop'), { recursive: true });
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, 'README.md'), 'project readme\n');
     symlinkSync(home, join(project, 'docs'));
