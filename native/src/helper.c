@@ -688,7 +688,7 @@ static void usage(const char *why) {
           "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP[:PORT]|[IP6]:PORT] "
           "[--sys DIR] [--link PATH TARGET] [--tmpdir DIR] [--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
-          "[--share-net] [--probe] -- PROGRAM ARGS...\n",
+          "[--share-net] [--closed DIR] [--probe] -- PROGRAM ARGS...\n",
           why);
   exit(2);
 }
@@ -785,6 +785,11 @@ int main(int argc, char **argv) {
       opt.namespaces = 0;
     } else if (strcmp(a, "--share-net") == 0) {
       opt.net_isolate = 0;
+    } else if (strcmp(a, "--closed") == 0) {
+      /* --closed DIR [--probe]: the entries of DIR others may not read, then the probe if asked. */
+      NEED_VALUE;
+      view_print_closed(v);
+      if (i + 1 >= argc) return 0;
     } else if (strcmp(a, "--probe") == 0) {
       print_probe();
       return 0;

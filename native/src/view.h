@@ -60,6 +60,10 @@ int view_landlock_rules(int ruleset, uint64_t handled, int built, int *n_ro, int
  * leaves it holding the number again. Returns the new length. */
 int view_filter_rules(struct sock_filter *f, int n, unsigned lost);
 
+/* Prints, as one JSON array on stdout, the real paths of the entries of `folder` others may not
+ * read (a folder others cannot enter counts whole). */
+void view_print_closed(const char *folder);
+
 /* One line naming the seccomp rules that stand in for what `lost` names, and what stays reachable. */
 const char *view_lost_summary(unsigned lost);
 

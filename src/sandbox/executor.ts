@@ -43,7 +43,7 @@ import {
   type ViewSummary,
 } from './plan.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
-import { closedSystemEntries } from './secrets.ts';
+import { closedSystemEntries, findClosedEntries, folderStamp, rememberClosedEntries } from './secrets.ts';
 import type {
   LayerName,
   LayerReport,
@@ -78,12 +78,33 @@ let capabilitiesCache: SandboxCapabilities | undefined;
  */
 function probeKernel(): KernelProbe {
   try {
-    const result = spawnSync(sandboxHelperPath(), ['--probe'], { encoding: 'utf8', timeout: 5000 });
-    if (result.status === 0) return JSON.parse(result.stdout) as KernelProbe;
+    // The same call lists /etc's closed entries (the view hides them), saving a second start.
+    const stamp = folderStamp(MASKED_SYSTEM_FOLDER);
+    const result = spawnSync(sandboxHelperPath(), ['--closed', MASKED_SYSTEM_FOLDER, '--probe'], {
+      encoding: 'utf8',
+      timeout: 5000,
+    });
+    if (result.status === 0) {
+      const [closed, probe] = result.stdout.trim().split('\n');
+      if (stamp !== undefined && closed)
+        rememberClosedEntries(MASKED_SYSTEM_FOLDER, stamp, JSON.parse(closed));
+      return JSON.parse(probe ?? '') as KernelProbe;
+    }
   } catch {
     // Fall through to the addon.
   }
   return runeNative().probe();
+}
+
+/** The entries of a system folder others may not read, listed by the helper (or scanned here). */
+function scanClosed(folder: string): string[] {
+  try {
+    const result = spawnSync(sandboxHelperPath(), ['--closed', folder], { encoding: 'utf8', timeout: 5000 });
+    if (result.status === 0) return JSON.parse(result.stdout) as string[];
+  } catch {
+    // The helper is not usable here: scan in Node.
+  }
+  return findClosedEntries(folder);
 }
 
 /** What this machine offers, probed once per process. */
@@ -600,7 +621,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         .filter((n) => n.endsWith('_key'))
         .map((n) => join('/etc/ssh', n)),
       // Everything else of /etc that others may not read, as a class (shadow-, keys, passwords…).
-      ...closedSystemEntries(MASKED_SYSTEM_FOLDER),
+      ...closedSystemEntries(MASKED_SYSTEM_FOLDER, scanClosed),
     ]);
     const plan = cgroupPlan();
     let cgroupDirs: string[] = [];
