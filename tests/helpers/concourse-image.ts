@@ -202,7 +202,7 @@ export function buildImage(log: (line: string) => void = () => {}): Image {
     const building = `${dir}.building-${process.pid}`;
     const scripts = join(building, 'scripts');
     mkdirSync(scripts, { recursive: true });
-    plan.scripts.forEach((text, index) => writeFileSync(join(scripts, `run-${index}.sh`), text));
+    for (const [index, text] of plan.scripts.entries()) writeFileSync(join(scripts, `run-${index}.sh`), text);
     log(
       `building the image root with mmdebstrap (${plan.suite}, ${plan.hooks.length} steps of the Dockerfile)…`,
     );
