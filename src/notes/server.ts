@@ -84,10 +84,11 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const dbFile = join(options.dataDir, 'notes.db');
   const db = openNotesDatabase(dbFile);
-  const walSync = new WalSync(
-    join(options.dataDir, 'notes.db-wal'),
-    options.fsync ? { fsync: options.fsync } : {},
-  );
+  const changes = db.prepare('select total_changes()').pluck();
+  const walSync = new WalSync(join(options.dataDir, 'notes.db-wal'), {
+    changes: () => changes.get() as number,
+    ...(options.fsync ? { fsync: options.fsync } : {}),
+  });
   // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
   // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
   // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
