@@ -11,6 +11,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { Auth } from './auth.ts';
 import { ChatService as Chat, type ChatService, type RunAgent } from './chat.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { Collab } from './collab.ts';
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
@@ -102,6 +103,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
+  const checkpointer = Checkpointer.start(db, dbFile, logger, () => changes.get() as number);
   const collab = new Collab(store, hub, {
     logger,
     limits,
@@ -215,6 +217,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await app.close();
     await tasks.close();
     collab.flushAll();
+    await checkpointer?.close();
     await walSync.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
