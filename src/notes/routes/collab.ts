@@ -1,6 +1,7 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
 import type { FastifyInstance } from 'fastify';
+import { tooLarge } from '../collab.ts';
 import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
 import { stampClientId } from '../presence.ts';
 import type { Params } from './kit.ts';
@@ -21,7 +22,12 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     const file = req.file(note, req.params.file);
     const user = req.need('user');
     const body = bodyObject(req.body);
-    const update = requireString(body, 'update', Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4);
+    const update = requireString(body, 'update');
+    if (update.length > Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4) {
+      throw tooLarge(
+        `update: more than the ${limits.maxUpdateBytes} bytes one update may have; send smaller batches`,
+      );
+    }
     const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
     if (!BASE64.test(update)) throw badRequest('update: expected base64');
     // Broadcast under the id the server stamps for this person and tab, never the one sent.
