@@ -2,6 +2,7 @@
 // the moment it is sent (the principal is looked up again when roles, sessions or tokens change),
 // durable events are kept for Last-Event-ID replay, and presence lives with the connections. How
 // many streams may be open (in all, per client address, per note) is bounded.
+import { randomBytes } from 'node:crypto';
 import { type Auth, atLeast, type Principal, type Role } from './auth.ts';
 import type { FileRow, NoteRow, Store } from './db.ts';
 import type { Limits } from './limits.ts';
@@ -137,6 +138,10 @@ export class EventHub {
   private readonly limits: StreamLimits;
   private nextId = 1;
   private inserted = 0;
+  /** The newest stored event id, kept here so a stream opening costs no query. */
+  private lastId: number | null = null;
+  /** Unclaimed streams get ids from this process-wide secret and their number, no hash needed. */
+  private readonly nonce = randomBytes(6).toString('base64url');
 
   constructor(store: Store, auth: Auth, now: () => number = Date.now, limits: Partial<StreamLimits> = {}) {
     this.store = store;
@@ -154,8 +159,11 @@ export class EventHub {
   }
 
   lastEventId(): number {
-    const row = this.store.db.prepare('select max(id) as id from events').get() as { id: number | null };
-    return row.id ?? 0;
+    if (this.lastId === null) {
+      const row = this.store.db.prepare('select max(id) as id from events').get() as { id: number | null };
+      this.lastId = row.id ?? 0;
+    }
+    return this.lastId;
   }
 
   private principalOf(conn: Connection): Principal | null {
@@ -201,7 +209,8 @@ export class EventHub {
       principal: opts.principal,
       epoch: this.auth.epoch,
       noteId: opts.noteId,
-      clientId: stampClientId(subject, opts.clientId ?? `stream ${id} ${Math.random()}`),
+      clientId:
+        opts.clientId === null ? `c_${this.nonce}${id.toString(36)}` : stampClientId(subject, opts.clientId),
       claimed: opts.clientId !== null,
       address: opts.address ?? 'local',
       sink: opts.sink,
@@ -226,10 +235,10 @@ export class EventHub {
     this.connections.set(conn.id, conn);
     this.index(conn, true);
     if (conn.noteId !== null) {
-      this.write(conn, null, 'presence', {
-        note_id: conn.noteId,
-        present: this.presence.list(conn.noteId),
-      });
+      this.send(
+        conn,
+        `event: presence\ndata: {"note_id":${conn.noteId},"present":${this.presence.snapshot(conn.noteId)}}\n\n`,
+      );
       this.join(conn);
     }
     return () => this.drop(conn);
@@ -378,6 +387,7 @@ export class EventHub {
           readers,
         );
       id = Number(info.lastInsertRowid);
+      this.lastId = id;
       if (++this.inserted % 100 === 0) {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }

@@ -38,7 +38,9 @@ describe('parseQuery', () => {
 });
 
 describe('snippet', () => {
-  const terms = (parseQuery('zebra crossing', shape) as { ok: true; query: { terms: [] } }).query.terms;
+  const parsed = parseQuery('zebra crossing', shape);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const terms = parsed.query.terms;
   it('marks matching words, as plain text, with ellipses where text was left out', () => {
     const text = `${'lorem ipsum '.repeat(20)}a Zebra <b>crossing</b> here ${'dolor '.repeat(30)}`;
     const out = snippet(text, terms);
