@@ -221,7 +221,11 @@ describe('a well-behaved client stays served while an anonymous one abuses the s
     const latencies = await probe(server.url, 6000);
     const result = await attacker.done;
     expect((result.counts as Record<string, number>)['200']).toBe(16);
-    report('an anonymous client opens 500 event streams of one note, holds and closes them', latencies, result);
+    report(
+      'an anonymous client opens 500 event streams of one note, holds and closes them',
+      latencies,
+      result,
+    );
   }, 120_000);
 
   it('during collaborative updates at the size limit', async () => {

@@ -57,7 +57,10 @@ async function streams() {
   await new Promise((r) => setTimeout(r, 500));
 }
 
-/** Yjs update encoding (v1) of one insert of `text` at the start of a fresh client's document. */
+/**
+ * Updates of about `spec.bytes` in a loop, as fast as the server takes them: a 429 waits its
+ * Retry-After, and any other refusal starts again from the server's document.
+ */
 async function collab() {
   const Y = await import(spec.yjs);
   const headers = {
@@ -65,31 +68,49 @@ async function collab() {
     cookie: spec.cookie,
     'x-csrf-token': spec.csrf,
   };
-  const state = await new Promise((resolve) => {
-    http.get(`${spec.url}${spec.path}`, { headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => {
-        text += c;
+  const load = () =>
+    new Promise((resolve) => {
+      http.get(`${spec.url}${spec.path}`, { headers }, (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => {
+          const doc = new Y.Doc();
+          Y.applyUpdate(doc, Buffer.from(JSON.parse(text).state, 'base64'));
+          resolve(doc);
+        });
       });
-      res.on('end', () => resolve(JSON.parse(text).state));
     });
-  });
-  const doc = new Y.Doc();
-  Y.applyUpdate(doc, Buffer.from(state, 'base64'));
-  const text = doc.getText('content');
+  let doc = await load();
   for (let i = 0; !stopping; i++) {
+    const text = doc.getText('content');
     const out = [];
     const listener = (u) => out.push(u);
     doc.on('update', listener);
-    // Insert a block the size of the limit, or take the last one out again: the file stays small.
-    if (i % 2 === 0) text.insert(0, String.fromCharCode(97 + (i % 26)).repeat(spec.bytes));
+    // Insert a block the size of the limit, or take one out again: the file stays small.
+    if (text.length < spec.bytes) text.insert(0, String.fromCharCode(97 + (i % 26)).repeat(spec.bytes));
     else text.delete(0, spec.bytes);
     doc.off('update', listener);
     const body = JSON.stringify({
       update: Buffer.from(Y.mergeUpdates(out)).toString('base64'),
       client_id: 'attacker',
     });
-    count(await request(spec.path, { method: 'POST', headers, body }));
+    const { status, retryAfter } = await new Promise((resolve) => {
+      const req = http.request(`${spec.url}${spec.path}`, { method: 'POST', headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ status: res.statusCode, retryAfter: Number(res.headers['retry-after'] ?? 0) }),
+        );
+      });
+      req.on('error', () => resolve({ status: 'error', retryAfter: 1 }));
+      req.end(body);
+    });
+    count(status);
+    if (status === 200) continue;
+    if (status === 429) await new Promise((r) => setTimeout(r, retryAfter * 1000));
+    doc.destroy();
+    doc = await load();
   }
 }
 
