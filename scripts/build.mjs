@@ -42,15 +42,18 @@ const started = Date.now();
 const step = (what) =>
   process.stderr.write(`build: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
-/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts). */
+/** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts), plus the walk worker. */
 const MODES = {
   main: 'src/main.ts',
   cli: 'src/cli/index.ts',
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
-  // Not a mode: the notes server's worker thread (search, diffs), started from its text.
+  // Not modes: worker threads started from their own text, so each parses only what it runs.
+  // The notes server's worker (search, diffs):
   'notes-worker': 'src/notes/worker-entry.ts',
+  // search_files/find_files' walk (src/tools/walk/runner.ts):
+  'walk-worker': 'src/tools/walk/worker.ts',
 };
 
 function buildNative() {

@@ -100,7 +100,17 @@ describe('runAgent', () => {
     expect(exitCodeForResult(result)).toBe(0);
     expect(requests[0]!.messages.at(-1)).toEqual({ role: 'user', content: 'what is 2+2' });
     expect(requests[0]!.tools.map((t) => t.name).sort()).toEqual(
-      ['execute_cmd', 'fetch_url', 'inspect_process', 'list_dir', 'read_file', 'write_file'].sort(),
+      [
+        'edit_file',
+        'execute_cmd',
+        'fetch_url',
+        'find_files',
+        'inspect_process',
+        'list_dir',
+        'read_file',
+        'search_files',
+        'write_file',
+      ].sort(),
     );
     expect(requests[0]!.maxOutputTokens).toBe(8192);
   });

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
+import { protectedPathsFor } from '../policy/gate.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -211,6 +212,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         ...config.policy.allowed_paths_rw.map((p) => expandHome(p, options.env, cwd)),
         ...config.policy.allowed_files_rw.map((p) => expandHome(p, options.env, cwd)),
       ],
+      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
       signal,
     };
 
@@ -382,6 +384,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       source: tool.source,
       ...(tool.server === undefined ? {} : { server: tool.server }),
       readOnly: tool.readOnly,
+      ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
     });
   } catch (error) {
     decision = {

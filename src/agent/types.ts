@@ -39,7 +39,7 @@ export type AgentEvent =
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }
   | { type: 'run_end'; status: StopReason; steps: number; usage: Usage };
 
-/** A tool offered to the model beyond the six built-ins (notes tools, MCP tools). */
+/** A tool offered to the model beyond the built-ins (notes tools, MCP tools). */
 export interface ExtraTool {
   definition: ToolDefinition;
   source: 'builtin' | 'mcp';

@@ -88,6 +88,24 @@ export function formatArguments(raw: string): string {
   return oneLine(raw, 160);
 }
 
+/** A confirm-mode preview (a unified diff), indented, additions green and removals red. */
+export function formatPreview(preview: string, style: Style): string {
+  return preview
+    .split('\n')
+    .map((line) => {
+      const painted =
+        line.startsWith('+') && !line.startsWith('+++')
+          ? paint(style, 'green', line)
+          : line.startsWith('-') && !line.startsWith('---')
+            ? paint(style, 'red', line)
+            : line.startsWith('@@')
+              ? paint(style, 'cyan', line)
+              : line;
+      return `  ${painted}`;
+    })
+    .join('\n');
+}
+
 export function formatLayers(layers: readonly LayerReport[] | undefined): string | undefined {
   if (!layers) return undefined;
   const applied = layers.filter((l) => l.applied).map((l) => l.layer);

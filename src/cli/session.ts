@@ -22,7 +22,16 @@ import type { ChatMessage, Provider } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import { loadSkills } from '../skills/index.ts';
 import type { AgentSetup } from './agent.ts';
-import { fitLine, formatArguments, lineWidth, paint, type Style, styleFor, ToolLine } from './format.ts';
+import {
+  fitLine,
+  formatArguments,
+  formatPreview,
+  lineWidth,
+  paint,
+  type Style,
+  styleFor,
+  ToolLine,
+} from './format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
 import { answeredInRun, type StoredSession, saveSession } from './sessions.ts';
 
@@ -189,6 +198,8 @@ export async function runSession(
       write(
         `${paint(style, 'yellow', '?')} ${paint(style, 'bold', call.tool)} ${formatArguments(JSON.stringify(call.args))}\n  ${decision.reason}\n`,
       );
+      // What the call would change (edit_file's diff), so the answer is about the change itself.
+      if (decision.preview) write(`${formatPreview(decision.preview, style)}\n`);
       const answer = await ask('Execute? [Y/n] ');
       if (answer === undefined || /^\s*n/i.test(answer)) return 'no';
       if (decision.suggestion) {

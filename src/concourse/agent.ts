@@ -49,21 +49,55 @@ export interface PromptRun {
   readPaths?: string[];
 }
 
+/**
+ * The MCP servers of `source.mcp`, started for one run and shut down after it. A remote server
+ * asking for an OAuth login fails: a step cannot open a browser, so its token comes in the source.
+ */
+async function withMcp(
+  source: Source,
+  config: RuneConfig,
+  deps: AgentDeps,
+  cwd: string,
+  run: (extra: Pick<AgentRunOptions, 'tools' | 'takeNotices' | 'executor'>) => Promise<AgentRunResult>,
+): Promise<AgentRunResult> {
+  if (!source.mcp || source.mcp.length === 0) return run({});
+  // Loaded only when servers are configured: the SDK is not parsed on other steps.
+  const { mcpForOneRun } = await import('../mcp/wire.ts');
+  const mcp = await mcpForOneRun({
+    config,
+    servers: source.mcp.map((server) => ({ ...server, origin: 'source' as const })),
+    logger: deps.logger,
+    cwd,
+    env: deps.env,
+    loginHint: (name) =>
+      `a Concourse step cannot log in: give source.mcp entry "${name}" a bearer_token (for example ((${name}_mcp_token)) from your credential manager)`,
+  });
+  try {
+    return await run(mcp ? { executor: mcp.executor, tools: mcp.tools, takeNotices: mcp.takeNotices } : {});
+  } finally {
+    await mcp?.close();
+  }
+}
+
 /** Runs the agent; anything but a final answer becomes the matching RuneError. */
 export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentRunResult> {
-  const options: AgentRunOptions = {
-    prompt: run.prompt,
-    config: configFromSource(run.source),
-    cwd: run.cwd,
-    env: deps.env,
-    logger: deps.logger,
-    onEvent: (event) => logEvent(deps, event),
-  };
-  if (deps.signal) options.signal = deps.signal;
-  if (run.systemPrompt !== undefined) options.systemPrompt = run.systemPrompt;
-  if (run.appendSystemPrompt !== undefined) options.appendSystemPrompt = run.appendSystemPrompt;
-  if (run.readPaths && run.readPaths.length > 0) options.readPaths = run.readPaths;
-  const result = await deps.runAgent(options);
+  const config = configFromSource(run.source);
+  const result = await withMcp(run.source, config, deps, run.cwd, (extra) => {
+    const options: AgentRunOptions = {
+      prompt: run.prompt,
+      config,
+      cwd: run.cwd,
+      env: deps.env,
+      logger: deps.logger,
+      onEvent: (event) => logEvent(deps, event),
+      ...extra,
+    };
+    if (deps.signal) options.signal = deps.signal;
+    if (run.systemPrompt !== undefined) options.systemPrompt = run.systemPrompt;
+    if (run.appendSystemPrompt !== undefined) options.appendSystemPrompt = run.appendSystemPrompt;
+    if (run.readPaths && run.readPaths.length > 0) options.readPaths = run.readPaths;
+    return deps.runAgent(options);
+  });
   if (result.status === 'FinalAnswer') return result;
   if (result.answer) deps.log(`rune: partial answer:\n${redact(result.answer)}`);
   throw failure(result);

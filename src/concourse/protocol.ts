@@ -75,10 +75,14 @@ function registerSecretsOf(stdin: string): void {
   }
   const source = (raw as { source?: unknown } | null)?.source;
   if (typeof source !== 'object' || source === null) return;
-  const { api_key, notes } = source as { api_key?: unknown; notes?: { token?: unknown } };
+  const { api_key, notes, mcp } = source as { api_key?: unknown; notes?: { token?: unknown }; mcp?: unknown };
   if (typeof api_key === 'string') registerSecret(api_key);
   if (typeof notes === 'object' && notes !== null && typeof notes.token === 'string')
     registerSecret(notes.token);
+  for (const server of Array.isArray(mcp) ? mcp : []) {
+    const token = (server as { bearer_token?: unknown } | null)?.bearer_token;
+    if (typeof token === 'string') registerSecret(token);
+  }
 }
 
 function requireSource(step: Step, source: Source | null): Source {

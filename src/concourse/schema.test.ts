@@ -100,4 +100,35 @@ describe('parseRequest', () => {
       /source\.notes\.watch/,
     );
   });
+
+  it('takes source.mcp like [[mcp]] tables, with the token in the source instead of the environment', () => {
+    const mcp = [
+      {
+        name: 'docs',
+        url: 'https://mcp.example.com/mcp',
+        bearer_token: 'tok-abc',
+        allowed_domains: ['mcp.example.com'],
+      },
+      { name: 'files', command: 'node', args: ['server.js'] },
+    ];
+    expect(parseRequest('check', JSON.stringify({ source: { mcp } })).source?.mcp).toEqual(mcp);
+    const message = usageError(() =>
+      parseRequest(
+        'check',
+        JSON.stringify({
+          source: {
+            mcp: [
+              { name: 'a', url: 'https://a.example.com/mcp', bearer_token_env_var: 'A' },
+              { name: 'b', command: 'node', bearer_token: 'tok-secret-in-source' },
+              { name: 'c' },
+            ],
+          },
+        }),
+      ),
+    );
+    expect(message).toContain('unknown key source.mcp.0.bearer_token_env_var');
+    expect(message).toContain('source.mcp.1.bearer_token: is for remote servers (url), not for command');
+    expect(message).toContain('source.mcp.2.command: give command (a stdio server) or url (a remote server)');
+    expect(message).not.toContain('tok-secret-in-source');
+  });
 });

@@ -1,7 +1,13 @@
 // What Concourse hands the resource on stdin ({source, version?, params?}), checked strictly: every
 // problem, unknown keys by name, ends up in one stderr line; nothing is silently defaulted.
 import { z } from 'zod/v4';
-import { configLayerSchema, policySchema, sandboxSchema } from '../config/schema.ts';
+import {
+  checkMcpTable,
+  configLayerSchema,
+  mcpServerShape,
+  policySchema,
+  sandboxSchema,
+} from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 
 export type Step = 'check' | 'in' | 'out';
@@ -20,6 +26,20 @@ export const notesSourceSchema = z.strictObject({
     .describe('A file of the note whose revisions become the versions: an edit triggers the pipeline'),
 });
 
+// An [[mcp]] table of rune.toml, except that a token comes in the source itself (from the
+// pipeline's credential manager), not from the worker's environment.
+const { bearer_token_env_var: _fromEnv, env_headers: _alsoFromEnv, ...mcpShape } = mcpServerShape;
+export const sourceMcpSchema = z
+  .strictObject({
+    ...mcpShape,
+    bearer_token: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Bearer token of a remote server, e.g. ((docs_mcp_token)); never shown in the build log'),
+  })
+  .superRefine(checkMcpTable);
+
 export const sourceSchema = z.strictObject({
   api_key: layer.api_key,
   provider: layer.provider,
@@ -33,6 +53,10 @@ export const sourceSchema = z.strictObject({
   policy: policySchema.partial().optional().describe('Policy of the agent; mode defaults to allowlist'),
   sandbox: sandboxSchema.partial().optional().describe('Sandbox mode and limits of every tool process'),
   notes: notesSourceSchema.optional().describe('Keep every run in a note of a `rune notes` server'),
+  mcp: z
+    .array(sourceMcpSchema)
+    .optional()
+    .describe('MCP servers of the agent, as [[mcp]] tables: stdio (command) or remote (url, bearer_token)'),
   debug: z.boolean().optional().describe('Log every agent event to the build log as NDJSON'),
 });
 

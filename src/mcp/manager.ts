@@ -24,11 +24,14 @@ import { McpServer } from './server.ts';
 
 export { formatServers, formatServerTools, type McpServerInfo, type McpToolInfo } from './format.ts';
 
-/** The six tools every agent run has; MCP tools never take their names. */
+/** The tools every agent run has; MCP tools never take their names. */
 export const BUILTIN_TOOL_NAMES = [
   'read_file',
   'write_file',
+  'edit_file',
   'list_dir',
+  'search_files',
+  'find_files',
   'execute_cmd',
   'fetch_url',
   'inspect_process',
@@ -61,7 +64,7 @@ export interface StartMcpOptions {
   logger: Logger;
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Names already taken by the run's own tools (default: the six built-ins). */
+  /** Names already taken by the run's own tools (default: the built-ins). */
   reservedNames?: readonly string[];
   startupTimeoutMs?: number;
   maxResultBytes?: number;

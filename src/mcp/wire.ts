@@ -5,8 +5,9 @@
 import type { ExtraTool } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
+import { createSandboxExecutor } from '../sandbox/executor.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
-import type { ToolRegistry } from '../tools/registry.ts';
+import { ToolRegistry } from '../tools/registry.ts';
 import {
   type ConfiguredServer,
   type McpManager,
@@ -93,4 +94,55 @@ export async function startMcpForRun(options: StartMcpForRunOptions): Promise<Mc
   sync();
   manager.onToolsChanged(sync);
   return manager;
+}
+
+/** The MCP side of one run that starts and stops its own servers (a notes chat, a Concourse step). */
+export interface McpRunScope {
+  /** The run's registry: `extraTools` first, then the servers' tools. */
+  tools: ToolRegistry;
+  executor: SandboxExecutor;
+  takeNotices(): string[];
+  /** Shuts the servers down. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the servers of one run (`servers`, else `config.mcp`) into a fresh registry holding
+ * `extraTools`; undefined when there are none. Never starts a login: `loginHint` says what to do.
+ */
+export async function mcpForOneRun(options: {
+  config: RuneConfig;
+  servers?: readonly ConfiguredServer[];
+  extraTools?: readonly ExtraTool[];
+  logger: Logger;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  loginHint: (server: string) => string;
+}): Promise<McpRunScope | undefined> {
+  const servers = options.servers ?? options.config.mcp;
+  if (servers.length === 0) return undefined;
+  const executor = createSandboxExecutor({
+    config: options.config,
+    logger: options.logger,
+    mode: options.config.sandbox.mode,
+  });
+  const tools = new ToolRegistry(options.extraTools ?? []);
+  const manager = await startMcpForRun({
+    config: options.config,
+    servers,
+    executor,
+    logger: options.logger,
+    cwd: options.cwd,
+    env: options.env,
+    registry: tools,
+    remote: { loginHint: options.loginHint },
+  });
+  return {
+    tools,
+    executor,
+    takeNotices: () => manager?.takeNotices() ?? [],
+    close: async () => {
+      await manager?.shutdown();
+    },
+  };
 }

@@ -186,18 +186,38 @@ export class ChatService {
     const { config, logger, runAgent } = this.o;
     let status = 'Error';
     let error: { code: string; message: string } | undefined;
+    let closeMcp: (() => Promise<void>) | undefined;
     try {
       if (!runAgent) throw new Error('the agent is not available in this build');
       const model = note.model ?? config.notes.model ?? config.model;
+      const cwd = this.workspace(note.id);
+      const extraTools = this.tools(note.id, principal);
+      // The [[mcp]] servers of rune.toml, started for this run: a crashed one comes back next time.
+      // The server never logs in; it uses what `rune mcp login` stored in the same RUNE_HOME.
+      const mcp =
+        config.mcp.length > 0
+          ? await (await import('../mcp/wire.ts')).mcpForOneRun({
+              config,
+              extraTools,
+              logger,
+              cwd,
+              env: this.o.env,
+              loginHint: (name) =>
+                `the notes server cannot log in: run \`rune mcp login ${name}\` as the user running \`rune notes\` (same RUNE_HOME)`,
+            })
+          : undefined;
+      closeMcp = mcp?.close;
       const result = await runAgent({
         prompt: text,
         config: { ...config, ...(model ? { model } : {}) },
-        cwd: this.workspace(note.id),
+        cwd,
         env: this.o.env,
         logger,
         history,
         appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files; the working directory is this note's scratch folder for other files and commands.`,
-        extraTools: this.tools(note.id, principal),
+        ...(mcp
+          ? { tools: mcp.tools, executor: mcp.executor, takeNotices: mcp.takeNotices }
+          : { extraTools }),
         ...(config.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
         signal: run.controller.signal,
         onEvent: (event) => this.onEvent(run, event),
@@ -207,9 +227,12 @@ export class ChatService {
       error = result.error;
       if (result.answer) this.message(note.id, 'assistant', 'rune', result.answer, run.runId);
     } catch (thrown) {
-      error = { code: 'INTERNAL', message: redact((thrown as Error).message) };
+      // A required MCP server that could not start says why in its details.
+      const details = (thrown as { details?: readonly string[] }).details ?? [];
+      error = { code: 'INTERNAL', message: redact([(thrown as Error).message, ...details].join('; ')) };
       logger.error('notes.chat_failed', { message: `chat run failed: ${error.message}` });
     }
+    await closeMcp?.().catch(() => {});
     if (error && status !== 'UserInterrupt')
       this.message(note.id, 'system', null, `The run stopped: ${error.message}`, run.runId);
     for (const resolve of run.waiting.values()) resolve('no');
@@ -269,7 +292,8 @@ export class ChatService {
             run.runId,
             call.tool,
             redact(JSON.stringify(call.args)),
-            redact(decision.question),
+            // A preview (edit_file's diff) goes with the question: the admin approves the change itself.
+            redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
             redact(decision.reason),
             decision.suggestion ? JSON.stringify(decision.suggestion) : null,
             store.stamp(),

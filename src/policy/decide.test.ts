@@ -315,6 +315,51 @@ describe('paths', () => {
     });
   });
 
+  it.each([
+    ['search_files', {}, 'allow', 'allowed_paths_ro'],
+    ['find_files', { pattern: '**/*.ts' }, 'allow', 'allowed_paths_ro'],
+    ['search_files', { path: 'src' }, 'allow', 'allowed_paths_ro'],
+    // A walk from the home folder is the tool's business: it skips ~/.ssh entry by entry.
+    ['search_files', { path: '~' }, 'deny', 'path.not-allowed'],
+    ['search_files', { path: '~/.ssh' }, 'deny', 'floor'],
+    ['find_files', { path: 'private', pattern: '*' }, 'deny', 'denied_paths'],
+    ['find_files', { path: '/etc', pattern: '*' }, 'deny', 'path.not-allowed'],
+  ])('%s %j → %s %s (read tools; no path means the working directory)', async (tool, args, kind, rule) => {
+    const call = { tool, args: { pattern: 'x', ...args }, source: 'builtin' } as const;
+    expect(await run(call)).toMatchObject({ kind, rule });
+  });
+
+  it('a walk outside the read paths is asked in confirm mode, suggesting the folder', async () => {
+    const call = {
+      tool: 'search_files',
+      args: { pattern: 'x', path: '/srv/data' },
+      source: 'builtin',
+    } as const;
+    expect(await run(call, 'confirm')).toMatchObject({
+      kind: 'ask',
+      question: 'Search /srv/data?',
+      suggestion: { list: 'allowed_paths_ro', value: '/srv/data' },
+    });
+    expect(await run(call, 'allowlist', { pathsRo: [CWD, '/srv'] })).toMatchObject({ kind: 'allow' });
+  });
+
+  it('edit_file is a write: allowed_paths_rw, asked in confirm mode, never auto-allowed into .git', async () => {
+    const edit = (path: string) =>
+      ({ tool: 'edit_file', args: { path, edits: [] }, source: 'builtin' }) as const;
+    expect(await run(edit('src/a.ts'))).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
+    expect(await run(edit('src/a.ts'), 'confirm')).toMatchObject({
+      kind: 'ask',
+      question: `Edit ${CWD}/src/a.ts?`,
+      suggestion: { list: 'allowed_files_rw', value: `${CWD}/src/a.ts` },
+    });
+    expect(await run(edit('out/a.ts'))).toMatchObject({ kind: 'allow', rule: 'allowed_paths_rw' });
+    expect(await run(edit('out/.git/config'))).toMatchObject({ kind: 'deny', rule: 'path.runs-later' });
+    expect(await run(edit('~/.ssh/authorized_keys'), 'allowlist', { pathsRw: [HOME] })).toMatchObject({
+      kind: 'deny',
+      rule: 'floor',
+    });
+  });
+
   it('a path the gate did not canonicalise is denied', async () => {
     const decision = decide({
       call: read('src/a.ts'),

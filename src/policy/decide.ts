@@ -37,7 +37,16 @@ export interface PolicyInput {
   globs?: Readonly<Record<string, readonly string[]>>;
 }
 
-const READ_TOOLS = new Set(['read_file', 'list_dir']);
+const READ_TOOLS = new Set(['read_file', 'list_dir', 'search_files', 'find_files']);
+const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
+/** Tools that walk a folder: `path` may be left out and means the working directory. */
+const WALK_TOOLS = new Set(['search_files', 'find_files']);
+
+/** The path a file tool names: its `path` argument, or '.' for a walk without one. */
+function toolPath(call: ToolCallForPolicy): unknown {
+  const path = call.args.path;
+  return path === undefined && WALK_TOOLS.has(call.tool) ? '.' : path;
+}
 const NOTES_TOOLS = new Set(['read_markdown', 'write_markdown', 'list_markdown', 'search_chat']);
 const SAFE_SINKS = ['/dev/null', '/dev/stdout', '/dev/stderr'];
 
@@ -49,8 +58,8 @@ export function callPaths(
   shell?: ShellAnalysis,
 ): string[] {
   if (call.source !== 'builtin') return [];
-  const path = call.args.path;
-  if ((READ_TOOLS.has(call.tool) || call.tool === 'write_file') && typeof path === 'string' && path !== '') {
+  const path = toolPath(call);
+  if ((READ_TOOLS.has(call.tool) || WRITE_TOOLS.has(call.tool)) && typeof path === 'string' && path !== '') {
     return [absolutePath(path, cwd, home)];
   }
   if (call.tool === 'execute_cmd' && shell?.ok) {
@@ -136,8 +145,11 @@ export function decide(input: PolicyInput): PolicyDecision {
   switch (call.tool) {
     case 'read_file':
     case 'list_dir':
+    case 'search_files':
+    case 'find_files':
       return decidePath(input, 'read');
     case 'write_file':
+    case 'edit_file':
       return decidePath(input, 'write');
     case 'execute_cmd':
       return decideCommand(input);
@@ -230,7 +242,7 @@ function runsLater(path: string): boolean {
 }
 
 function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecision {
-  const raw = input.call.args.path;
+  const raw = toolPath(input.call);
   if (typeof raw !== 'string' || raw === '') {
     return { kind: 'deny', reason: `${input.call.tool} needs a non-empty "path"`, rule: 'args.invalid' };
   }
@@ -251,16 +263,26 @@ function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecisio
   }
   const rule = access === 'read' ? readable(input.lists, canonical) : writable(input.lists, canonical);
   if (rule) return { kind: 'allow', rule };
-  const folder = input.call.tool === 'list_dir';
+  const folder = input.call.tool === 'list_dir' || WALK_TOOLS.has(input.call.tool);
   const suggestion: AllowlistSuggestion = folder
     ? { list: 'allowed_paths_ro', value: canonical }
     : { list: access === 'read' ? 'allowed_files_ro' : 'allowed_files_rw', value: canonical };
   const shown = canonical === lexical ? canonical : `${lexical} (${canonical})`;
+  const verb =
+    access === 'write'
+      ? input.call.tool === 'edit_file'
+        ? 'Edit'
+        : 'Write'
+      : WALK_TOOLS.has(input.call.tool)
+        ? 'Search'
+        : folder
+          ? 'List'
+          : 'Read';
   return uncovered(
     input,
     `${shown} is outside the ${access === 'read' ? 'readable' : 'writable'} paths`,
     'path.not-allowed',
-    `${access === 'read' ? (folder ? 'List' : 'Read') : 'Write'} ${shown}?`,
+    `${verb} ${shown}?`,
     suggestion,
   );
 }

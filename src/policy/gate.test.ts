@@ -231,4 +231,38 @@ describe('policy gate', () => {
       rule: 'mode.unrestricted',
     });
   });
+
+  it('computes a call preview only for a person being asked, and hands it to the confirmer', async () => {
+    const seen: Array<string | undefined> = [];
+    const confirmer: Confirmer = {
+      async confirm(_call, decision) {
+        seen.push(decision.preview);
+        return 'no';
+      },
+    };
+    let previews = 0;
+    const preview = async () => {
+      previews++;
+      return '--- a/x\n+++ b/x';
+    };
+    const asked = setup({ mode: 'confirm' }, { interactive: true, confirmer });
+    const edit = { tool: 'edit_file', args: { path: 'x', edits: [] }, source: 'builtin', preview } as const;
+    expect(await asked.gate.check(edit)).toMatchObject({ kind: 'deny', rule: 'confirm.no' });
+    expect(seen).toEqual(['--- a/x\n+++ b/x']);
+    // Refused outright (the floor) or nobody to ask: the preview never runs, nothing is read.
+    expect(await asked.gate.check({ ...edit, args: { path: '~/.ssh/id_rsa', edits: [] } })).toMatchObject({
+      rule: 'floor',
+    });
+    const pipe = setup({ mode: 'confirm' });
+    expect(await pipe.gate.check(edit)).toMatchObject({ kind: 'deny' });
+    expect(previews).toBe(1);
+  });
+
+  it('tells in-process tools the floor (lexical and canonical) and denied_paths, the project config included', () => {
+    const { gate, home, project } = setup({ denied_paths: ['secret'] });
+    const paths = gate.protectedPaths?.();
+    expect(paths?.floor).toContain(join(home, '.ssh'));
+    expect(paths?.denied).toEqual([join(project, 'secret')]);
+    expect(paths?.unrestricted).toBe(false);
+  });
 });

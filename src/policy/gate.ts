@@ -17,7 +17,7 @@ import { absolutePath, floorPaths, globToRegExp } from './paths.ts';
 import { addAllowlistEntry } from './persist.ts';
 import type { ShellAnalysis } from './shell.ts';
 import { parseShell } from './shell-parser.ts';
-import type { Confirmer, PolicyDecision, PolicyGate, ToolCallForPolicy } from './types.ts';
+import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths, ToolCallForPolicy } from './types.ts';
 
 export interface PolicyGateOptions {
   config: RuneConfig;
@@ -63,6 +63,25 @@ function expandGlob(pattern: string): string[] {
     // No such folder: the shell passes the word as it is, which the floor check already saw.
     return [];
   }
+}
+
+/** The floor in its lexical and canonical forms: a symlinked ~/.ssh is protected at both places. */
+function floorBoth(home: string, runeDir: string): string[] {
+  const lexical = floorPaths(home, runeDir);
+  return [...new Set([...lexical, ...lexical.map(canonicalise)])];
+}
+
+/**
+ * The protected paths for a config without a gate (test fakes of PolicyGate): the floor and the
+ * configured denied_paths. A real gate's protectedPaths() also holds the project config's.
+ */
+export function protectedPathsFor(config: RuneConfig, cwd: string, env: NodeJS.ProcessEnv): ProtectedPaths {
+  const home = env.HOME || homedir();
+  return {
+    floor: floorBoth(home, runeHome(env)),
+    denied: config.policy.denied_paths.map((entry) => canonicalise(absolutePath(entry, cwd, home))),
+    unrestricted: config.policy.mode === 'unrestricted',
+  };
 }
 
 type PolicyLists = Partial<Omit<RuneConfig['policy'], 'mode' | 'max_memory_mb' | 'max_pids'>>;
@@ -211,8 +230,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
       });
     }
   }
-  const lexicalFloor = floorPaths(home, runeDir);
-  const floor = [...new Set([...lexicalFloor, ...lexicalFloor.map(canonicalise)])];
+  const floor = floorBoth(home, runeDir);
 
   async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
     if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
@@ -232,7 +250,10 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     decision: Extract<PolicyDecision, { kind: 'ask' }>,
   ): Promise<PolicyDecision> {
     if (options.interactive && options.confirmer) {
-      const answer = await options.confirmer.confirm(call, decision);
+      const preview = await call
+        .preview?.()
+        .catch((error: Error) => `(the change cannot be shown: ${error.message})`);
+      const answer = await options.confirmer.confirm(call, preview ? { ...decision, preview } : decision);
       if (answer === 'no')
         return { kind: 'deny', reason: `the user declined: ${decision.reason}`, rule: 'confirm.no' };
       if (answer === 'always' && decision.suggestion) {
@@ -258,6 +279,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   }
 
   return {
+    protectedPaths: () => ({ floor, denied: lists.denied, unrestricted: mode === 'unrestricted' }),
     async check(call) {
       let decision: PolicyDecision;
       try {

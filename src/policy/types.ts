@@ -12,6 +12,11 @@ export interface ToolCallForPolicy {
   server?: string;
   /** MCP annotation readOnlyHint: such a tool counts as a read tool. */
   readOnly?: boolean;
+  /**
+   * What the call would change, for a person asked to confirm it (edit_file's diff). Computed only
+   * when somebody is asked, so nothing is read for a call the policy refuses outright.
+   */
+  preview?: () => Promise<string | undefined>;
 }
 
 /** An allowlist entry that would have covered a blocked call, offered as "always allow". */
@@ -30,7 +35,15 @@ export interface AllowlistSuggestion {
 export type PolicyDecision =
   | { kind: 'allow'; rule: string }
   | { kind: 'deny'; reason: string; rule: string }
-  | { kind: 'ask'; question: string; reason: string; rule: string; suggestion?: AllowlistSuggestion };
+  | {
+      kind: 'ask';
+      question: string;
+      reason: string;
+      rule: string;
+      suggestion?: AllowlistSuggestion;
+      /** The call's preview (see ToolCallForPolicy.preview), filled in by the gate before asking. */
+      preview?: string;
+    };
 
 /** How a person answers an `ask`: run it once, refuse, or run it and add the suggestion to rune.toml. */
 export type ConfirmAnswer = 'yes' | 'no' | 'always';
@@ -42,7 +55,22 @@ export interface Confirmer {
   ): Promise<ConfirmAnswer>;
 }
 
+/**
+ * What no in-process tool may read or write, for tools that walk folders and must check each entry
+ * themselves (search_files, find_files) or re-check a path at use (edit_file). Absolute paths.
+ */
+export interface ProtectedPaths {
+  /** The secrets floor, lexical and canonical forms. */
+  floor: readonly string[];
+  /** denied_paths, canonical (config and project config). */
+  denied: readonly string[];
+  /** --unrestricted: a walk may enter a protected folder the call names itself. */
+  unrestricted: boolean;
+}
+
 export interface PolicyGate {
   /** Decides a call, asking the confirmer when there is one (else ask → deny, or allow with --yes). */
   check(call: ToolCallForPolicy): Promise<PolicyDecision>;
+  /** The floor and denied_paths as this gate applies them; absent on test fakes (see protectedPathsFor). */
+  protectedPaths?(): ProtectedPaths;
 }

@@ -1,4 +1,4 @@
-// The tools offered to the model: the six built-ins plus extra tools (notes, MCP) that can be added
+// The tools offered to the model: the nine built-ins plus extra tools (notes, MCP) that can be added
 // and removed while a session runs. Arguments are parsed and validated here, so a bad call from the
 // model becomes an error result it can read, never an exception in the run loop.
 import type { z } from 'zod/v4';
@@ -6,18 +6,24 @@ import type { ExtraTool } from '../agent/types.ts';
 import type { ToolSource } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import { capText } from './cap.ts';
+import { editFileTool } from './edit-file.ts';
 import { executeCmdTool } from './execute-cmd.ts';
 import { fetchUrlTool } from './fetch-url.ts';
+import { findFilesTool } from './find-files.ts';
 import { inspectProcessTool } from './inspect-process.ts';
 import { listDirTool } from './list-dir.ts';
 import { readFileTool } from './read-file.ts';
+import { searchFilesTool } from './search-files.ts';
 import { type BuiltinTool, type ToolContext, ToolError, type ToolOutput } from './types.ts';
 import { writeFileTool } from './write-file.ts';
 
 export const BUILTIN_TOOLS: readonly BuiltinTool<never>[] = [
   readFileTool,
   writeFileTool,
+  editFileTool,
   listDirTool,
+  searchFilesTool,
+  findFilesTool,
   executeCmdTool,
   fetchUrlTool,
   inspectProcessTool,
@@ -31,6 +37,7 @@ export interface RegisteredTool {
   /** Checks the model's arguments; the error text is what the model reads. */
   parse(raw: string): { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
+  preview?(args: Record<string, unknown>, context: ToolContext): Promise<string | undefined>;
 }
 
 export function parseJsonObject(
@@ -72,6 +79,7 @@ function fromBuiltin(tool: BuiltinTool<never>): RegisteredTool {
       return { ok: true, args: result.data };
     },
     execute: (args, context) => typed.execute(args, context),
+    ...(typed.preview ? { preview: typed.preview } : {}),
   };
 }
 

@@ -31,6 +31,7 @@ function context(
     env: { HOME: cwd },
     readOnlyPaths: [cwd],
     readWritePaths: [],
+    protectedPaths: { floor: [], denied: [], unrestricted: false },
     signal: new AbortController().signal,
     ...overrides,
   };

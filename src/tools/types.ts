@@ -2,6 +2,7 @@
 // the model's arguments, and an execute function that never throws for bad input.
 import { z } from 'zod/v4';
 import type { RuneConfig } from '../config/schema.ts';
+import type { ProtectedPaths } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 
@@ -14,6 +15,8 @@ export interface ToolContext {
   /** Folders and files the sandbox lets a tool process read, and read and write. */
   readOnlyPaths: string[];
   readWritePaths: string[];
+  /** What in-process tools re-check per entry or at use: the floor and denied_paths. */
+  protectedPaths: ProtectedPaths;
   signal: AbortSignal;
   /** Injected so tests can point name resolution at fixed answers. */
   lookup?: LookupFn;
@@ -33,6 +36,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   /** Read tools may run in parallel with each other; the others run one at a time, in order. */
   readOnly: boolean;
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
+  /** What the call would change, shown to a person asked to confirm it (a diff). */
+  preview?(args: Args, context: ToolContext): Promise<string | undefined>;
 }
 
 /** Thrown inside a tool for an error the model should read; the registry turns it into a result. */
@@ -47,8 +52,9 @@ export function defineTool<Args>(spec: {
   schema: z.ZodType<Args>;
   readOnly: boolean;
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
+  preview?(args: Args, context: ToolContext): Promise<string | undefined>;
 }): BuiltinTool<Args> {
-  // Derived on first use: converting six schemas at start-up costs a run that calls no tool.
+  // Derived on first use: converting every schema at start-up costs a run that calls no tool.
   let parameters: Record<string, unknown> | undefined;
   return {
     definition: {
@@ -65,5 +71,6 @@ export function defineTool<Args>(spec: {
     schema: spec.schema,
     readOnly: spec.readOnly,
     execute: spec.execute,
+    ...(spec.preview ? { preview: spec.preview } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
 import { requireBinary, tempDir } from '../helpers/rune.ts';
 
 const EVERYTHING = join(
@@ -55,6 +56,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Term {
   name: string;
   runeHome: string;
+  cwd: string;
   capture(): string;
   keys(...keys: string[]): void;
   type(text: string): void;
@@ -100,6 +102,7 @@ function startSession(toml = '', args: string[] = ['--model', 'm']): Term {
   const term: Term = {
     name,
     runeHome,
+    cwd,
     capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000'),
     keys: (...keys) => {
       tmux('send-keys', '-t', name, ...keys);
@@ -258,6 +261,62 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
   });
 
+  it('confirm mode shows the diff of an edit_file call before asking; "n" leaves the file alone', async () => {
+    const term = startSession('[policy]\nmode = "confirm"\n');
+    await term.waitFor('/help for commands');
+    const original = 'def greet():\n    return "hello"\n';
+    writeFileSync(join(term.cwd, 'app.py'), original);
+    const edit = {
+      toolCalls: [
+        {
+          name: 'edit_file',
+          arguments: {
+            path: 'app.py',
+            edits: [{ old_string: 'return "hello"', new_string: 'return "goodbye"' }],
+          },
+        },
+      ],
+    };
+    mock.script([edit, { text: 'left it alone' }, edit, { text: 'greeting changed' }]);
+    term.type('change the greeting');
+    let screen = await term.waitFor('Execute? [Y/n]');
+    // The change itself, as a unified diff, between the call and the question.
+    expect(screen).toMatch(
+      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}--- a\/app\.py\n {2}\+\+\+ b\/app\.py\n {2}@@ -1,2 \+1,2 @@\n {3}def greet\(\):\n {2}- {4}return "hello"\n {2}\+ {4}return "goodbye"\nExecute\? \[Y\/n\]/,
+    );
+    term.type('n');
+    await term.waitFor('left it alone');
+    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
+    term.type('change it after all');
+    screen = await term.waitFor(/Execute\? \[Y\/n\][\s\S]*Execute\? \[Y\/n\]/);
+    term.type('y');
+    await term.waitFor(/Add .*app\.py to allowed_files_rw\? \[y\/N\]/);
+    term.type('n');
+    await term.waitFor('greeting changed');
+    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
+  });
+
+  it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    // Exponential backtracking: this search would only end at its 30 s time limit.
+    writeFileSync(join(term.cwd, 'a.txt'), `${'a'.repeat(64)}!\n`);
+    mock.script([
+      { toolCalls: [{ name: 'search_files', arguments: { pattern: '(a|aa)+$' } }] },
+      { text: 'still here' },
+    ]);
+    term.type('search');
+    await waitForRequests(1);
+    // The call has started by now (the model answered); had the search blocked the main thread,
+    // Ctrl-C would only be seen when it ended, 30 s later.
+    await sleep(500);
+    term.keys('C-c');
+    await term.waitFor(/search_files .*the search was stopped[\s\S]*cancelled/, 10_000);
+    term.type('are you there?');
+    await term.waitFor('still here', 10_000);
+    expect(term.capture()).not.toContain('EXITED');
+  });
+
   it('/tools lists each MCP server with its tools, hidden and withdrawn ones too', async () => {
     const server = (name: string) =>
       `[[mcp]]\nname = "${name}"\ncommand = "node"\nargs = ["${EVERYTHING}", "stdio"]\n`;
@@ -283,6 +342,78 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor(/MCP server ev \[stdio\] \(crashed: tools withdrawn\):\n( {2}.*\n)* {2}echo — /);
     term.type('/exit');
     await term.waitFor('EXITED=0');
+  });
+
+  it('/info shows a remote server down once it is killed, and /tools its tools withdrawn', async () => {
+    const server = await startEverything('streamableHttp');
+    const host = new URL(server.url).host;
+    const term = startSession(
+      `[[mcp]]\nname = "web"\nurl = "${server.url}"\nallowed_domains = ["${host}"]\n`,
+    );
+    try {
+      await term.waitFor('/help for commands', 30_000);
+      term.type('/info');
+      await term.waitFor(`  web: ready, 13 tools [streamable-http ${server.url}]`);
+      await server.kill();
+      for (let i = 0; i < 200 && !/ {2}web: down: /.test(term.capture()); i++) {
+        term.type('/info');
+        await sleep(100);
+      }
+      const screen = await term.waitFor(
+        / {2}web: down: unreachable: cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/,
+      );
+      expect(screen).toContain(`[streamable-http ${server.url}]`);
+      term.type('/tools');
+      await term.waitFor(
+        /MCP server web \[streamable-http .*\] \(down: tools withdrawn\):\n( {2}.*\n)* {2}echo — /,
+      );
+      // The run goes on, and the model is told before its next answer.
+      mock.script([{ text: 'fine without it' }]);
+      term.type('go on');
+      await term.waitFor('fine without it');
+      const notice = mock.requests
+        .at(-1)!
+        .body.messages.find(
+          (m: { role: string; content: string }) => m.role === 'user' && m.content.startsWith('[rune]'),
+        );
+      expect(notice.content).toMatch(/^\[rune\] MCP server "web" is down \(unreachable: /);
+      term.type('/exit');
+      await term.waitFor('EXITED=0');
+    } finally {
+      await server.kill();
+    }
+  });
+
+  it('logs in to an OAuth server from the session: the URL is shown, its tools join afterwards', async () => {
+    const oauth = await startOAuthServer();
+    const host = new URL(oauth.url).host;
+    const term = startSession(
+      `[[mcp]]\nname = "secure"\nurl = "${oauth.url}"\nallowed_domains = ["${host}"]\n`,
+    );
+    try {
+      await term.waitFor('MCP server "secure" asks for a login: open this URL in a browser on this machine:');
+      await term.waitFor('/help for commands');
+      // The URL is wider than the terminal: read it with wrapped lines joined.
+      const url = authorizationUrlIn(tmux('capture-pane', '-p', '-J', '-t', term.name, '-S', '-5000'));
+      expect(url).toBeDefined();
+      term.type('/info');
+      await term.waitFor(/ {2}secure: login: waiting for the OAuth login in the browser/);
+      expect(await playBrowser(url as string)).toBe(200);
+      await term.waitFor('MCP server "secure" is connected (2 tools)');
+      mock.script([
+        { toolCalls: [{ name: 'echo', arguments: { message: 'after login' } }] },
+        { text: 'echoed' },
+      ]);
+      term.type('use echo');
+      await term.waitFor('echoed');
+      const tool = mock.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(tool.content).toBe('Echo: after login');
+      term.type('/exit');
+      const screen = await term.waitFor('EXITED=0');
+      for (const token of (await oauth.stats()).issued) expect(screen).not.toContain(token);
+    } finally {
+      await oauth.kill();
+    }
   });
 
   it('--yes approves what confirm mode would ask, without asking', async () => {

@@ -146,7 +146,7 @@ const server = app.listen(port, '127.0.0.1', () => {
         return { content: [{ type: 'text', text: `Echo: ${message}` }] };
       },
     );
-    mcp.registerTool('whoami', { description: 'The OAuth client calling' }, async (_args, extra) => ({
+    mcp.registerTool('whoami', { description: 'The OAuth client calling' }, async (extra) => ({
       content: [{ type: 'text', text: `client ${extra.authInfo?.clientId ?? 'unknown'}` }],
     }));
     const transport = new StreamableHTTPServerTransport({

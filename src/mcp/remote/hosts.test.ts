@@ -20,7 +20,8 @@ describe('hostRefusal', () => {
     ['https://mcp.example.com/mcp', { tableDomains: ['mcp.example.com:8443'] }, false],
     ['http://127.0.0.1:3001/mcp', { tableDomains: ['127.0.0.1:3001'] }, true],
     ['http://127.0.0.1:3002/mcp', { tableDomains: ['127.0.0.1:3001'] }, false],
-    ['http://[::1]:3001/mcp', { tableDomains: ['[::1]'] }, true],
+    ['http://[::1]:3001/mcp', { tableDomains: ['[::1]:3001'] }, true],
+    ['http://[::1]:3002/mcp', { tableDomains: ['[::1]:3001'] }, false],
     ['https://evil.example.org/mcp', { tableDomains: ['mcp.example.com'] }, false],
     ['https://evil.example.org/mcp', { unrestricted: true }, true],
     ['https://MCP.Example.COM/mcp', { tableDomains: ['mcp.example.com'] }, true],
@@ -43,6 +44,6 @@ describe('hostRefusal', () => {
   it('suggests the port only when the URL names one', () => {
     expect(suggestedEntry(new URL('https://a.example.com/x'))).toBe('a.example.com');
     expect(suggestedEntry(new URL('https://a.example.com:443/x'))).toBe('a.example.com');
-    expect(suggestedEntry(new URL('http://[::1]:8080/x'))).toBe('[::1]');
+    expect(suggestedEntry(new URL('http://[::1]:8080/x'))).toBe('[::1]:8080');
   });
 });

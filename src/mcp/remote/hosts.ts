@@ -38,8 +38,7 @@ function patterns(entries: readonly string[]): DomainPattern[] {
 /** The narrowest entry that would allow this URL: the host, with its port when the URL names one. */
 export function suggestedEntry(url: URL): string {
   const host = url.hostname.toLowerCase();
-  // allowed_domains has no form for an IPv6 address with a port: the address alone.
-  return url.port && !host.startsWith('[') ? `${host}:${url.port}` : host;
+  return url.port ? `${host}:${url.port}` : host;
 }
 
 /** The key a user adds the entry to, in the words of where the server was configured. */

@@ -1,0 +1,165 @@
+// One search_files or find_files job: plain data in, events out, run synchronously on top of the
+// walk. The same code runs in the walk worker (src/tools/walk/worker.ts) and, in unit tests, inline.
+import { closeSync, readSync } from 'node:fs';
+import { relative } from 'node:path';
+import picomatch from 'picomatch';
+import type { SandboxMode } from '../../config/schema.ts';
+import { isUnder } from '../../policy/paths.ts';
+import type { ProtectedPaths } from '../../policy/types.ts';
+import type { LayerReport } from '../../sandbox/types.ts';
+import { PathGuard } from './guard.ts';
+import type { IgnoreRules } from './ignore-rules.ts';
+import { compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
+import { emptyStats, openEntry, rulesAbove, statEntry, type WalkStats, walk } from './walk.ts';
+
+/** Files larger than this are not searched (said in the result). */
+export const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
+/** find_files stops collecting here (it sorts by time, so it cannot stop at the first results). */
+export const MAX_FOUND = 50_000;
+
+interface JobBase {
+  /** Canonical absolute folder or file to walk. */
+  root: string;
+  /** Canonical working directory: paths under it are shown relative to it. */
+  cwd: string;
+  protectedPaths: ProtectedPaths;
+  /** sandbox.mode: whether the worker confines its thread with Landlock, and must. */
+  sandboxMode: SandboxMode;
+}
+
+export interface SearchJob extends JobBase {
+  kind: 'search';
+  pattern: string;
+  caseInsensitive: boolean;
+  include?: string;
+  context: number;
+  maxResults: number;
+}
+
+export interface FindJob extends JobBase {
+  kind: 'find';
+  /** A glob relative to root, without a fixed folder prefix (the tool moved that into root). */
+  pattern: string;
+}
+
+export type WalkJob = SearchJob | FindJob;
+
+export interface FoundFile {
+  path: string;
+  mtimeMs: number;
+}
+
+export type JobEvent =
+  | { type: 'file'; path: string; lines: ResultLine[]; matches: number }
+  | { type: 'found'; files: FoundFile[] }
+  | { type: 'layers'; layers: LayerReport[] }
+  | { type: 'done'; stats: WalkStats; stopped: boolean }
+  | { type: 'error'; message: string };
+
+/** What a thread does between reading what the walk needs up front and walking (the worker applies Landlock). */
+export type BeforeWalk = (guard: PathGuard, root: string) => LayerReport[] | undefined;
+
+function displayPath(path: string, cwd: string): string {
+  return isUnder(path, cwd) ? relative(cwd, path) || '.' : path;
+}
+
+/** A glob test the way find_files and `include` document it: no slash → the file name at any depth. */
+export function globTest(pattern: string): (rel: string) => boolean {
+  const test = picomatch(pattern, { dot: true });
+  if (pattern.includes('/')) return test;
+  return (rel) => test(rel.slice(rel.lastIndexOf('/') + 1));
+}
+
+export function runJob(job: WalkJob, emit: (event: JobEvent) => void, beforeWalk?: BeforeWalk): void {
+  const stats = emptyStats();
+  const guard = new PathGuard(job.protectedPaths, job.root);
+  try {
+    const rules = rulesAbove(job.root, guard);
+    const layers = beforeWalk?.(guard, job.root);
+    if (layers) emit({ type: 'layers', layers });
+    const stopped =
+      job.kind === 'search' ? search(job, guard, rules, stats, emit) : find(job, guard, rules, stats, emit);
+    emit({ type: 'done', stats, stopped });
+  } catch (error) {
+    emit({ type: 'error', message: (error as Error).message });
+  }
+}
+
+function search(
+  job: SearchJob,
+  guard: PathGuard,
+  rules: IgnoreRules,
+  stats: WalkStats,
+  emit: (event: JobEvent) => void,
+): boolean {
+  const matcher = compileMatcher(job.pattern, job.caseInsensitive);
+  const include = job.include ? globTest(job.include) : undefined;
+  const buffer = Buffer.allocUnsafe(MAX_SEARCH_FILE_BYTES);
+  let budget = job.maxResults;
+  let stopped = false;
+  walk({
+    root: job.root,
+    guard,
+    rules,
+    stats,
+    onFile(entry) {
+      if (include && !include(entry.rel)) return false;
+      const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES);
+      if (!file) return false;
+      let length = 0;
+      try {
+        while (length < file.size) {
+          const n = readSync(file.fd, buffer, length, file.size - length, length);
+          if (n === 0) break;
+          length += n;
+        }
+      } catch {
+        stats.unreadable++;
+        return false;
+      } finally {
+        closeSync(file.fd);
+      }
+      const outcome = scanBuffer(buffer.subarray(0, length), matcher, job.context, budget);
+      if (outcome.kind === 'binary') stats.binary++;
+      if (outcome.kind !== 'lines') return false;
+      emit({
+        type: 'file',
+        path: displayPath(entry.path, job.cwd),
+        lines: outcome.lines,
+        matches: outcome.matches,
+      });
+      budget -= outcome.matches;
+      if (budget <= 0) stopped = true;
+      return stopped;
+    },
+  });
+  return stopped;
+}
+
+function find(
+  job: FindJob,
+  guard: PathGuard,
+  rules: IgnoreRules,
+  stats: WalkStats,
+  emit: (event: JobEvent) => void,
+): boolean {
+  const test = globTest(job.pattern);
+  const found: FoundFile[] = [];
+  let stopped = false;
+  walk({
+    root: job.root,
+    guard,
+    rules,
+    stats,
+    onFile(entry) {
+      if (!test(entry.rel)) return false;
+      const st = statEntry(entry, guard, stats);
+      if (!st) return false;
+      found.push({ path: displayPath(entry.path, job.cwd), mtimeMs: st.mtimeMs });
+      if (found.length >= MAX_FOUND) stopped = true;
+      return stopped;
+    },
+  });
+  emit({ type: 'found', files: found });
+  return stopped;
+}

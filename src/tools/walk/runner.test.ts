@@ -1,0 +1,188 @@
+// The walk worker as the build ships it: bundled by esbuild from worker.ts next to the native addon
+// and a manifest, the way scripts/build.mjs lays out dist/assets. Covers what only the worker does:
+// the time limit that stops a regular expression backtracking for ever, cancellation, and the
+// Landlock confinement of the worker's own thread (the second layer under the walk's own checks).
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { buildSync } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runeNative } from '../../sandbox/native.ts';
+import type { SearchJob } from './job.ts';
+import { runWalkJob, WORKER_ASSET } from './runner.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const ADDON = join(ROOT, 'native/build/Release/rune_native.node');
+const built = existsSync(ADDON);
+const landlock = built && (runeNative().probe() as { landlockAbi: number }).landlockAbi > 0;
+
+let assets: string;
+const previous = { dir: undefined as string | undefined, home: process.env.RUNE_HOME };
+
+function bundle(entry: string | { contents: string }, outfile: string): void {
+  buildSync({
+    ...(typeof entry === 'string'
+      ? { entryPoints: [entry] }
+      : { stdin: { ...entry, resolveDir: ROOT, loader: 'ts' } }),
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+  });
+}
+
+beforeAll(() => {
+  if (!built) return;
+  assets = mkdtempSync(join(tmpdir(), 'rune-walk-assets-'));
+  bundle(join(ROOT, 'src/tools/walk/worker.ts'), join(assets, WORKER_ASSET));
+  mkdirSync(join(assets, 'native'));
+  copyFileSync(ADDON, join(assets, 'native/rune_native.node'));
+  const sha = createHash('sha256').update(readFileSync(ADDON)).digest('hex');
+  writeFileSync(
+    join(assets, 'manifest.json'),
+    JSON.stringify({ version: 'test', sha256: { 'native/rune_native.node': sha } }),
+  );
+  const globals = globalThis as { __runeAssetDir?: string };
+  previous.dir = globals.__runeAssetDir;
+  globals.__runeAssetDir = assets;
+  // The worker writes the addon into RUNE_HOME's cache, as rune does.
+  process.env.RUNE_HOME = join(assets, 'rune-home');
+});
+
+afterAll(() => {
+  (globalThis as { __runeAssetDir?: string }).__runeAssetDir = previous.dir;
+  if (previous.home === undefined) delete process.env.RUNE_HOME;
+  else process.env.RUNE_HOME = previous.home;
+});
+
+function searchJob(root: string, pattern: string, over: Partial<SearchJob> = {}): SearchJob {
+  return {
+    kind: 'search',
+    root,
+    cwd: root,
+    protectedPaths: { floor: [], denied: [], unrestricted: false },
+    sandboxMode: 'auto',
+    pattern,
+    caseInsensitive: false,
+    context: 0,
+    maxResults: 100,
+    ...over,
+  };
+}
+
+describe.skipIf(!built)('the walk worker (needs the native addon: npm run build:native)', () => {
+  it('stops a regular expression that backtracks for ever at the time limit, keeping what it found', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-redos-')));
+    writeFileSync(join(root, 'a.txt'), 'hit\n');
+    writeFileSync(join(root, 'z.txt'), `${'a'.repeat(48)}!\n`);
+    const result = await runWalkJob(searchJob(root, '(a|aa)+$|hit'), {
+      signal: new AbortController().signal,
+      timeoutMs: 1500,
+    });
+    expect(result.timedOut).toBe(true);
+    expect(result.files.map((f) => f.path)).toEqual(['a.txt']);
+  });
+
+  it('stops when the call is cancelled', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-cancel-')));
+    writeFileSync(join(root, 'z.txt'), `${'a'.repeat(48)}!\n`);
+    const controller = new AbortController();
+    const pending = runWalkJob(searchJob(root, '(a|aa)+$'), { signal: controller.signal, timeoutMs: 60_000 });
+    setTimeout(() => controller.abort(), 300);
+    const result = await pending;
+    expect(result).toMatchObject({ cancelled: true, timedOut: false, files: [] });
+  });
+
+  it.skipIf(!landlock)('confines its thread with Landlock and reports the layer', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-ll-')));
+    writeFileSync(join(root, 'a.txt'), 'needle\n');
+    const result = await runWalkJob(searchJob(root, 'needle'), {
+      signal: new AbortController().signal,
+      timeoutMs: 30_000,
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.files).toHaveLength(1);
+    expect(result.layers).toEqual([
+      {
+        layer: 'landlock',
+        applied: true,
+        detail: expect.stringMatching(/^walk thread: ABI \d+, read-only 1 path\(s\)$/),
+      },
+    ]);
+  });
+
+  it.skipIf(!landlock)(
+    'the kernel refuses what the walk must never read, even if its own checks were bypassed',
+    async () => {
+      const base = realpathSync(mkdtempSync(join(tmpdir(), 'rune-ll2-')));
+      const root = join(base, 'home');
+      for (const [path, text] of Object.entries({
+        'home/notes.txt': 'notes',
+        'home/.ssh/id_rsa': 'KEY',
+        'home/.config/gh/hosts.yml': 'token',
+        'home/.config/nvim/init.lua': 'vim',
+        'outside.txt': 'outside',
+      })) {
+        mkdirSync(join(base, path, '..'), { recursive: true });
+        writeFileSync(join(base, path), text);
+      }
+      const script = join(assets, 'probe.cjs');
+      bundle(
+        {
+          contents: `
+            import { readFileSync, readdirSync } from 'node:fs';
+            import { parentPort, workerData } from 'node:worker_threads';
+            import { PathGuard } from './src/tools/walk/guard.ts';
+            import { confineThread } from './src/tools/walk/thread-landlock.ts';
+            const { root, floor } = workerData;
+            const layers = confineThread(new PathGuard({ floor, denied: [], unrestricted: false }, root), root, 'strict');
+            const tryRead = (path) => { try { return readFileSync(path, 'utf8'); } catch (e) { return e.code; } };
+            const tryList = (path) => { try { return readdirSync(path).sort().join(','); } catch (e) { return e.code; } };
+            parentPort.postMessage({
+              layers,
+              notes: tryRead(root + '/notes.txt'),
+              nvim: tryRead(root + '/.config/nvim/init.lua'),
+              key: tryRead(root + '/.ssh/id_rsa'),
+              gh: tryRead(root + '/.config/gh/hosts.yml'),
+              outside: tryRead(root + '/../outside.txt'),
+              listHome: tryList(root),
+              write: (() => { try { require('node:fs').writeFileSync(root + '/new.txt', 'x'); return 'written'; } catch (e) { return e.code; } })(),
+            });`,
+        },
+        script,
+      );
+      const worker = new Worker(script, {
+        workerData: { root, floor: [join(root, '.ssh'), join(root, '.config/gh')] },
+      });
+      const seen = await new Promise<Record<string, unknown>>((done, fail) => {
+        worker.once('message', done);
+        worker.once('error', fail);
+      });
+      await worker.terminate();
+      expect(seen).toMatchObject({
+        notes: 'notes',
+        nvim: 'vim',
+        key: 'EACCES',
+        gh: 'EACCES',
+        outside: 'EACCES',
+        // Folders holding a protected entry may be listed, never read into.
+        listHome: '.config,.ssh,notes.txt',
+        write: 'EACCES',
+      });
+      // The main thread keeps its rights.
+      expect(readFileSync(join(root, '.ssh/id_rsa'), 'utf8')).toBe('KEY');
+    },
+  );
+});

@@ -1,0 +1,364 @@
+// The folder walk under search_files and find_files. Every folder is opened relative to its already
+// verified parent (through /proc/self/fd/N, the path form of openat) with O_NOFOLLOW, so a folder
+// swapped for a symlink mid-walk fails to open instead of leading elsewhere; each entry's real path
+// is then its parent's plus its name, checked against the floor and denied_paths without a
+// realpath per file, and each opened object's identity (device + inode) against bind mounts and
+// hard links of protected files. Symlinks are never followed. Synchronous: it runs in a worker.
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { isUnder } from '../../policy/paths.ts';
+import type { PathGuard } from './guard.ts';
+import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+// Linux's O_PATH (x86-64 and arm64); Node does not export it. libuv adds O_CLOEXEC to every open.
+const O_PATH = 0o10000000;
+// O_NONBLOCK: a file swapped for a FIFO after the listing must not block the open.
+const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+/** Version-control folders: never searched (git grep does not search .git either). */
+const VCS_DIRS = new Set(['.git', '.hg', '.svn', '.jj']);
+const MAX_DEPTH = 256;
+
+export const fdPath = (fd: number): string => `/proc/self/fd/${fd}`;
+
+export interface WalkStats {
+  files: number;
+  folders: number;
+  symlinks: number;
+  /** Entries refused by the floor, denied_paths, a pseudo file system, or identity. */
+  protected: number;
+  ignored: number;
+  unreadable: number;
+  special: number;
+  binary: number;
+  large: number;
+}
+
+export const emptyStats = (): WalkStats => ({
+  files: 0,
+  folders: 0,
+  symlinks: 0,
+  protected: 0,
+  ignored: 0,
+  unreadable: 0,
+  special: 0,
+  binary: 0,
+  large: 0,
+});
+
+export interface FileEntry {
+  /** The open parent folder: open the file as `${fdPath(dirFd)}/${name}`. */
+  dirFd: number;
+  name: string;
+  /** Absolute real path. */
+  path: string;
+  /** Relative to the walk root; for a root that is a file, its name. */
+  rel: string;
+}
+
+export interface WalkOptions {
+  /** Absolute canonical path of a folder or a file. */
+  root: string;
+  guard: PathGuard;
+  /** The ignore rules from above the root (rulesAbove), read before the walk. */
+  rules: IgnoreRules;
+  stats: WalkStats;
+  /** Return false to leave a folder (relative to the root) out. */
+  enterFolder?(rel: string): boolean;
+  /** Each regular file, in `git ls-files` order; return true to stop the walk. */
+  onFile(entry: FileEntry): boolean | undefined;
+}
+
+export class WalkError extends Error {}
+
+function openError(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
+/** Git's order: names compared as bytes, a folder as if its name ended with '/'. */
+function sortKey(entry: Dirent, isDir: boolean): string {
+  return isDir ? `${entry.name}/` : entry.name;
+}
+
+type Kind = 'dir' | 'file' | 'symlink' | 'special';
+
+function kindOf(entry: Dirent, parentPath: string): Kind {
+  if (entry.isDirectory()) return 'dir';
+  if (entry.isFile()) return 'file';
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice())
+    return 'special';
+  // DT_UNKNOWN (some file systems): ask, without following a link.
+  try {
+    const st = lstatSync(`${parentPath}/${entry.name}`);
+    if (st.isDirectory()) return 'dir';
+    if (st.isFile()) return 'file';
+    if (st.isSymbolicLink()) return 'symlink';
+  } catch {
+    // Gone meanwhile.
+  }
+  return 'special';
+}
+
+/**
+ * The ignore rules above `root` (its ancestors up to the enclosing repository's root), read by
+ * real path before the walk. `root` is canonical, so its ancestors hold no symlinks.
+ */
+export function rulesAbove(root: string, guard: PathGuard): IgnoreRules {
+  const ancestors: Array<{
+    rel: string;
+    names: Set<string>;
+    read: (names: readonly string[]) => string | undefined;
+  }> = [];
+  let dir = dirname(root);
+  let rel = basename(root);
+  for (;;) {
+    if (guard.walkRefusal(dir)) break;
+    const names = new Set<string>();
+    for (const name of ['.git', '.gitignore', '.ignore']) {
+      try {
+        lstatSync(`${dir}/${name}`);
+        names.add(name);
+      } catch {
+        // Not there.
+      }
+    }
+    const at = dir;
+    ancestors.push({ rel, names, read: (parts) => readSmallFileAt(at, parts) });
+    if (names.has('.git')) break;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    rel = `${basename(dir)}/${rel}`;
+    dir = parent;
+  }
+  return IgnoreRules.above(ancestors);
+}
+
+/**
+ * Opens `root` (a folder) and checks the kernel agrees it is where the canonical path says.
+ * `pathOnly`: an O_PATH handle, for the folder of a single file (it needs no read right there).
+ */
+function openRoot(root: string, pathOnly = false): number {
+  let fd: number;
+  try {
+    fd = openSync(root, pathOnly ? O_PATH | O_DIRECTORY | O_NOFOLLOW : DIR_FLAGS);
+  } catch (error) {
+    throw new WalkError(`cannot open ${root}: ${openError(error)}`);
+  }
+  let actual: string;
+  try {
+    actual = readlinkSync(fdPath(fd));
+  } catch (error) {
+    closeSync(fd);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new WalkError(
+      code === 'ENOENT'
+        ? 'cannot verify the folder: /proc is not mounted (rune needs /proc/self/fd to walk folders without following symlinks)'
+        : `cannot verify ${root}: ${code}`,
+    );
+  }
+  if (actual !== root) {
+    closeSync(fd);
+    throw new WalkError(`${root} changed while it was opened (it now leads to ${actual}); try again`);
+  }
+  return fd;
+}
+
+/**
+ * Walks `options.root`, calling onFile for each regular file that no rule refuses. Throws
+ * WalkError when the root cannot be opened safely; every later problem is counted in the stats.
+ */
+export function walk(options: WalkOptions): void {
+  const { root, guard, stats } = options;
+  const refused = guard.walkRefusal(root);
+  if (refused) throw new WalkError(`${root} is inside ${refused}`);
+
+  let rootStat: Stats;
+  try {
+    rootStat = lstatSync(root);
+  } catch (error) {
+    throw new WalkError(`cannot read ${root}: ${openError(error)}`);
+  }
+  if (!rootStat.isDirectory()) {
+    // One file: opened through its verified folder like any other entry.
+    if (!rootStat.isFile()) throw new WalkError(`${root} is not a regular file or folder`);
+    const parentFd = openRoot(dirname(root), true);
+    try {
+      stats.files++;
+      options.onFile({ dirFd: parentFd, name: basename(root), path: root, rel: basename(root) });
+    } finally {
+      closeSync(parentFd);
+    }
+    return;
+  }
+
+  const fd = openRoot(root);
+  try {
+    const st = fstatSync(fd);
+    const identity = guard.identityRefusal(st);
+    if (identity) throw new WalkError(`${root} is ${identity}`);
+    walkFolder(options, fd, root, '', options.rules, guard.entriesWithin(root), 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Returns true when the walk was stopped by onFile. */
+function walkFolder(
+  options: WalkOptions,
+  fd: number,
+  path: string,
+  rel: string,
+  parentRules: IgnoreRules,
+  protectedWithin: readonly string[],
+  depth: number,
+): boolean {
+  const { guard, stats } = options;
+  stats.folders++;
+  const here = fdPath(fd);
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(here, { withFileTypes: true });
+  } catch {
+    stats.unreadable++;
+    return false;
+  }
+  const rules = parentRules.enter(rel, new Set(entries.map((e) => e.name)), (names) =>
+    readSmallFileAt(here, names),
+  );
+
+  const listed = entries.map((entry) => {
+    const kind = kindOf(entry, here);
+    return { entry, kind, key: sortKey(entry, kind === 'dir') };
+  });
+  listed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  for (const { entry, kind } of listed) {
+    const name = entry.name;
+    if (kind === 'symlink') {
+      stats.symlinks++;
+      continue;
+    }
+    if (kind === 'special') {
+      stats.special++;
+      continue;
+    }
+    if (kind === 'dir' && VCS_DIRS.has(name)) continue;
+    if (name === '.git') continue;
+    const childPath = path === '/' ? `/${name}` : `${path}/${name}`;
+    const childRel = rel === '' ? name : `${rel}/${name}`;
+    // Only folders that hold a protected entry need the name check: most folders hold none.
+    if (protectedWithin.length > 0 && guard.walkRefusal(childPath)) {
+      stats.protected++;
+      continue;
+    }
+    if (rules.ignored(childRel, kind === 'dir')) {
+      stats.ignored++;
+      continue;
+    }
+    if (kind === 'file') {
+      stats.files++;
+      if (options.onFile({ dirFd: fd, name, path: childPath, rel: childRel })) return true;
+      continue;
+    }
+    if (options.enterFolder && !options.enterFolder(childRel)) continue;
+    if (depth >= MAX_DEPTH) {
+      stats.unreadable++;
+      continue;
+    }
+    let child: number;
+    try {
+      child = openSync(`${here}/${name}`, DIR_FLAGS);
+    } catch (error) {
+      // ELOOP / ENOTDIR: it became a symlink or a file after the listing.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP' || code === 'ENOTDIR') stats.symlinks++;
+      else stats.unreadable++;
+      continue;
+    }
+    try {
+      if (guard.identityRefusal(fstatSync(child))) {
+        stats.protected++;
+        continue;
+      }
+      const within = protectedWithin.filter((entry) => isUnder(entry, childPath));
+      if (walkFolder(options, child, childPath, childRel, rules, within, depth + 1)) return true;
+    } finally {
+      closeSync(child);
+    }
+  }
+  return false;
+}
+
+export interface OpenedFile {
+  fd: number;
+  size: number;
+}
+
+/**
+ * Opens a file the walk found, without following a symlink, and refuses one that is not a regular
+ * file, is the same object as a protected file, or is larger than `maxBytes` (counted in stats).
+ */
+export function openEntry(
+  entry: FileEntry,
+  guard: PathGuard,
+  stats: WalkStats,
+  maxBytes: number,
+): OpenedFile | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`${fdPath(entry.dirFd)}/${entry.name}`, FILE_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') stats.symlinks++;
+    else stats.unreadable++;
+    return undefined;
+  }
+  const st = fstatSync(fd);
+  let reason: keyof WalkStats | undefined;
+  if (!st.isFile()) reason = 'special';
+  else if (guard.identityRefusal(st)) reason = 'protected';
+  else if (st.size > maxBytes) reason = 'large';
+  if (reason) {
+    stats[reason]++;
+    closeSync(fd);
+    return undefined;
+  }
+  return { fd, size: st.size };
+}
+
+/** lstat of a file the walk found (for find_files): undefined when it is no longer a safe regular file. */
+export function statEntry(entry: FileEntry, guard: PathGuard, stats: WalkStats): Stats | undefined {
+  let st: Stats;
+  try {
+    st = lstatSync(`${fdPath(entry.dirFd)}/${entry.name}`);
+  } catch {
+    stats.unreadable++;
+    return undefined;
+  }
+  if (!st.isFile()) {
+    stats[st.isSymbolicLink() ? 'symlinks' : 'special']++;
+    return undefined;
+  }
+  if (guard.identityRefusal(st)) {
+    stats.protected++;
+    return undefined;
+  }
+  return st;
+}
+
+/** True when `rel` could hold a path under `base` (a glob's fixed folder prefix). */
+export function onTheWayTo(rel: string, base: string): boolean {
+  return base === '' || isUnder(rel, base) || isUnder(base, rel);
+}
