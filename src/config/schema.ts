@@ -223,7 +223,7 @@ export const notesLimitsSchema = z.strictObject({
   max_streams_per_note: positiveInt.optional().describe('Open event streams watching one note; default 256'),
   max_connections_per_client: positiveInt
     .optional()
-    .describe('Open connections of one client address (trusted proxies are not counted); default 1024'),
+    .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
   presence_interval_ms: positiveInt
     .optional()
     .describe('Presence changes of a note are sent together at most this often; default 250'),

@@ -21,6 +21,8 @@ export interface HubEvent {
 
 export interface Sink {
   write(chunk: string): void;
+  /** The same frame, already encoded: one encoding for every recipient of a large event. */
+  writeBytes?(chunk: Buffer): void;
   end(): void;
 }
 
@@ -174,7 +176,7 @@ export class EventHub {
     return conn.principal;
   }
 
-  /** Whether another stream may open now for this client address and note; the reason if not. */
+  /** Whether another stream may open now for this client (a person, or an address) and note; the reason if not. */
   admit(address: string, noteId: number | null): Admission {
     const { maxStreams, maxStreamsPerClient, maxStreamsPerNote } = this.limits;
     if (this.connections.size >= maxStreams) {
@@ -324,10 +326,11 @@ export class EventHub {
     this.send(conn, frame(id, name, data));
   }
 
-  private send(conn: Connection, text: string): void {
+  private send(conn: Connection, text: string, bytes?: () => Buffer): void {
     if (conn.closed) return;
     try {
-      conn.sink.write(text);
+      if (bytes && conn.sink.writeBytes) conn.sink.writeBytes(bytes());
+      else conn.sink.write(text);
     } catch {
       this.drop(conn);
     }
@@ -394,6 +397,10 @@ export class EventHub {
     }
     let text: string | undefined;
     let readerText: string | undefined;
+    // A collaborative update of 256 KiB to 256 watchers is 64 MiB of writes: encoded once, not per
+    // recipient.
+    let encoded: Buffer | undefined;
+    let readerEncoded: Buffer | undefined;
     for (const conn of this.recipients(event)) {
       if (conn.closed) continue;
       const role = roleOf(this.principalOf(conn));
@@ -406,11 +413,13 @@ export class EventHub {
       // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
       if (!atLeast(role, 'user')) {
         readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
-        this.send(conn, readerText);
+        const reader = readerText;
+        this.send(conn, reader, () => (readerEncoded ??= Buffer.from(reader)));
         continue;
       }
       text ??= frame(id, event.name, event.data);
-      this.send(conn, text);
+      const member = text;
+      this.send(conn, member, () => (encoded ??= Buffer.from(member)));
     }
     return id;
   }

@@ -39,7 +39,7 @@ export const DEFAULT_LIMITS = {
   max_streams: 2000,
   max_streams_per_client: 16,
   max_streams_per_note: 256,
-  max_connections_per_client: 1024,
+  max_connections_per_client: 256,
   presence_interval_ms: 250,
   search_budget_ms: 500,
   diff_budget_ms: 1000,

@@ -171,7 +171,7 @@ describe('a well-behaved client stays served while an anonymous one abuses the s
       `/api/search?q=${encodeURIComponent(WORDS.slice(10, 20).join(' '))}&limit=100`,
     ];
     const attacker = attack({ url: server.url, kind: 'get', paths: worst, concurrency: 8 });
-    const latencies = await probe(server.url, 6000);
+    const latencies = await probe(server.url, 9000);
     attacker.child.kill('SIGTERM');
     const result = await attacker.done;
     expect((result.counts as Record<string, number>)['200']).toBeGreaterThan(0);
@@ -197,7 +197,7 @@ describe('a well-behaved client stays served while an anonymous one abuses the s
       paths: ['/api/notes/pub/files/d.md/revisions/2/diff'],
       concurrency: 8,
     });
-    const latencies = await probe(server.url, 6000);
+    const latencies = await probe(server.url, 9000);
     attacker.child.kill('SIGTERM');
     const result = await attacker.done;
     expect((result.counts as Record<string, number>)['200']).toBeGreaterThan(0);
@@ -218,7 +218,7 @@ describe('a well-behaved client stays served while an anonymous one abuses the s
       count: 500,
       holdMs: 3000,
     });
-    const latencies = await probe(server.url, 6000);
+    const latencies = await probe(server.url, 9000);
     const result = await attacker.done;
     expect((result.counts as Record<string, number>)['200']).toBe(16);
     report(
@@ -252,7 +252,7 @@ describe('a well-behaved client stays served while an anonymous one abuses the s
       bytes: 255 * 1024,
       yjs: YJS,
     });
-    const latencies = await probe(server.url, 6000);
+    const latencies = await probe(server.url, 9000);
     writer.child.kill('SIGTERM');
     const result = await writer.done;
     await watchers.done;
