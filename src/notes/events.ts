@@ -395,6 +395,12 @@ export class EventHub {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }
     }
+    // Inside a transaction, streams hear of the change only once it is committed.
+    this.store.afterCommit(() => this.fanOut(event, id, ctx));
+    return id;
+  }
+
+  private fanOut(event: HubEvent, id: number | null, ctx: Context): void {
     let text: string | undefined;
     let readerText: string | undefined;
     // A collaborative update of 256 KiB to 256 watchers is 64 MiB of writes: encoded once, not per
@@ -421,7 +427,6 @@ export class EventHub {
       const member = text;
       this.send(conn, member, () => (encoded ??= Buffer.from(member)));
     }
-    return id;
   }
 
   // --- presence

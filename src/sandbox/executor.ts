@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
   unlinkSync,
   writeFileSync,
@@ -27,15 +28,19 @@ import { allowedEnvironment } from './env.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
+  describeView,
   hiddenPaths,
   isInside,
+  MASKED_SYSTEM_FOLDER,
   parseReport,
   planHelperArgs,
   protectedCandidates,
   type ResolvedName,
   SYSTEM_READ_ONLY,
+  type ViewSummary,
 } from './plan.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
+import { closedSystemEntries } from './secrets.ts';
 import type {
   LayerName,
   LayerReport,
@@ -228,6 +233,15 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
     setTimeout(() => removeCgroups(left, attempt + 1), 50 * (attempt + 1)).unref();
 }
 
+/** The real path (every symlink resolved) of a path that exists; the path itself otherwise. */
+function realPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -268,6 +282,32 @@ function cgroupsEmpty(dirs: readonly string[]): boolean {
 }
 
 /**
+ * Kills whatever the call left in its cgroups. Without a PID namespace (a container runtime's
+ * seccomp profile refuses one) a process that left the call's process group with setsid would
+ * outlive the call; the cgroup still holds it. A few rounds catch children forked meanwhile
+ * (pids.max bounds how many there can be); cgroup v1 has no cgroup.kill to do it at once.
+ */
+function killCgroupProcesses(dirs: readonly string[]): void {
+  for (let round = 0; round < 5 && !cgroupsEmpty(dirs); round++) {
+    for (const dir of dirs) {
+      let pids: string[];
+      try {
+        pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+      } catch {
+        continue;
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+    }
+  }
+}
+
+/**
  * Creating and removing cgroups costs tens of ms on a cgroup v1 hierarchy (measured here: ~45 ms
  * per call), so an executor keeps the cgroups of finished calls and reuses them once empty; they
  * are removed when rune exits.
@@ -291,6 +331,7 @@ class CgroupPool {
   }
   release(dirs: string[]): void {
     if (dirs.length === 0) return;
+    killCgroupProcesses(dirs);
     if (cgroupsEmpty(dirs)) {
       this.free.push(dirs);
       return;
@@ -413,7 +454,9 @@ export function expectedLayers(
     {
       layer: 'namespaces',
       applied: ns,
-      detail: ns ? 'user+mount+pid namespaces, private /proc and /tmp' : (nsDetail ?? 'unavailable'),
+      detail: ns
+        ? "user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; absent unless granted: /home, /root, /run, /var, the host's sockets, disks and terminals"
+        : `${nsDetail ?? 'unavailable'}; without the view, seccomp refuses new UNIX sockets, inet sockets, System V IPC, inotify, xattr changes and terminal-control ioctls, and Landlock keeps the host's disks, ptys, /dev/shm and hidden files of read-only folders out`,
     },
     {
       layer: 'rlimits',
@@ -435,6 +478,8 @@ interface Prepared {
   notes: LayerReport[];
   cgroupDirs: string[];
   sandboxed: boolean;
+  /** What the view holds (namespaces layer). */
+  view?: ViewSummary;
   /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
   gitRoots?: string[];
   commondirs?: Set<string>;
@@ -501,30 +546,49 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       };
     }
     const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
-    const rwRoots = request.readWritePaths.map((p) => resolve(cwd, p));
-    const roRoots = request.readOnlyPaths.map((p) => resolve(cwd, p));
+    // Every grant, hidden and protected path is resolved to its real path once, here: the view puts
+    // each grant at its real place and hides by real path; the helper refuses a path that turned
+    // into a symlink since. A grant named through a symlink keeps that name as a symlink.
+    const realCwd = realPath(cwd);
+    const links: { path: string; target: string }[] = [];
+    const realGrant = (path: string): string => {
+      const absolute = resolve(cwd, path);
+      const real = realPath(absolute);
+      if (real !== absolute && !links.some((l) => l.path === absolute))
+        links.push({ path: absolute, target: real });
+      return real;
+    };
+    if (realCwd !== cwd) links.push({ path: cwd, target: realCwd });
+    const rwRoots = [...new Set(request.readWritePaths.map(realGrant))];
+    const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
     const protectedPaths: string[] = [];
     const pinPaths: string[] = [];
-    const home = resolve(runeHome());
+    const home = realPath(resolve(runeHome()));
     for (const root of rwRoots) {
+      // Only what exists can be bound read-only (and is worth naming in the report).
       protectedPaths.push(
-        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules'))),
+        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules')))
+          .filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined)
+          .map(realPath),
       );
-      pinPaths.push(join(root, '.git'));
+      pinPaths.push(realPath(join(root, '.git')));
       if (isInside(home, root)) protectedPaths.push(home);
     }
-    const hidePaths = [
+    const hidePaths = new Set([
       ...hiddenPaths(
         request.env.HOME ?? process.env.HOME,
         // rune's own folder (rune.toml with the API key, sessions, audit log) is part of the floor.
         [...config.policy.denied_paths, home, ...(request.env.HOME ? [join(request.env.HOME, '.rune')] : [])],
-        [...SYSTEM_READ_ONLY, cwd, ...roRoots, ...rwRoots],
-        [...roRoots, ...rwRoots],
+        [...SYSTEM_READ_ONLY, realCwd, ...roRoots, ...rwRoots],
+        [...request.readOnlyPaths, ...request.readWritePaths].map((p) => resolve(cwd, p)),
+        realPath,
       ),
       ...listDir('/etc/ssh')
         .filter((n) => n.endsWith('_key'))
         .map((n) => join('/etc/ssh', n)),
-    ];
+      // Everything else of /etc that others may not read, as a class (shadow-, keys, passwords…).
+      ...closedSystemEntries(MASKED_SYSTEM_FOLDER),
+    ]);
     const plan = cgroupPlan();
     let cgroupDirs: string[] = [];
     let cgroupError: string | undefined;
@@ -537,13 +601,14 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         logger.warn('sandbox.cgroup_failed', { message: cgroupError });
       }
     }
-    const { args, notes } = planHelperArgs({
-      request: { ...request, cwd },
+    const { args, notes, view } = planHelperArgs({
+      request: { ...request, cwd: realCwd, readOnlyPaths: roRoots, readWritePaths: rwRoots },
+      links,
       strict: mode === 'strict',
       namespaces,
       protectedPaths,
       pinPaths,
-      hidePaths,
+      hidePaths: [...hidePaths],
       resolved,
       limits: {
         fsizeBytes: (config.sandbox.max_file_mb ?? 1024) * 1024 * 1024,
@@ -556,6 +621,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       reportFd: REPORT_FD,
     });
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
+    // The exact command line, for debugging and for bench/sandbox.mjs to replay a tool call.
+    logger.debug('sandbox.helper_argv', { argv: [helper, ...args] });
     const cgroupReport: LayerReport =
       cgroupError !== undefined
         ? { layer: 'cgroups', applied: false, detail: `creating the cgroup failed: ${cgroupError}` }
@@ -566,6 +633,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cwd,
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
+      view,
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
@@ -602,6 +670,14 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         applied: false,
         detail: parsed.setupError ?? 'not reported by the sandbox helper',
       };
+      if (name === 'namespaces' && prepared.view && report.applied)
+        return { ...report, detail: `${report.detail}; ${describeView(prepared.view)}` };
+      if (name === 'namespaces' && !report.applied) {
+        // The helper says what it stood in with; the capability probe says why there was no view.
+        const why = prepared.base.find((l) => l.layer === 'namespaces');
+        if (why && !why.applied && !report.detail.includes(why.detail.split(';')[0] ?? ''))
+          return { ...report, detail: `${why.detail.split(';')[0]}; ${report.detail}` };
+      }
       return note ? { ...report, detail: `${report.detail}; ${note.detail}` } : report;
     });
     return parsed.setupError === undefined ? { layers } : { layers, setupError: parsed.setupError };

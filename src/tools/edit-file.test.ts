@@ -203,3 +203,19 @@ describe('edit_file', () => {
     expect(out.content).toMatch(/edits: .*; unknown argument\(s\): old_string, new_string|unknown argument/);
   });
 });
+
+describe('edit_file under --unrestricted', () => {
+  it('edits a protected file the call names, as the policy allowed it', async () => {
+    const { home, cwd } = workspace();
+    mkdirSync(join(home, '.ssh'));
+    writeFileSync(join(home, '.ssh/config'), 'Host old\n');
+    const ctx = toolContext(cwd, home, { mode: 'unrestricted' });
+    const out = await callTool(
+      'edit_file',
+      { path: '~/.ssh/config', edits: [{ old_string: 'old', new_string: 'new' }] },
+      ctx,
+    );
+    expect(out.isError, out.content).toBeFalsy();
+    expect(readFileSync(join(home, '.ssh/config'), 'utf8')).toBe('Host new\n');
+  });
+});

@@ -116,7 +116,6 @@ function readExisting(path: string, guard: PathGuard): { raw: string; st: Stats 
 /** Everything up to the write: the real path, its checks, the new text and the diff. */
 function plan(args: EditFileArgs, context: ToolContext): Planned {
   const lexical = resolveToolPath(args.path, context.cwd, context.env.HOME);
-  const guard = new PathGuard(context.protectedPaths);
   let path: string;
   let existing: Stats | undefined;
   try {
@@ -137,6 +136,9 @@ function plan(args: EditFileArgs, context: ToolContext): Planned {
     }
     path = join(dir, basename(lexical));
   }
+  // Built for this path: under --unrestricted the protected entry that holds it is lifted, as the
+  // policy lifted it; everything else stays protected (a hard link to another key, say).
+  const guard = new PathGuard(context.protectedPaths, path);
   const refused = guard.refusal(path);
   if (refused) throw new ToolError(`${path} is inside ${refused}; it cannot be edited`);
   const shown = shownPath(path, safeRealpath(context.cwd));

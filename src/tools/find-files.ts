@@ -42,13 +42,16 @@ export function splitGlob(pattern: string): { base: string; glob: string } {
     throw new ToolError('negated patterns are not supported; say which files to find');
   if (pattern.split('/').includes('..'))
     throw new ToolError('pattern must not contain ".."; put the folder in path');
-  const scan = picomatch.scan(pattern);
+  // `src/` means everything in src; `./src/**` the same as `src/**`.
+  const plain = pattern.replace(/^(\.\/)+/, '');
+  const normal = plain.endsWith('/') ? `${plain}**` : plain;
+  const scan = picomatch.scan(normal);
   if (scan.isGlob) return { base: scan.base, glob: scan.glob };
   // No glob characters: a plain path, found in its folder.
-  const slash = pattern.lastIndexOf('/');
+  const slash = normal.lastIndexOf('/');
   return slash === -1
-    ? { base: '', glob: pattern }
-    : { base: pattern.slice(0, slash), glob: pattern.slice(slash + 1) };
+    ? { base: '', glob: normal }
+    : { base: normal.slice(0, slash), glob: normal.slice(slash + 1) };
 }
 
 export const findFilesTool = defineTool<FindFilesArgs>({

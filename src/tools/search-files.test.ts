@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, utimesSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { splitGlob } from './find-files.ts';
 import { callTool, toolContext } from './test-helpers.ts';
 
 const SECRET = 'BEGIN-OPENSSH-PRIVATE-KEY-TODO-b3BlbnNzaC1rZXktdjEA';
@@ -192,5 +193,19 @@ describe('find_files', () => {
       /^No files match \*\*\/\*\.rs/,
     );
     expect((await callTool('find_files', { pattern: 'ssh/*' }, ctx())).content).toMatch(/leads outside/);
+  });
+});
+
+describe('find_files patterns', () => {
+  it.each([
+    ['**/*.ts', { base: '', glob: '**/*.ts' }],
+    ['src/**/test*', { base: 'src', glob: '**/test*' }],
+    ['./src/**/*.ts', { base: 'src', glob: '**/*.ts' }],
+    ['src/', { base: 'src', glob: '**' }],
+    ['src/index.ts', { base: 'src', glob: 'index.ts' }],
+    ['*.md', { base: '', glob: '*.md' }],
+    ['{src,lib}/**/*.js', { base: '', glob: '{src,lib}/**/*.js' }],
+  ])('%s → %j', (pattern, expected) => {
+    expect(splitGlob(pattern)).toEqual(expected);
   });
 });

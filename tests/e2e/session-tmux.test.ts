@@ -261,6 +261,28 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
   });
 
+  it('/tools lists the built-in tools, edit_file, search_files and find_files among them', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    term.type('/tools');
+    const screen = await term.waitFor(/inspect_process +\S/);
+    for (const name of [
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_dir',
+      'search_files',
+      'find_files',
+      'execute_cmd',
+      'fetch_url',
+    ]) {
+      expect(screen).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    }
+    expect(screen).toMatch(/^ {2}edit_file +Edit a text file in place by exact string replacement/m);
+    expect(screen).toMatch(/^ {2}search_files +Search file contents with a regular expression/m);
+    expect(screen).toMatch(/^ {2}find_files +Find files by glob pattern/m);
+  });
+
   it('confirm mode shows the diff of an edit_file call before asking; "n" leaves the file alone', async () => {
     const term = startSession('[policy]\nmode = "confirm"\n');
     await term.waitFor('/help for commands');

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { requiredLiterals } from './literal.ts';
 
@@ -58,5 +59,67 @@ describe('requiredLiterals', () => {
           ).toBe(true);
       }
     }
+  });
+});
+
+describe('requiredLiterals (property)', () => {
+  // Patterns built from pieces with sharp edges: optional atoms, classes, groups, alternation,
+  // escapes, anchors and counted repetition. Whatever a pattern matches holds one of its literals.
+  const piece = fc.oneof(
+    fc.constantFrom(
+      'a',
+      'b',
+      'ab',
+      'ba',
+      'x',
+      '.',
+      '\\.',
+      '\\d',
+      '\\w',
+      '\\s',
+      '\\b',
+      '^',
+      '$',
+      '[ab]',
+      '[^a]',
+    ),
+    fc.constantFrom(
+      '(a|b)',
+      '(ab)?',
+      '(?:ba)+',
+      'a?',
+      'b*',
+      'a+',
+      'b{0,2}',
+      'a{2}',
+      'x|y',
+      '\\x61',
+      '\\u0062',
+    ),
+  );
+  const pattern = fc.array(piece, { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
+  const subject = fc.string({ unit: fc.constantFrom('a', 'b', 'x', 'y', '.', ' ', '1'), maxLength: 12 });
+
+  it('never rules out a line the regex matches', () => {
+    fc.assert(
+      fc.property(pattern, fc.array(subject, { minLength: 1, maxLength: 20 }), (source, lines) => {
+        let regex: RegExp;
+        try {
+          regex = new RegExp(source);
+        } catch {
+          return;
+        }
+        const literals = requiredLiterals(source);
+        if (!literals) return;
+        for (const line of lines) {
+          if (regex.test(line))
+            expect(
+              literals.some((l) => line.includes(l)),
+              `${source} / ${line}`,
+            ).toBe(true);
+        }
+      }),
+      { numRuns: 3000, seed: 16 },
+    );
   });
 });
