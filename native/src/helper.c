@@ -106,6 +106,7 @@ struct ll_path_beneath_attr {
 #endif
 
 #define MAX_PATHS 256
+#define MAX_PROTECT 4096 /* every git folder under the writable roots adds a few (src/sandbox/git.ts) */
 #define MAX_ADDRS 256
 
 static struct {
@@ -115,9 +116,9 @@ static struct {
   int n_ro;
   const char *rw[MAX_PATHS];
   int n_rw;
-  const char *protect[MAX_PATHS];
+  const char *protect[MAX_PROTECT];
   int n_protect;
-  const char *pin[MAX_PATHS]; /* bound onto themselves so they cannot be renamed or removed */
+  const char *pin[MAX_PROTECT]; /* bound onto themselves so they cannot be renamed or removed */
   int n_pin;
   const char *hide[MAX_PATHS]; /* replaced by an empty file or folder */
   int n_hide;
@@ -731,10 +732,12 @@ int main(int argc, char **argv) {
       if (opt.n_rw < MAX_PATHS) opt.rw[opt.n_rw++] = v;
     } else if (strcmp(a, "--protect") == 0) {
       NEED_VALUE;
-      if (opt.n_protect < MAX_PATHS) opt.protect[opt.n_protect++] = v;
+      if (opt.n_protect >= MAX_PROTECT) usage("too many --protect paths"); /* never drop one silently */
+      opt.protect[opt.n_protect++] = v;
     } else if (strcmp(a, "--pin") == 0) {
       NEED_VALUE;
-      if (opt.n_pin < MAX_PATHS) opt.pin[opt.n_pin++] = v;
+      if (opt.n_pin >= MAX_PROTECT) usage("too many --pin paths");
+      opt.pin[opt.n_pin++] = v;
     } else if (strcmp(a, "--hide") == 0) {
       NEED_VALUE;
       if (opt.n_hide < MAX_PATHS) opt.hide[opt.n_hide++] = v;

@@ -9,7 +9,6 @@ import {
   readFileSync,
   realpathSync,
   rmdirSync,
-  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,6 +24,7 @@ import {
   type SandboxCapabilities,
 } from './capabilities.ts';
 import { allowedEnvironment } from './env.ts';
+import { GitGuard } from './git.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
@@ -384,42 +384,6 @@ function listDir(dir: string): string[] {
   }
 }
 
-/**
- * The `commondir` files under the writable roots' .git folders. git takes config and hooks from
- * the folder such a file names, so a sandboxed command that plants one gets its hooks run by the
- * user's next git command outside the sandbox. A missing file cannot be bound read-only, so new
- * ones are removed when the call ends (revertGitRedirects).
- */
-function gitCommondirs(roots: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const root of roots) {
-    const git = join(root, '.git');
-    out.push(join(git, 'commondir'));
-    for (const name of listDir(join(git, 'worktrees'))) out.push(join(git, 'worktrees', name, 'commondir'));
-  }
-  return out.filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
-}
-
-function revertGitRedirects(prepared: Prepared, logger: Logger): string | undefined {
-  if (!prepared.gitRoots || prepared.gitRoots.length === 0) return undefined;
-  const planted = gitCommondirs(prepared.gitRoots).filter((path) => !prepared.commondirs?.has(path));
-  if (planted.length === 0) return undefined;
-  const failed = planted.filter((path) => {
-    try {
-      unlinkSync(path);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  const message =
-    failed.length === 0
-      ? `rune sandbox: removed ${planted.join(', ')} created by the command (it would point git at other hooks and config)`
-      : `rune sandbox: the command created ${failed.join(', ')}, which points git at other hooks and config, and it could not be removed: delete it before running git`;
-  logger.warn('sandbox.git_redirect_removed', { message });
-  return `${message}\n`;
-}
-
 /** The layers a call would get, from the capabilities alone (before anything ran). */
 export function expectedLayers(
   caps: SandboxCapabilities,
@@ -480,9 +444,8 @@ interface Prepared {
   sandboxed: boolean;
   /** What the view holds (namespaces layer). */
   view?: ViewSummary;
-  /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
+  /** Writable roots whose git folders are judged after the call (src/sandbox/git.ts). */
   gitRoots?: string[];
-  commondirs?: Set<string>;
 }
 
 export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
@@ -491,6 +454,28 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   let cgroups: CgroupPlan | undefined;
   let pool: CgroupPool | undefined;
   const caps = (): SandboxCapabilities => sandboxCapabilities();
+  let guard: GitGuard | undefined;
+  const gitGuard = (): GitGuard => {
+    guard ??= new GitGuard(logger, process.env.HOME);
+    return guard;
+  };
+  /** Long-lived sandboxed processes with writable roots (MCP servers): they may write any time. */
+  const liveWriters = new Set<Prepared>();
+  /** After a call: judges its writable roots' git folders; the text tells the model what was undone. */
+  const gitAfter = (prepared: Prepared): string => {
+    if (!prepared.gitRoots || prepared.gitRoots.length === 0) return '';
+    const roots = [...prepared.gitRoots, ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    try {
+      const message = gitGuard().check([...new Set(roots)]);
+      return message ? `${message}\n` : '';
+    } catch (error) {
+      logger.warn('sandbox.git_check_failed', {
+        message: `git check after the call failed: ${(error as Error).message}`,
+      });
+      return '';
+    }
+  };
+
   const cgroupPlan = (): CgroupPlan => {
     cgroups ??= planCgroups(caps(), config);
     return cgroups;
@@ -562,18 +547,21 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     const rwRoots = [...new Set(request.readWritePaths.map(realGrant))];
     const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
     const protectedPaths: string[] = [];
-    const pinPaths: string[] = [];
     const home = realPath(resolve(runeHome()));
     for (const root of rwRoots) {
       // Only what exists can be bound read-only (and is worth naming in the report).
       protectedPaths.push(
-        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules')))
+        ...protectedCandidates(root, listDir(root))
           .filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined)
           .map(realPath),
       );
-      pinPaths.push(realPath(join(root, '.git')));
       if (isInside(home, root)) protectedPaths.push(home);
     }
+    // Every git folder under the writable roots: config, hooks, info, commondir and .git files
+    // read-only in the view, .git folders pinned (src/sandbox/git.ts). Its paths are real already.
+    const git = gitGuard().prepare(rwRoots, liveWriters.size === 0);
+    protectedPaths.push(...git.protect);
+    const pinPaths = git.pin;
     const hidePaths = new Set([
       ...hiddenPaths(
         request.env.HOME ?? process.env.HOME,
@@ -601,7 +589,11 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         logger.warn('sandbox.cgroup_failed', { message: cgroupError });
       }
     }
-    const { args, notes, view } = planHelperArgs({
+    const {
+      args,
+      notes: planNotes,
+      view,
+    } = planHelperArgs({
       request: { ...request, cwd: realCwd, readOnlyPaths: roRoots, readWritePaths: rwRoots },
       links,
       strict: mode === 'strict',
@@ -620,6 +612,17 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       reportFd: REPORT_FD,
     });
+    const gitNote = [
+      ...(git.pin.length + git.protect.length > 0
+        ? [
+            `git folders under writable roots: config, hooks, info and .git files read-only (${git.protect.length} path(s))`,
+          ]
+        : []),
+      ...git.notes,
+    ].join('; ');
+    const notes = gitNote
+      ? [...planNotes, { layer: 'namespaces' as const, applied: true, detail: gitNote }]
+      : planNotes;
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
     // The exact command line, for debugging and for bench/sandbox.mjs to replay a tool call.
     logger.debug('sandbox.helper_argv', { argv: [helper, ...args] });
@@ -637,7 +640,6 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
-      commondirs: new Set(gitCommondirs(rwRoots)),
     };
   };
 
@@ -671,7 +673,10 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         detail: parsed.setupError ?? 'not reported by the sandbox helper',
       };
       if (name === 'namespaces' && prepared.view && report.applied)
-        return { ...report, detail: `${report.detail}; ${describeView(prepared.view)}` };
+        return {
+          ...report,
+          detail: `${report.detail}; ${describeView(prepared.view)}${note ? `; ${note.detail}` : ''}`,
+        };
       if (name === 'namespaces' && !report.applied) {
         // The helper says what it stood in with; the capability probe says why there was no view.
         const why = prepared.base.find((l) => l.layer === 'namespaces');
@@ -740,7 +745,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
-    const reverted = revertGitRedirects(prepared, logger) ?? '';
+    const reverted = gitAfter(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -768,6 +773,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
     const resolved = mode === 'off' ? [] : resolveTargetsSync(request.allowedDomains);
     const prepared = prepare(request, resolved);
+    if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.add(prepared);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
     void readReport(child).then((text) => {
@@ -779,7 +785,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
         pool?.release(prepared.cgroupDirs);
-        revertGitRedirects(prepared, logger);
+        if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.delete(prepared);
+        gitAfter(prepared);
         done({ exitCode, signal });
       });
     });
@@ -798,5 +805,12 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     };
   };
 
-  return { run, spawn, describe };
+  const checkGit = (roots: readonly string[]): string | undefined => {
+    if (mode === 'off') return undefined;
+    const all = [...roots.map((p) => resolve(p)), ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    if (all.length === 0) return undefined;
+    return gitAfter({ gitRoots: [...new Set(all)] } as Prepared) || undefined;
+  };
+
+  return { run, spawn, describe, checkGit };
 }

@@ -121,15 +121,8 @@ describe('planHelperArgs', () => {
 });
 
 describe('protected paths', () => {
-  it("covers each submodule's hooks and config under .git/modules", () => {
-    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/hooks');
-    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/config');
-  });
-
-  it('covers git hooks and config, rune config and every .env file at the root', () => {
+  it('covers rune config and every .env file at the root (git folders: git.ts)', () => {
     expect(protectedCandidates('/r', ['.env', '.env.local', 'src', '.envrc'])).toEqual([
-      '/r/.git/hooks',
-      '/r/.git/config',
       '/r/rune.toml',
       '/r/.rune',
       '/r/.env',

@@ -90,17 +90,13 @@ export function hiddenPaths(
   return [...new Set(out)].filter((p) => roots.some((root) => isInside(p, resolve(root))));
 }
 
-/** Names (relative to a writable root) that stay read-only even inside it. */
-export function protectedCandidates(
-  root: string,
-  entries: readonly string[],
-  submodules: readonly string[] = [],
-): string[] {
-  const out = ['.git/hooks', '.git/config', 'rune.toml', '.rune'].map((p) => join(root, p));
+/**
+ * Names (relative to a writable root) that stay read-only even inside it. Git folders are found
+ * and protected by src/sandbox/git.ts.
+ */
+export function protectedCandidates(root: string, entries: readonly string[]): string[] {
+  const out = ['rune.toml', '.rune'].map((p) => join(root, p));
   for (const name of entries) if (name.startsWith('.env')) out.push(join(root, name));
-  // A submodule's git folder (.git/modules/NAME) has hooks and config of its own.
-  for (const name of submodules)
-    out.push(...['hooks', 'config'].map((p) => join(root, '.git/modules', name, p)));
   return out;
 }
 
