@@ -9,8 +9,8 @@ import type { ProtectedPaths } from '../../policy/types.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
 import { PathGuard } from './guard.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
-import { compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
-import { emptyStats, openEntry, rulesAbove, statEntry, type WalkStats, walk } from './walk.ts';
+import { BINARY_SNIFF, compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
+import { emptyStats, openEntry, rulesAbove, type WalkStats, walk } from './walk.ts';
 
 /** Files larger than this are not searched (said in the result). */
 export const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
@@ -144,6 +144,7 @@ function find(
   emit: (event: JobEvent) => void,
 ): boolean {
   const test = globTest(job.pattern);
+  const sniff = Buffer.allocUnsafe(BINARY_SNIFF);
   const found: FoundFile[] = [];
   let stopped = false;
   walk({
@@ -153,9 +154,24 @@ function find(
     stats,
     onFile(entry) {
       if (!test(entry.rel)) return false;
-      const st = statEntry(entry, guard, stats);
-      if (!st) return false;
-      found.push({ path: displayPath(entry.path, job.cwd), mtimeMs: st.mtimeMs });
+      // The files search_files would search: text files within the size cap (the same walk).
+      const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES);
+      if (!file) return false;
+      let binary = false;
+      try {
+        const length = readSync(file.fd, sniff, 0, Math.min(sniff.length, file.size), 0);
+        binary = sniff.subarray(0, length).includes(0);
+      } catch {
+        stats.unreadable++;
+        return false;
+      } finally {
+        closeSync(file.fd);
+      }
+      if (binary) {
+        stats.binary++;
+        return false;
+      }
+      found.push({ path: displayPath(entry.path, job.cwd), mtimeMs: file.mtimeMs });
       if (found.length >= MAX_FOUND) stopped = true;
       return stopped;
     },

@@ -304,6 +304,7 @@ function walkFolder(
 export interface OpenedFile {
   fd: number;
   size: number;
+  mtimeMs: number;
 }
 
 /**
@@ -335,30 +336,5 @@ export function openEntry(
     closeSync(fd);
     return undefined;
   }
-  return { fd, size: st.size };
-}
-
-/** lstat of a file the walk found (for find_files): undefined when it is no longer a safe regular file. */
-export function statEntry(entry: FileEntry, guard: PathGuard, stats: WalkStats): Stats | undefined {
-  let st: Stats;
-  try {
-    st = lstatSync(`${fdPath(entry.dirFd)}/${entry.name}`);
-  } catch {
-    stats.unreadable++;
-    return undefined;
-  }
-  if (!st.isFile()) {
-    stats[st.isSymbolicLink() ? 'symlinks' : 'special']++;
-    return undefined;
-  }
-  if (guard.identityRefusal(st)) {
-    stats.protected++;
-    return undefined;
-  }
-  return st;
-}
-
-/** True when `rel` could hold a path under `base` (a glob's fixed folder prefix). */
-export function onTheWayTo(rel: string, base: string): boolean {
-  return base === '' || isUnder(rel, base) || isUnder(base, rel);
+  return { fd, size: st.size, mtimeMs: st.mtimeMs };
 }
