@@ -8,7 +8,14 @@ const TMP = './tests/helpers/tmp-per-file.ts';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['src/**/*.test.ts'], testTimeout: 15_000, setupFiles: [TMP] } },
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'web/src/**/*.test.ts'],
+          testTimeout: 15_000,
+          setupFiles: [TMP],
+        },
+      },
       {
         test: {
           name: 'e2e',

@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { openaiGlobals } from './esbuild-openai-globals.mjs';
+import { buildWeb, duplicatePackages } from './web-build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -56,12 +57,14 @@ const MODES = {
   'walk-worker': 'src/tools/walk/worker.ts',
 };
 
+/** Sources of the static sandbox helper only (probe.c is shared with the addon). */
+const HELPER_ONLY = ['helper.c', 'view.c', 'view.h', 'bpf.h', 'netguard.c', 'netguard.h'];
+
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');
-  // helper.c and netguard.* are the sandbox helper, not part of the addon: editing them must not
-  // rebuild the addon.
+  // The sandbox helper's own sources are not part of the addon: editing them must not rebuild it.
   const addonSources = readdirSync(join(root, 'native/src'))
-    .filter((name) => name !== 'helper.c' && !name.startsWith('netguard.'))
+    .filter((name) => !HELPER_ONLY.includes(name))
     .map((name) => statSync(join(root, 'native/src', name)).mtimeMs);
   const sources = Math.max(...addonSources, statSync(join(root, 'native/binding.gyp')).mtimeMs);
   if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
@@ -84,15 +87,23 @@ function buildNative() {
 // inside any mount namespace. Debian's libc6-dev ships the libc.a it links against.
 function buildSandboxHelper() {
   const helper = join(root, 'native/build/rune-sandbox');
-  const sources = ['helper.c', 'netguard.c', 'probe.c', 'probe.h', 'netguard.h'].map((f) =>
-    join(root, 'native/src', f),
-  );
+  const sources = [...HELPER_ONLY, 'probe.c', 'probe.h'].map((f) => join(root, 'native/src', f));
   if (existsSync(helper) && statSync(helper).mtimeMs >= Math.max(...sources.map((f) => statSync(f).mtimeMs)))
     return helper;
   mkdirSync(dirname(helper), { recursive: true });
   execFileSync(
     'gcc',
-    ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-std=gnu11', '-o', helper, ...sources.slice(0, 3)],
+    [
+      '-static',
+      '-O2',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      '-std=gnu11',
+      '-o',
+      helper,
+      ...sources.filter((f) => f.endsWith('.c')),
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return helper;
@@ -147,24 +158,16 @@ function listFiles(dir) {
 /** TypeScript sources of the notes UI and their config: bundled by buildWeb, never shipped as is. */
 const isWebSource = (name) => name.startsWith('src/') || name === 'tsconfig.json';
 
-/** The notes UI for the browser: no Node built-ins; Mermaid and KaTeX become lazily loaded chunks. */
-async function buildWeb() {
-  await esbuild.build({
-    entryPoints: { app: 'web/src/app.ts', public: 'web/src/public.ts', katex: 'katex/dist/katex.min.css' },
-    absWorkingDir: root,
-    outdir: join(assetDir, 'web/js'),
-    bundle: true,
-    splitting: true,
-    platform: 'browser',
-    format: 'esm',
-    target: ['es2022'],
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    chunkNames: 'chunk-[hash]',
-    assetNames: 'fonts/[name]-[hash]',
-    loader: { '.woff2': 'file', '.woff': 'empty', '.ttf': 'empty' },
-  });
+/** The notes UI: bundled by scripts/web-build.mjs; a package bundled twice fails the build. */
+async function buildBrowserBundle() {
+  const meta = await buildWeb(root, join(assetDir, 'web/js'));
+  writeFileSync(join(out, 'web-meta.json'), JSON.stringify(meta));
+  const duplicates = duplicatePackages(meta, root);
+  if (duplicates.length > 0) {
+    throw new Error(
+      `web bundle: ${duplicates.map(({ name, dirs }) => `${name} from ${dirs.join(' and ')}`).join('; ')}: two copies break instanceof checks and shared state; align the versions (npm dedupe) so one copy remains`,
+    );
+  }
 }
 
 async function collectAssets(nativeAddon) {
@@ -180,7 +183,7 @@ async function collectAssets(nativeAddon) {
     join(assetDir, 'wasm/tree-sitter-bash.wasm'),
   );
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
-  if (existsSync(join(root, 'web/src'))) await buildWeb();
+  if (existsSync(join(root, 'web/src'))) await buildBrowserBundle();
   for (const file of listFiles(join(root, 'web'))) {
     if (isWebSource(relative(join(root, 'web'), file))) continue;
     const target = join(assetDir, 'web', relative(join(root, 'web'), file));

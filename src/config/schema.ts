@@ -245,6 +245,15 @@ export const notesSchema = z.strictObject({
     .describe('Proxy addresses whose X-Forwarded-For is trusted'),
   model: z.string().min(1).optional().describe('Model for note chats unless an admin overrides it per note'),
   max_upload_mb: positiveInt.optional().describe('Largest attachment accepted'),
+  synchronous: z
+    .enum(['full', 'normal'])
+    .optional()
+    .describe(
+      "SQLite's synchronous level: full (default) fsyncs every acknowledged write, so it survives a power cut; normal survives a crash of the process only (a power cut may lose the last writes)",
+    ),
+  revision_every_secs: positiveInt
+    .optional()
+    .describe('During continuous live editing, save a revision at least this often (default 30)'),
   limits: notesLimitsSchema
     .optional()
     .describe('Cost limits per request and per client (see docs/notes-api.md)'),

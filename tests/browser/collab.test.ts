@@ -5,9 +5,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Api,
+  editorText,
   launchChromium,
   loginPage,
   type NotesServer,
+  openEditor,
   screenshot,
   startNotes,
   watchedPage,
@@ -36,13 +38,12 @@ async function editor(
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
   const { page, errors } = await watchedPage(context);
   await loginPage(page, server.url, name);
-  await page.goto(`${server.url}/#/n/pad/${file}`);
-  await page.waitForSelector('textarea.editor-text[data-ready="1"]');
-  await page.click('textarea.editor-text');
+  await openEditor(page, server.url, 'pad', file);
+  await page.click('.cm-content');
   return { context, page, errors };
 }
 
-const text = (page: Page) => page.inputValue('textarea.editor-text');
+const text = editorText;
 
 describe('two editors at once', () => {
   it('typing at the same time in different places converges with no lost text', async () => {

@@ -1,7 +1,8 @@
 // Browser-test harness: the real built binary as `rune notes` in a temp RUNE_HOME, Debian's
 // Chromium through playwright-core (never a downloaded browser), and a small API client for setup.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
@@ -153,4 +154,41 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (!shots) return;
   mkdirSync(shots, { recursive: true });
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+}
+
+/**
+ * Screenshots meant for a person to look at (not compared pixel by pixel): always saved, in
+ * RUNE_SCREENSHOTS or else test-artifacts/screenshots/ (gitignored); the path is printed.
+ */
+export const artefacts =
+  process.env.RUNE_SCREENSHOTS ||
+  join(dirname(fileURLToPath(import.meta.url)), '../../test-artifacts/screenshots');
+
+export async function artefact(page: Page, name: string): Promise<string> {
+  mkdirSync(artefacts, { recursive: true });
+  const path = join(artefacts, `${name}.png`);
+  await page.screenshot({ path, fullPage: false });
+  console.log(`screenshot: ${path}`);
+  return path;
+}
+
+/** Opens a file of a note in the editor and waits until it is bound to the live document. */
+export async function openEditor(page: Page, base: string, note: string, file: string): Promise<void> {
+  await page.goto(`${base}/#/n/${encodeURIComponent(note)}/${encodeURIComponent(file)}`);
+  await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
+}
+
+/**
+ * The text the editor shows (all of it, for files short enough to be on screen): its lines
+ * without the other people's carets and name labels drawn between the characters.
+ */
+export function editorText(page: Page): Promise<string> {
+  // A string, not a function: the test tsconfig has no DOM types.
+  return page.evaluate(`[...document.querySelectorAll('.editor-host .cm-content > .cm-line')]
+    .map((line) => {
+      const copy = line.cloneNode(true);
+      for (const drawn of copy.querySelectorAll('.cm-ySelectionCaret, .cm-widgetBuffer, .cm-placeholder')) drawn.remove();
+      return copy.textContent.replace(/\u2060/g, '');
+    })
+    .join('\\n')`) as Promise<string>;
 }

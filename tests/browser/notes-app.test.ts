@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Api,
+  editorText,
   launchChromium,
   loginPage,
   type NotesServer,
@@ -58,8 +59,8 @@ describe('notes and files through the UI', () => {
     await page.fill('.new-file input[name="file"]', 'plan');
     await page.click('.new-file button[type="submit"]');
     await page.waitForSelector('.file-list li.active a:text-is("plan.md")');
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
-    await page.click('textarea.editor-text');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
+    await page.click('.cm-content');
     await page.keyboard.type(
       '# The plan\n\nShip **rune** with `code`.\n\n```ts\nconst answer: number = 42;\n```\n',
     );
@@ -73,8 +74,8 @@ describe('notes and files through the UI', () => {
     await screenshot(page, 'editor-split');
     // Reloading shows the stored text.
     await page.reload();
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
-    expect(await page.inputValue('textarea.editor-text')).toContain('# The plan');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
+    expect(await editorText(page)).toContain('# The plan');
     expect(errors).toEqual([]);
     expect(violations).toEqual([]);
     await context.close();
@@ -87,7 +88,7 @@ describe('notes and files through the UI', () => {
     const { page } = watched;
     await loginPage(page, server.url, 'alice');
     await page.goto(`${server.url}/#/n/Project%20Notes/scratch.md`);
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
     watched.promptAnswer = 'draft.md';
     await page.click('.file-list li[data-file="scratch.md"] button[aria-label^="Rename"]');
     await page.waitForSelector('.file-list li[data-file="draft.md"]');
@@ -116,7 +117,7 @@ describe('notes and files through the UI', () => {
     const { page } = await watchedPage(context, true);
     await loginPage(page, server.url, 'admin');
     await page.goto(`${server.url}/#/n/Project%20Notes/history.md`);
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
     await page.click('button:text("History")');
     await page.waitForSelector('.revisions li');
     expect(await page.locator('.revisions li').count()).toBe(2);
@@ -128,7 +129,7 @@ describe('notes and files through the UI', () => {
     await expect
       .poll(async () => (await admin.call('GET', `/api/notes/${note}/files/history.md`)).content)
       .toBe('one\n');
-    await expect.poll(() => page.inputValue('textarea.editor-text')).toBe('one\n');
+    await expect.poll(() => editorText(page)).toBe('one\n');
     await context.close();
   });
 
@@ -258,7 +259,7 @@ describe('phone-sized screen', () => {
     const { page } = await watchedPage(context);
     await loginPage(page, server.url, 'alice');
     await page.goto(`${server.url}/#/n/Project%20Notes/plan.md`);
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
     expect(await page.isVisible('.mobile-tabs')).toBe(true);
     expect(await page.isVisible('.chat')).toBe(false);
     await screenshot(page, 'phone-editor');

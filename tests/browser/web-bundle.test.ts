@@ -2,6 +2,7 @@
 // binary embeds): browser-only code, no TypeScript sources, no inline script in the HTML shells.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { RUNE_BIN } from '../helpers/rune.ts';
 
@@ -71,14 +72,76 @@ describe('built web assets', () => {
 
   it('keep Mermaid and KaTeX out of the first load (only dynamic imports reach them)', () => {
     for (const entry of ['js/app.js', 'js/public.js']) {
-      const loaded = staticClosure(entry);
-      const code = loaded.map((name) => readFileSync(join(web, name), 'utf8')).join('\n');
+      const code = loadedCode(entry);
       expect(code, entry).not.toMatch(/flowchart-v2|sequenceDiagram/);
       expect(code, entry).not.toContain('KaTeX_Main');
-      expect(code, entry).toContain('DOMPurify');
     }
+    expect(loadedCode('js/public.js')).toContain('DOMPurify');
+  });
+
+  it('keep the note page and the editor out of the log-in page and the note list', () => {
+    const app = loadedCode('js/app.js');
+    const lazy = dynamicImports('js/app.js').map(loadedCode);
+    // CodeMirror, the remote cursors, Yjs, the renderer: none before a note is opened, all after.
+    for (const marker of ['cm-content', 'cm-ySelection', 'Yjs was already imported', 'DOMPurify']) {
+      expect(app, marker).not.toContain(marker);
+      expect(
+        lazy.some((code) => code.includes(marker)),
+        `${marker} in a chunk the app imports on demand`,
+      ).toBe(true);
+    }
+    expect(loadedCode('js/public.js')).not.toContain('cm-content');
+  });
+
+  it('bundle one copy of Yjs and of CodeMirror (two break instanceof checks)', async () => {
+    const meta = JSON.parse(readFileSync(join(dirname(RUNE_BIN), 'web-meta.json'), 'utf8')) as {
+      inputs: Record<string, unknown>;
+    };
+    const folders = (pkg: string) =>
+      new Set(
+        Object.keys(meta.inputs)
+          .filter((input) => input.includes(`node_modules/${pkg}/`))
+          .map((input) => input.slice(0, input.lastIndexOf(`node_modules/${pkg}/`))),
+      );
+    for (const pkg of [
+      'yjs',
+      'lib0',
+      '@codemirror/state',
+      '@codemirror/view',
+      'y-codemirror.next',
+      '@lezer/common',
+    ]) {
+      expect(folders(pkg).size, pkg).toBe(1);
+    }
+    // The build's own check finds none, and would find a second copy.
+    const { duplicatePackages } = await import('../../scripts/web-build.mjs');
+    const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+    expect(duplicatePackages(meta, root)).toEqual([]);
+    const twice = {
+      inputs: { ...meta.inputs, 'node_modules/y-codemirror.next/node_modules/yjs/dist/yjs.mjs': {} },
+    };
+    expect(duplicatePackages(twice, root).map((each) => each.name)).toEqual(['yjs']);
   });
 });
+
+/** The code a page runs before it is usable: the entry and its static imports. */
+function loadedCode(entry: string): string {
+  return staticClosure(entry)
+    .map((name) => readFileSync(join(web, name), 'utf8'))
+    .join('\n');
+}
+
+/** The chunks the entry's first load may import later (`import("./x.js")`). */
+function dynamicImports(entry: string): string[] {
+  const names = new Set<string>();
+  for (const name of staticClosure(entry)) {
+    const code = readFileSync(join(web, name), 'utf8');
+    for (const match of code.matchAll(/\bimport\(\s*["'](\.\/[\w.-]+\.js)["']\s*\)/g)) {
+      names.add(join(dirname(name), match[1]!));
+    }
+  }
+  return [...names];
+}
 
 /** The scripts a page loads before running: the entry and its static `import … from "./x.js"`. */
 function staticClosure(entry: string): string[] {

@@ -132,7 +132,7 @@ describe('XSS payloads stay inert', () => {
     const { page, dialogs } = await watchedPage(context);
     await loginPage(page, server.url, 'alice');
     await page.goto(`${server.url}/#/n/xss/${encodeURIComponent(evilName)}`);
-    await page.waitForSelector('textarea.editor-text[data-ready="1"]');
+    await page.waitForSelector('.editor-host[data-ready="1"] .cm-content');
     expect(await page.textContent('.file-title')).toBe(evilName);
     expect(await inertProblems(page, '#crumbs, .file-list, .file-title')).toEqual([]);
     expect(await page.locator('.files img, .topbar img, .pane-head img').count()).toBe(0);

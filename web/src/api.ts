@@ -106,7 +106,10 @@ export interface Presence {
   role: Role;
   file_id: number | null;
   typing: boolean;
-  /** What the client attached (cursor, selection), or null. */
+  /**
+   * What the client attached, or null; the web editor puts its selection there as
+   * `{cursor: {anchor, head}}` (base64 Yjs relative positions, see awareness.ts).
+   */
   state?: Record<string, unknown> | null;
 }
 export interface SearchResult {

@@ -1,10 +1,11 @@
 // The notes app at `/`: log-in, notes list, and a note's workspace (file list, collaborative
-// editor with live preview, chat with the agent, presence, revisions, search, uploads).
+// editor with live preview, chat with the agent, presence, revisions, search, uploads). The
+// workspace is loaded on demand (note-view.ts and editor.ts are separate chunks).
 // Plain DOM, no framework; every piece of user text goes in as text or through render.ts.
 import { ApiError, api, enc, type Note, type Role, rank, setCsrfToken, type User } from './api.ts';
 import { $, ago, clear, h } from './dom.ts';
 import { EventStream } from './events.ts';
-import { NoteView } from './note-view.ts';
+import type { NoteView } from './note-view.ts';
 import { openSearch } from './search.ts';
 import { type Session, setCrumbs } from './shell.ts';
 import { initTheme, themeButton } from './theme.ts';
@@ -320,7 +321,12 @@ async function route(): Promise<void> {
     } else if (next.name === 'tokens') {
       await tokensView(view, session);
     } else if (next.name === 'note') {
-      const noteView = new NoteView(view, next.note!, session);
+      // The note page and (for editors) CodeMirror are chunks of their own: the list and the
+      // log-in page never load them. Both start loading now, side by side.
+      const editor = rank[session.role] >= rank.user ? import('./editor.ts') : undefined;
+      editor?.catch(() => {});
+      const { NoteView } = await import('./note-view.ts');
+      const noteView = new NoteView(view, next.note!, session, editor);
       currentNoteView = noteView;
       teardown = () => noteView.close();
       await noteView.load(next.file ?? null);

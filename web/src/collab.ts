@@ -1,63 +1,56 @@
-// Live editing of one file: a Yjs document whose Y.Text "content" is bound to a <textarea>.
-// Local keystrokes become Yjs updates POSTed to the server (batched); updates from others arrive
-// as SSE `collab.update` events and are merged, keeping the local caret where the text moved it.
+// Live editing of one file: a Yjs document whose Y.Text "content" the editor binds to. Local
+// changes become Yjs updates POSTed to the server (batched); updates from others arrive as SSE
+// `collab.update` events. Every local change is counted until the server acknowledges it, so the
+// save state shown is a fact, and nothing is dropped: failed sends are kept and retried, and after
+// a reconnect the client sends whatever the server's state vector lacks (offline edits merge).
 import * as Y from 'yjs';
 import { ApiError, api, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts';
 
-const LOCAL = Symbol('local');
+/** Origin of updates that came from the server; everything else in the document is local. */
 const REMOTE = Symbol('remote');
+
+export interface SendState {
+  /** Local changes the server has not acknowledged yet. */
+  queued: number;
+  /** The last send failed for want of a connection. */
+  offline: boolean;
+  /** The server refused the last send (kept, not retried until the next edit or reconnect). */
+  refused: string | null;
+}
 
 export interface CollabOptions {
   note: string;
   fileId: number;
   clientId: string;
-  textarea: HTMLTextAreaElement;
   readOnly: boolean;
   /** After any change of the text, local or remote. */
-  onChange: (text: string) => void;
+  onChange: () => void;
   /** After a local edit (for the typing indicator). */
   onLocalEdit: () => void;
-  onError: (error: ApiError) => void;
+  /** Whenever the count of unacknowledged changes or the connection verdict changes. */
+  onSendState: (state: SendState) => void;
 }
 
-/** Index shifts of a caret through a Y.Text delta. */
-function shift(position: number, delta: Y.YTextEvent['delta']): number {
-  let index = 0;
-  let result = position;
-  for (const op of delta) {
-    if (op.retain !== undefined) {
-      index += op.retain;
-    } else if (op.insert !== undefined) {
-      const length = typeof op.insert === 'string' ? op.insert.length : 1;
-      if (index <= position) result += length;
-      index += length;
-    } else if (op.delete !== undefined) {
-      if (index < position) result -= Math.min(op.delete, position - index);
-    }
-    if (index > position) break;
-  }
-  return result;
+interface Batch {
+  update: Uint8Array;
+  /** How many local changes it carries. */
+  count: number;
 }
 
 export class CollabSession {
-  private doc = new Y.Doc();
-  private text = this.doc.getText('content');
-  private shown = '';
-  private pending: Uint8Array[] = [];
+  readonly doc = new Y.Doc();
+  readonly text = this.doc.getText('content');
+  private pending: Batch[] = [];
+  private inflight: Batch | null = null;
   private flushTimer: number | undefined;
-  private sending = false;
   private retryDelay = 250;
+  private offline = false;
+  private refused: string | null = null;
   private closed = false;
-  private composing = false;
   private readonly path: string;
 
   constructor(private readonly options: CollabOptions) {
     this.path = `/api/notes/${enc(options.note)}/files/${options.fileId}/collab`;
-    const { textarea } = options;
-    textarea.readOnly = options.readOnly;
-    textarea.addEventListener('input', this.onInput);
-    textarea.addEventListener('compositionstart', this.onCompositionStart);
-    textarea.addEventListener('compositionend', this.onCompositionEnd);
     this.doc.on('update', this.onDocUpdate);
     this.text.observe(this.onTextChange);
   }
@@ -69,18 +62,28 @@ export class CollabSession {
     const serverUpdate = fromBase64(state.state);
     Y.applyUpdate(this.doc, serverUpdate, REMOTE);
     if (!this.options.readOnly) {
-      // Edits made while the connection was down: everything the server's state vector lacks.
+      // Edits made while the connection was down: everything the server's state vector lacks. It
+      // covers every queued batch, so it replaces them (keeping their count of changes).
       const missing = Y.encodeStateAsUpdate(this.doc, Y.encodeStateVectorFromUpdate(serverUpdate));
-      if (Y.decodeUpdate(missing).structs.length > 0 || Y.decodeUpdate(missing).ds.clients.size > 0) {
-        this.queue(missing);
+      const decoded = Y.decodeUpdate(missing);
+      if (decoded.structs.length > 0 || decoded.ds.clients.size > 0) {
+        const count = this.pending.reduce((sum, batch) => sum + batch.count, 0);
+        this.pending = [{ update: missing, count: Math.max(count, 1) }];
+        this.refused = null;
+        this.retryDelay = 250;
+        this.schedule(0);
+      } else if (this.inflight === null) {
+        // The server already has everything: queued batches were acknowledged in effect.
+        this.pending = [];
       }
+      this.offline = false;
+      this.report();
     }
-    this.render();
   }
 
-  /** A `collab.update` event from the stream. */
-  applyRemote(update: string, clientId: string): void {
-    if (clientId === this.options.clientId || this.closed) return;
+  /** A `collab.update` event from the stream (someone else's; Yjs ignores what it already has). */
+  applyRemote(update: string): void {
+    if (this.closed) return;
     Y.applyUpdate(this.doc, fromBase64(update), REMOTE);
   }
 
@@ -88,119 +91,93 @@ export class CollabSession {
     return this.text.toString();
   }
 
+  get queued(): number {
+    return this.pending.reduce((sum, batch) => sum + batch.count, 0) + (this.inflight?.count ?? 0);
+  }
+
+  /** Stops listening; queued changes go out with `keepalive` so a page change does not lose them. */
   close(): void {
     this.closed = true;
     window.clearTimeout(this.flushTimer);
-    const { textarea } = this.options;
-    textarea.removeEventListener('input', this.onInput);
-    textarea.removeEventListener('compositionstart', this.onCompositionStart);
-    textarea.removeEventListener('compositionend', this.onCompositionEnd);
-    if (this.pending.length > 0) void this.flush(true);
+    const batch = this.merged();
+    if (batch) {
+      void fetch(this.path, {
+        method: 'POST',
+        keepalive: true,
+        credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': getCsrfToken() ?? '' },
+        body: JSON.stringify({ update: toBase64(batch.update), client_id: this.options.clientId }),
+      }).catch(() => {});
+    }
+    this.text.unobserve(this.onTextChange);
+    this.doc.off('update', this.onDocUpdate);
     this.doc.destroy();
   }
 
-  private onCompositionStart = (): void => {
-    this.composing = true;
+  private onTextChange = (): void => {
+    this.options.onChange();
   };
-  private onCompositionEnd = (): void => {
-    this.composing = false;
-    this.onInput();
-  };
-
-  /** The textarea changed: apply the minimal splice between what was shown and what is there now. */
-  private onInput = (): void => {
-    if (this.composing || this.options.readOnly) return;
-    const next = this.options.textarea.value;
-    const prev = this.shown;
-    if (next === prev) return;
-    let start = 0;
-    const max = Math.min(prev.length, next.length);
-    while (start < max && prev.charCodeAt(start) === next.charCodeAt(start)) start++;
-    let endPrev = prev.length;
-    let endNext = next.length;
-    while (
-      endPrev > start &&
-      endNext > start &&
-      prev.charCodeAt(endPrev - 1) === next.charCodeAt(endNext - 1)
-    ) {
-      endPrev--;
-      endNext--;
-    }
-    this.shown = next;
-    this.doc.transact(() => {
-      if (endPrev > start) this.text.delete(start, endPrev - start);
-      if (endNext > start) this.text.insert(start, next.slice(start, endNext));
-    }, LOCAL);
-    this.options.onChange(next);
-    this.options.onLocalEdit();
-  };
-
-  private onTextChange = (event: Y.YTextEvent, transaction: Y.Transaction): void => {
-    if (transaction.origin === LOCAL) return;
-    const { textarea } = this.options;
-    const focused = document.activeElement === textarea;
-    const start = shift(textarea.selectionStart, event.delta);
-    const end = shift(textarea.selectionEnd, event.delta);
-    this.render();
-    if (focused) textarea.setSelectionRange(start, end);
-  };
-
-  private render(): void {
-    const value = this.text.toString();
-    if (value !== this.options.textarea.value) {
-      const { scrollTop } = this.options.textarea;
-      this.options.textarea.value = value;
-      this.options.textarea.scrollTop = scrollTop;
-    }
-    this.shown = value;
-    this.options.onChange(value);
-  }
 
   private onDocUpdate = (update: Uint8Array, origin: unknown): void => {
-    if (origin === REMOTE || this.options.readOnly) return;
-    this.queue(update);
+    if (origin === REMOTE || this.options.readOnly || this.closed) return;
+    this.pending.push({ update, count: 1 });
+    // A refused send is tried again with the next edit (the edit may be what fixes it).
+    this.refused = null;
+    this.options.onLocalEdit();
+    this.report();
+    if (this.inflight === null && this.flushTimer === undefined) this.schedule(40);
   };
 
-  private queue(update: Uint8Array): void {
-    this.pending.push(update);
-    if (this.flushTimer === undefined && !this.sending) {
-      this.flushTimer = window.setTimeout(() => void this.flush(), 40);
+  private schedule(delay: number): void {
+    window.clearTimeout(this.flushTimer);
+    this.flushTimer = window.setTimeout(() => void this.flush(), delay);
+  }
+
+  private merged(): Batch | null {
+    if (this.pending.length === 0) return null;
+    const batch =
+      this.pending.length === 1
+        ? this.pending[0]!
+        : {
+            update: Y.mergeUpdates(this.pending.map((each) => each.update)),
+            count: this.pending.reduce((sum, each) => sum + each.count, 0),
+          };
+    this.pending = [];
+    return batch;
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    if (this.inflight !== null || this.closed) return;
+    const batch = this.merged();
+    if (!batch) return;
+    this.inflight = batch;
+    try {
+      await api('POST', this.path, { update: toBase64(batch.update), client_id: this.options.clientId });
+      this.retryDelay = 250;
+      this.offline = false;
+    } catch (error) {
+      if (this.closed) return;
+      const apiError = error instanceof ApiError ? error : new ApiError(0, 'NETWORK', String(error));
+      // Keep the batch whatever happened: Yjs merges it whenever it arrives.
+      this.pending.unshift(batch);
+      if (apiError.status === 0 || apiError.status >= 500 || apiError.status === 429) {
+        this.offline = apiError.status === 0;
+        this.retryDelay = Math.min(this.retryDelay * 2, 5000);
+      } else {
+        this.refused = apiError.message;
+      }
+    } finally {
+      this.inflight = null;
+    }
+    if (this.closed) return;
+    this.report();
+    if (this.pending.length > 0 && this.refused === null) {
+      this.schedule(this.offline || this.retryDelay > 250 ? this.retryDelay : 0);
     }
   }
 
-  private async flush(keepalive = false): Promise<void> {
-    this.flushTimer = undefined;
-    if (this.pending.length === 0 || this.sending) return;
-    const batch = this.pending.length === 1 ? this.pending[0]! : Y.mergeUpdates(this.pending);
-    this.pending = [];
-    this.sending = true;
-    try {
-      if (keepalive) {
-        await fetch(this.path, {
-          method: 'POST',
-          keepalive: true,
-          headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': getCsrfToken() ?? '' },
-          body: JSON.stringify({ update: toBase64(batch), client_id: this.options.clientId }),
-        });
-      } else {
-        await api('POST', this.path, { update: toBase64(batch), client_id: this.options.clientId });
-      }
-      this.retryDelay = 250;
-    } catch (error) {
-      const apiError = error instanceof ApiError ? error : new ApiError(0, 'NETWORK', String(error));
-      if (this.closed) return;
-      // A network failure or a server restart: keep the update (Yjs merges it whenever it arrives).
-      if (apiError.status === 0 || apiError.status >= 500 || apiError.status === 429) {
-        this.pending.unshift(batch);
-        this.retryDelay = Math.min(this.retryDelay * 2, 5000);
-      } else {
-        this.options.onError(apiError);
-      }
-    } finally {
-      this.sending = false;
-    }
-    if (this.pending.length > 0 && !this.closed) {
-      this.flushTimer = window.setTimeout(() => void this.flush(), this.retryDelay);
-    }
+  private report(): void {
+    this.options.onSendState({ queued: this.queued, offline: this.offline, refused: this.refused });
   }
 }

@@ -1,55 +1,50 @@
-// One note's workspace: the file list (create, rename, publish, delete, restore, upload), the
-// collaborative editor with its live preview, presence, history, and the chat pane, all kept
-// current by the note's event stream.
+// One note's workspace: the files pane, the open file (editor, live preview, save state, remote
+// cursors), presence, history, and the chat pane, all kept current by the note's event stream.
+// Loaded as its own chunk when a note is opened; the editor chunk (CodeMirror) only for editors.
 import { ApiError, api, enc, type FileInfo, type Note, type Presence, rank } from './api.ts';
+import { colourFor } from './awareness.ts';
 import { ChatPane } from './chat.ts';
-import { CollabSession } from './collab.ts';
 import { clear, h } from './dom.ts';
 import { EventStream } from './events.ts';
+import { FileSession } from './file-session.ts';
 import { openHistory } from './history.ts';
-import { renderMarkdown } from './render.ts';
-import { openSearch } from './search.ts';
+import { FilesPane } from './note-files.ts';
+import { PresenceReporter } from './presence.ts';
 import { fileHref, type Session, setCrumbs } from './shell.ts';
 import { toast } from './toast.ts';
 
 type Mode = 'edit' | 'split' | 'preview';
 type Pane = 'files' | 'editor' | 'chat';
 const SAFE_IMAGE = /^image\/(png|jpeg|gif|webp|avif)$/;
+const HINT_ID = 'editor-keys-hint';
 
 export class NoteView {
   noteName: string;
   private note!: Note;
-  private files: FileInfo[] = [];
+  private files!: FilesPane;
   private current: FileInfo | null = null;
-  private collab: CollabSession | null = null;
+  private fileSession: FileSession | null = null;
   private stream: EventStream | null = null;
   private chat!: ChatPane;
+  private presence!: PresenceReporter;
   private present: Presence[] = [];
   /** This tab's client id as the server stamped it (the `hello` event says it). */
   private stampedId: string | null = null;
+  private mode: Mode = 'preview';
   private closed = false;
-  private lastTypingSent = 0;
-  private previewTimer: number | undefined;
   private readonly canEdit: boolean;
   private readonly isAdmin: boolean;
+  private readonly editorModule: Promise<typeof import('./editor.ts')> | null;
 
   private root = h('div', { class: 'workspace', 'data-pane': 'editor' });
-  private fileList = h('ul', { class: 'file-list' });
-  private trashList = h('ul', { class: 'file-list trash' });
-  private noteHead = h('header', { class: 'pane-head note-head' });
   private fileTitle = h('h2', { class: 'file-title' });
-  private saveState = h('span', { class: 'save-state muted', 'aria-live': 'polite' });
+  private saveState = h('span', { class: 'save-state', role: 'status', 'aria-live': 'polite' });
   private presenceBar = h('div', { class: 'presence', 'aria-label': 'Who is here' });
   private typingLine = h('div', { class: 'typing muted', 'aria-live': 'polite' });
-  private textarea = h('textarea', {
-    class: 'editor-text',
-    spellcheck: false,
-    'aria-label': 'Markdown source',
-    placeholder: 'Write Markdown…',
-  });
-  private preview = h('article', { class: 'preview markdown', 'aria-label': 'Preview' });
+  private editorHost = h('div', { class: 'editor-host' });
+  private preview = h('article', { class: 'preview markdown', 'aria-label': 'Preview', tabindex: 0 });
   private editorBody = h('div', { class: 'editor-body' });
-  private modeButtons = h('div', { class: 'tabs modes', role: 'tablist' });
+  private modeButtons = h('div', { class: 'tabs modes', role: 'tablist', 'aria-label': 'View' });
   private historyButton = h('button', { type: 'button', class: 'small', disabled: true }, 'History');
   private connection = h('span', { class: 'connection', title: 'live' });
 
@@ -57,10 +52,13 @@ export class NoteView {
     private readonly view: HTMLElement,
     noteName: string,
     private readonly session: Session,
+    /** The editor chunk, when the app already started loading it with this chunk. */
+    editorModule?: Promise<typeof import('./editor.ts')>,
   ) {
     this.noteName = noteName;
     this.canEdit = rank[session.role] >= rank.user;
     this.isAdmin = session.role === 'admin';
+    this.editorModule = this.canEdit ? (editorModule ?? import('./editor.ts')) : null;
   }
 
   async load(fileName: string | null): Promise<void> {
@@ -69,9 +67,26 @@ export class NoteView {
       `/api/notes/${enc(this.noteName)}`,
     );
     this.note = note;
-    this.files = files;
     this.chat = new ChatPane(note, this.session);
+    this.presence = new PresenceReporter(note.id, this.session.clientId, this.session.role !== 'anonymous');
+    this.files = new FilesPane(
+      {
+        canEdit: this.canEdit,
+        isAdmin: this.isAdmin,
+        note: () => this.note,
+        setNote: (changed) => {
+          this.note = changed;
+        },
+        currentId: () => this.current?.id ?? null,
+        opened: () => this.showPane('editor'),
+        changed: (file) => this.fileChanged(file),
+        removed: (id) => this.fileRemoved(id),
+        upload: (list) => void this.upload(list),
+      },
+      files,
+    );
     this.build();
+    window.addEventListener('beforeunload', this.onBeforeUnload);
     this.stream = new EventStream(
       note.id,
       this.session.clientId,
@@ -79,6 +94,7 @@ export class NoteView {
       (state) => {
         this.connection.className = `connection ${state}`;
         this.connection.title = state;
+        this.fileSession?.setStreamDown(state !== 'live');
       },
       () => void this.resync(),
     );
@@ -87,126 +103,32 @@ export class NoteView {
 
   close(): void {
     this.closed = true;
-    this.collab?.close();
+    window.removeEventListener('beforeunload', this.onBeforeUnload);
+    this.fileSession?.close();
+    this.presence?.close();
     this.stream?.close();
-    window.clearTimeout(this.previewTimer);
   }
+
+  /** Leaving with changes the server has not acknowledged asks first (they are kept otherwise). */
+  private onBeforeUnload = (event: BeforeUnloadEvent): void => {
+    if ((this.fileSession?.queued ?? 0) > 0) event.preventDefault();
+  };
 
   private build(): void {
     setCrumbs(h('a', { href: '#/' }, 'notes'), h('a', { href: fileHref(this.note.name) }, this.note.name));
-    const mode =
-      (localStorage.getItem('rune-editor-mode') as Mode | null) ?? (this.canEdit ? 'split' : 'preview');
-    this.setMode(this.canEdit ? mode : 'preview');
+    const stored = localStorage.getItem('rune-editor-mode') as Mode | null;
+    const mode = stored === 'edit' || stored === 'split' || stored === 'preview' ? stored : 'split';
     this.historyButton.addEventListener('click', () => {
       if (this.current) void openHistory(this.note.id, this.current, this.session);
     });
     this.preview.addEventListener('click', (event) => this.followLink(event));
-    this.textarea.addEventListener('dragover', (event) => {
-      if (this.canEdit && event.dataTransfer?.types.includes('Files')) event.preventDefault();
-    });
-    this.textarea.addEventListener('drop', (event) => {
-      if (!this.canEdit || !event.dataTransfer?.files.length) return;
-      event.preventDefault();
-      void this.upload([...event.dataTransfer.files]);
-    });
-    this.textarea.addEventListener('paste', (event) => {
-      const files = [...(event.clipboardData?.files ?? [])];
-      if (this.canEdit && files.length > 0) {
-        event.preventDefault();
-        void this.upload(files);
-      }
-    });
-    this.renderNoteHead();
-    this.renderFiles();
-    const newName = h('input', {
-      name: 'file',
-      placeholder: 'new-file.md',
-      required: true,
-      maxlength: 120,
-      'aria-label': 'New file name',
-    });
-    const uploadInput = h('input', {
-      type: 'file',
-      multiple: true,
-      class: 'visually-hidden',
-      'aria-label': 'Upload files',
-    });
-    uploadInput.addEventListener('change', () => {
-      void this.upload([...(uploadInput.files ?? [])]);
-      uploadInput.value = '';
-    });
-    const aside = h(
-      'aside',
-      { class: 'files', 'aria-label': 'Files' },
-      this.noteHead,
-      this.fileList,
-      this.canEdit
-        ? h(
-            'form',
-            {
-              class: 'new-file',
-              onsubmit: async (event: Event) => {
-                event.preventDefault();
-                let name = newName.value.trim();
-                if (!name) return;
-                if (!/\.[a-z0-9]+$/i.test(name)) name += '.md';
-                try {
-                  const file = await api<FileInfo>('POST', `/api/notes/${this.note.id}/files`, {
-                    name,
-                    content: '',
-                  });
-                  newName.value = '';
-                  this.upsertFile(file);
-                  location.hash = fileHref(this.note.name, file);
-                } catch (error) {
-                  toast(error);
-                }
-              },
-            },
-            newName,
-            h('button', { type: 'submit', class: 'small primary', title: 'Create file' }, '+ File'),
-          )
-        : null,
-      this.canEdit ? h('label', { class: 'button small upload' }, uploadInput, 'Upload…') : null,
-      this.canEdit
-        ? h(
-            'details',
-            {
-              class: 'trash',
-              ontoggle: (event: Event) => {
-                if ((event.target as HTMLDetailsElement).open) void this.loadTrash();
-              },
-            },
-            h('summary', {}, 'Deleted files'),
-            this.trashList,
-          )
-        : null,
-      h(
-        'p',
-        { class: 'note-links' },
-        h('a', { href: `/api/notes/${this.note.id}/export?format=zip`, download: '' }, 'Export .zip'),
-        this.note.public
-          ? [
-              ' · ',
-              h(
-                'a',
-                { href: `/notes/${enc(this.note.name)}/`, target: '_blank', rel: 'noopener' },
-                'Public page',
-              ),
-            ]
-          : null,
-      ),
+    const hint = h(
+      'p',
+      { id: HINT_ID, class: 'visually-hidden' },
+      'Markdown editor. Tab indents list items; press Escape and then Tab to move on. ',
+      'Ctrl+F finds and replaces, Ctrl+Z undoes your own changes only.',
     );
-    const search = h('input', {
-      type: 'search',
-      placeholder: 'Search this note',
-      'aria-label': 'Search this note',
-    });
-    search.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && search.value.trim())
-        void openSearch(search.value.trim(), String(this.note.id));
-    });
-    aside.insertBefore(search, this.fileList);
+    clear(this.editorBody, this.editorHost, this.preview);
     const editor = h(
       'section',
       { class: 'editor', 'aria-label': 'Editor' },
@@ -219,8 +141,10 @@ export class NoteView {
         this.presenceBar,
         this.connection,
         this.modeButtons,
+        this.canEdit ? this.keysHelp() : null,
         this.historyButton,
       ),
+      hint,
       this.typingLine,
       this.editorBody,
     );
@@ -235,9 +159,43 @@ export class NoteView {
         ),
       ),
     );
-    clear(this.root, aside, editor, this.chat.element, tabs);
+    clear(this.root, this.files.element, editor, this.chat.element, tabs);
     clear(this.view, this.root);
+    this.setMode(this.canEdit ? mode : 'preview');
     this.showPane('editor');
+  }
+
+  /** A list of the editor's keys, for people who do not know CodeMirror's. */
+  private keysHelp(): HTMLElement {
+    const list = h('dl', { class: 'keys-list' });
+    const details = h(
+      'details',
+      {
+        class: 'keys-help',
+        ontoggle: async () => {
+          if (!details.open || list.childElementCount > 0 || !this.editorModule) return;
+          const { MARKDOWN_KEYS } = await this.editorModule;
+          const mac = /Mac|iPhone|iPad/.test(navigator.platform);
+          const show = (key: string) => key.replace(/Mod/g, mac ? '⌘' : 'Ctrl').replace(/-/g, '+');
+          const rows: Array<[string, string]> = [
+            ...MARKDOWN_KEYS.map((each): [string, string] => [show(each.key ?? ''), each.label]),
+            ['Shift+Tab', 'outdent'],
+            ['Enter', 'continue the list or quote'],
+            [show('Mod-z'), 'undo your last change'],
+            [show('Mod-Shift-z'), 'redo'],
+            [show('Mod-f'), 'find and replace'],
+            ['Escape, Tab', 'leave the editor'],
+          ];
+          clear(
+            list,
+            rows.flatMap(([key, label]) => [h('dt', {}, h('kbd', {}, key)), h('dd', {}, label)]),
+          );
+        },
+      },
+      h('summary', { class: 'button small', title: 'Keyboard shortcuts' }, 'Keys'),
+      h('div', { class: 'keys-panel card' }, list),
+    );
+    return details;
   }
 
   private showPane(pane: Pane): void {
@@ -248,8 +206,11 @@ export class NoteView {
   }
 
   private setMode(mode: Mode): void {
+    this.mode = mode;
     this.editorBody.className = `editor-body mode-${mode}`;
-    clear(this.editorBody, mode === 'preview' ? null : this.textarea, mode === 'edit' ? null : this.preview);
+    // Both stay in the document (hidden, not removed), so the editor keeps its state and measures.
+    this.editorHost.hidden = mode === 'preview';
+    this.preview.hidden = mode === 'edit';
     clear(
       this.modeButtons,
       (this.canEdit ? (['edit', 'split', 'preview'] as Mode[]) : []).map((each) =>
@@ -269,184 +230,18 @@ export class NoteView {
         ),
       ),
     );
-    if (mode !== 'edit') this.schedulePreview(0);
+    if (mode !== 'edit') this.fileSession?.refreshPreview();
   }
 
-  private renderNoteHead(): void {
-    clear(
-      this.noteHead,
-      h('h2', { class: 'note-title' }, this.note.name),
-      h(
-        'span',
-        { class: `badge ${this.note.public ? 'public' : 'private'}` },
-        this.note.public ? 'public' : 'private',
-      ),
-      this.isAdmin
-        ? h(
-            'button',
-            {
-              type: 'button',
-              class: 'small',
-              onclick: async () => {
-                try {
-                  this.note = await api<Note>('PATCH', `/api/notes/${this.note.id}`, {
-                    public: !this.note.public,
-                  });
-                  this.renderNoteHead();
-                } catch (error) {
-                  toast(error);
-                }
-              },
-            },
-            this.note.public ? 'Make private' : 'Make public',
-          )
-        : null,
-    );
+  private fileChanged(file: FileInfo): void {
+    if (this.current?.id !== file.id) return;
+    const renamed = this.current.name !== file.name;
+    this.current = { ...this.current, ...file };
+    this.fileTitle.textContent = file.name;
+    if (renamed) history.replaceState(null, '', fileHref(this.note.name, file));
   }
 
-  private renderFiles(): void {
-    const visible = this.files
-      .filter((file) => !file.deleted_at)
-      .sort((a, b) => a.name.localeCompare(b.name));
-    clear(
-      this.fileList,
-      visible.length === 0 ? h('li', { class: 'muted empty' }, 'No files yet.') : null,
-      visible.map((file) =>
-        h(
-          'li',
-          { class: file.id === this.current?.id ? 'active' : '', 'data-file': file.name },
-          h('a', { href: fileHref(this.note.name, file), onclick: () => this.showPane('editor') }, file.name),
-          file.public
-            ? null
-            : h('span', { class: 'badge private', title: 'Not on the public page' }, 'private'),
-          this.canEdit ? this.fileActions(file) : null,
-        ),
-      ),
-    );
-    for (const person of this.present) {
-      if (person.file_id === null) continue;
-      this.fileList
-        .querySelector(`[data-file="${CSS.escape(this.fileName(person.file_id))}"]`)
-        ?.classList.add('has-people');
-    }
-  }
-
-  private fileName(id: number): string {
-    return this.files.find((file) => file.id === id)?.name ?? '';
-  }
-
-  private fileActions(file: FileInfo): HTMLElement {
-    const path = `/api/notes/${this.note.id}/files/${file.id}`;
-    const run = (action: () => Promise<void>) => async () => {
-      try {
-        await action();
-      } catch (error) {
-        toast(error);
-      }
-    };
-    return h(
-      'span',
-      { class: 'file-actions' },
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'icon small',
-          title: `Rename ${file.name}`,
-          'aria-label': `Rename ${file.name}`,
-          onclick: run(async () => {
-            const name = prompt('New name', file.name)?.trim();
-            if (!name || name === file.name) return;
-            const renamed = await api<FileInfo>('PATCH', path, { name });
-            this.upsertFile(renamed);
-            if (this.current?.id === file.id)
-              history.replaceState(null, '', fileHref(this.note.name, renamed));
-          }),
-        },
-        '✎',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'icon small',
-          title: file.public ? 'Hide from the public page' : 'Show on the public page',
-          'aria-label': `${file.public ? 'Hide' : 'Publish'} ${file.name}`,
-          onclick: run(async () => {
-            this.upsertFile(await api<FileInfo>('PATCH', path, { public: !file.public }));
-          }),
-        },
-        file.public ? '◉' : '○',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'icon small danger',
-          title: `Delete ${file.name}`,
-          'aria-label': `Delete ${file.name}`,
-          onclick: run(async () => {
-            if (!confirm(`Delete ${file.name}? It can be restored from "Deleted files".`)) return;
-            await api('DELETE', path);
-            this.removeFile(file.id);
-          }),
-        },
-        '×',
-      ),
-    );
-  }
-
-  private async loadTrash(): Promise<void> {
-    try {
-      const { files } = await api<{ files: FileInfo[] }>('GET', `/api/notes/${this.note.id}/files?deleted=1`);
-      clear(
-        this.trashList,
-        files.length === 0 ? h('li', { class: 'muted' }, 'Nothing deleted.') : null,
-        files.map((file) =>
-          h(
-            'li',
-            {},
-            h('span', {}, file.name),
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'small',
-                onclick: async () => {
-                  try {
-                    this.upsertFile(
-                      await api<FileInfo>('POST', `/api/notes/${this.note.id}/files/${file.id}/restore`),
-                    );
-                    await this.loadTrash();
-                  } catch (error) {
-                    toast(error);
-                  }
-                },
-              },
-              'Restore',
-            ),
-          ),
-        ),
-      );
-    } catch (error) {
-      toast(error);
-    }
-  }
-
-  private upsertFile(file: FileInfo): void {
-    const index = this.files.findIndex((each) => each.id === file.id);
-    if (index >= 0) this.files[index] = { ...this.files[index], ...file };
-    else this.files.push(file);
-    if (this.current?.id === file.id) {
-      this.current = { ...this.current, ...file };
-      this.fileTitle.textContent = file.name;
-    }
-    this.renderFiles();
-  }
-
-  private removeFile(id: number): void {
-    this.files = this.files.filter((file) => file.id !== id);
-    this.renderFiles();
+  private fileRemoved(id: number): void {
     if (this.current?.id === id) {
       toast('This file was deleted.', 'info');
       location.hash = fileHref(this.note.name);
@@ -455,91 +250,128 @@ export class NoteView {
 
   /** Opens a file by name (or the first one) in the editor, replacing the previous live session. */
   async openFile(fileName: string | null): Promise<void> {
-    let file = fileName ? this.files.find((each) => each.name === fileName && !each.deleted_at) : undefined;
-    if (!file && fileName) {
-      toast(`No file named "${fileName}" in this note.`);
-    }
+    const visible = this.files.files.filter((each) => !each.deleted_at);
+    let file = fileName ? visible.find((each) => each.name === fileName) : undefined;
+    if (!file && fileName) toast(`No file named "${fileName}" in this note.`);
     if (!file && !fileName) {
-      const visible = this.files.filter((each) => !each.deleted_at);
       file = visible.find((each) => /^(index|readme)\.md$/i.test(each.name)) ?? visible[0];
       if (file) history.replaceState(null, '', fileHref(this.note.name, file));
     }
-    this.collab?.close();
-    this.collab = null;
+    this.fileSession?.close();
+    this.fileSession = null;
     this.current = file ?? null;
-    this.renderFiles();
+    this.files.render();
     this.historyButton.disabled = !file;
     if (!file) {
       this.fileTitle.textContent = '';
       this.saveState.textContent = '';
-      this.textarea.value = '';
-      this.textarea.disabled = true;
       clear(
         this.preview,
         h('p', { class: 'muted' }, this.canEdit ? 'Create a file to start writing.' : 'No file to show.'),
       );
-      void this.sendPresence(false);
+      this.presence.setFile(null);
       return;
     }
-    this.textarea.disabled = false;
     this.fileTitle.textContent = file.name;
-    this.saveState.textContent = `rev ${file.revision}`;
     setCrumbs(
       h('a', { href: '#/' }, 'notes'),
       h('a', { href: fileHref(this.note.name) }, this.note.name),
       h('span', {}, file.name),
     );
     document.title = `${file.name} · ${this.note.name} · rune notes`;
-    this.textarea.value = '';
-    const session = new CollabSession({
-      note: String(this.note.id),
-      fileId: file.id,
-      clientId: this.session.clientId,
-      textarea: this.textarea,
-      readOnly: !this.canEdit,
-      onChange: () => this.schedulePreview(),
-      onLocalEdit: () => this.localEdit(),
-      onError: (error) => toast(error),
+    const session = new FileSession({
+      note: this.note,
+      file,
+      session: this.session,
+      canEdit: this.canEdit,
+      editorHost: this.editorHost,
+      previewElement: this.preview,
+      saveState: this.saveState,
+      presence: this.presence,
+      editorModule: this.editorModule,
+      previewShown: () => this.mode !== 'edit',
+      onFiles: (list, insert) => void this.upload(list, insert),
+      describedBy: HINT_ID,
     });
-    this.collab = session;
+    this.fileSession = session;
+    session.setPresent(this.present, this.stampedId);
+    await session.open();
+  }
+
+  /** Uploads files; each link goes where `insert` puts it (the drop point), else the cursor. */
+  private async upload(files: File[], insert?: (markdown: string) => void): Promise<void> {
+    for (const file of files) {
+      try {
+        const result = await api<{ url: string; name: string; type: string }>(
+          'POST',
+          `/api/notes/${this.note.id}/uploads?name=${enc(file.name)}`,
+          undefined,
+          { raw: file, contentType: file.type },
+        );
+        const label = result.name.replace(/[[\]\\]/g, '');
+        const markdown = SAFE_IMAGE.test(result.type)
+          ? `![${label}](${result.url})`
+          : `[${label}](${result.url})`;
+        if (insert) insert(markdown);
+        else if (!this.fileSession?.insertAtCursor(markdown)) toast(`Uploaded: ${result.url}`, 'info');
+      } catch (error) {
+        toast(
+          error instanceof ApiError && error.code === 'TOO_LARGE' ? `${file.name}: ${error.message}` : error,
+        );
+      }
+    }
+  }
+
+  private renderPresence(): void {
+    const others = new Map<string, Presence>();
+    for (const person of this.present) {
+      const prev = others.get(person.name);
+      // One chip per person; prefer the entry on this file and the one typing.
+      if (
+        !prev ||
+        (person.file_id === this.current?.id && (prev.file_id !== this.current?.id || person.typing))
+      ) {
+        others.set(person.name, person);
+      }
+    }
+    clear(
+      this.presenceBar,
+      [...others.values()].map((person) => {
+        const chip = h(
+          'span',
+          {
+            class: `who${person.file_id === this.current?.id ? ' here' : ''}${person.typing ? ' typing' : ''}`,
+            title: `${person.name} (${person.role})${person.file_id ? ` in ${this.files.fileName(person.file_id)}` : ''}`,
+          },
+          person.name.slice(0, 2),
+        );
+        chip.style.setProperty('--who', colourFor(person.name));
+        return chip;
+      }),
+    );
+    const typing = this.present.filter(
+      (person) => person.typing && person.file_id === this.current?.id && person.client_id !== this.stampedId,
+    );
+    const names = [...new Set(typing.map((person) => person.name))];
+    this.typingLine.textContent = names.length
+      ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} typing…`
+      : '';
+    this.files.setPresent(this.present);
+  }
+
+  private async resync(): Promise<void> {
     try {
-      await session.sync();
+      const { note, files } = await api<{ note: Note; files: FileInfo[] }>(
+        'GET',
+        `/api/notes/${this.note.id}`,
+      );
+      this.note = note;
+      this.files.setFiles(files);
+      await Promise.all([this.fileSession?.resync(), this.chat.load()]);
+      this.presence.announce();
     } catch (error) {
       toast(error);
     }
-    this.textarea.dataset['ready'] = '1';
-    void this.sendPresence(false);
-  }
-
-  private localEdit(): void {
-    this.saveState.textContent = 'editing…';
-    const now = Date.now();
-    if (now - this.lastTypingSent > 2000) {
-      this.lastTypingSent = now;
-      void this.sendPresence(true);
-    }
-  }
-
-  private async sendPresence(typing: boolean): Promise<void> {
-    if (this.closed || this.session.role === 'anonymous') return;
-    try {
-      await api('POST', `/api/notes/${this.note.id}/presence`, {
-        client_id: this.session.clientId,
-        file_id: this.current?.id ?? null,
-        typing,
-      });
-    } catch {
-      // Presence is a courtesy; a failed update must not disturb editing.
-    }
-  }
-
-  private schedulePreview(delay = 120): void {
-    if (this.editorBody.classList.contains('mode-edit')) return;
-    window.clearTimeout(this.previewTimer);
-    this.previewTimer = window.setTimeout(() => {
-      const text = this.collab ? this.collab.value() : this.textarea.value;
-      void renderMarkdown(this.preview, text).catch((error) => toast(error));
-    }, delay);
   }
 
   /** Links between files of the note (`[x](other.md)`) open in the editor instead of leaving the app. */
@@ -553,90 +385,9 @@ export class NoteView {
     } catch {
       return;
     }
-    if (this.files.some((file) => file.name === name)) {
+    if (this.files.files.some((file) => file.name === name)) {
       event.preventDefault();
       location.hash = fileHref(this.note.name, name);
-    }
-  }
-
-  private async upload(files: File[]): Promise<void> {
-    for (const file of files) {
-      try {
-        const result = await api<{ url: string; name: string; type: string }>(
-          'POST',
-          `/api/notes/${this.note.id}/uploads?name=${enc(file.name)}`,
-          undefined,
-          { raw: file, contentType: file.type },
-        );
-        const label = result.name.replace(/[[\]\\]/g, '');
-        const markdown = SAFE_IMAGE.test(result.type)
-          ? `![${label}](${result.url})`
-          : `[${label}](${result.url})`;
-        if (this.current && this.canEdit && !this.textarea.disabled) {
-          const at = this.textarea.selectionEnd;
-          this.textarea.setRangeText(`${markdown}\n`, at, at, 'end');
-          this.textarea.dispatchEvent(new Event('input'));
-        } else {
-          toast(`Uploaded: ${result.url}`, 'info');
-        }
-      } catch (error) {
-        toast(
-          error instanceof ApiError && error.code === 'TOO_LARGE' ? `${file.name}: ${error.message}` : error,
-        );
-      }
-    }
-  }
-
-  private renderPresence(): void {
-    const others = new Map<string, Presence>();
-    for (const person of this.present) {
-      const key = person.name;
-      const prev = others.get(key);
-      // One chip per person; prefer the entry on this file and the one typing.
-      if (
-        !prev ||
-        (person.file_id === this.current?.id && (prev.file_id !== this.current?.id || person.typing))
-      ) {
-        others.set(key, person);
-      }
-    }
-    clear(
-      this.presenceBar,
-      [...others.values()].map((person) =>
-        h(
-          'span',
-          {
-            class: `who${person.file_id === this.current?.id ? ' here' : ''}${person.typing ? ' typing' : ''}`,
-            title: `${person.name} (${person.role})${person.file_id ? ` in ${this.fileName(person.file_id)}` : ''}`,
-          },
-          person.name.slice(0, 2),
-        ),
-      ),
-    );
-    const typing = this.present.filter(
-      (person) => person.typing && person.file_id === this.current?.id && person.client_id !== this.stampedId,
-    );
-    const names = [...new Set(typing.map((person) => person.name))];
-    this.typingLine.textContent = names.length
-      ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} typing…`
-      : '';
-    this.renderFiles();
-  }
-
-  private async resync(): Promise<void> {
-    try {
-      const { note, files } = await api<{ note: Note; files: FileInfo[] }>(
-        'GET',
-        `/api/notes/${this.note.id}`,
-      );
-      this.note = note;
-      this.files = files;
-      this.renderNoteHead();
-      this.renderFiles();
-      await Promise.all([this.collab?.sync(), this.chat.load()]);
-      void this.sendPresence(false);
-    } catch (error) {
-      toast(error);
     }
   }
 
@@ -646,7 +397,7 @@ export class NoteView {
     switch (name) {
       case 'hello':
         this.stampedId = typeof data['client_id'] === 'string' ? data['client_id'] : null;
-        void this.sendPresence(false);
+        this.presence.announce();
         break;
       case 'note.updated': {
         const note = data['note'] as Note;
@@ -655,7 +406,7 @@ export class NoteView {
         this.note = note;
         this.noteName = note.name;
         this.chat.setNote(note);
-        this.renderNoteHead();
+        this.files.renderHead();
         if (renamed) history.replaceState(null, '', fileHref(note.name, this.current));
         break;
       }
@@ -671,21 +422,21 @@ export class NoteView {
         break;
       case 'file.created':
       case 'file.updated':
-        this.upsertFile(data['file'] as FileInfo);
+        this.files.upsert(data['file'] as FileInfo);
         break;
       case 'file.deleted':
-        if (typeof fileId === 'number') this.removeFile(fileId);
+        if (typeof fileId === 'number') this.files.remove(fileId);
         break;
       case 'file.saved':
         if (this.current && fileId === this.current.id) {
           this.current.revision = Number(data['revision']);
-          this.saveState.textContent = `saved · rev ${data['revision']}`;
+          this.fileSession?.saved(this.current.revision);
         }
         break;
       case 'collab.update':
         // Our own updates come back too (harmless: Yjs applies an update once); skip them.
-        if (this.collab && fileId === this.current?.id && data['client_id'] !== this.stampedId) {
-          this.collab.applyRemote(String(data['update']), String(data['client_id']));
+        if (this.fileSession && fileId === this.fileSession.fileId && data['client_id'] !== this.stampedId) {
+          this.fileSession.applyRemote(String(data['update']));
         }
         break;
       case 'collab.reset':
@@ -693,6 +444,7 @@ export class NoteView {
         break;
       case 'presence':
         this.present = (data['present'] as Presence[]) ?? [];
+        this.fileSession?.setPresent(this.present, this.stampedId);
         this.renderPresence();
         break;
       case 'presence.changed': {
@@ -700,6 +452,7 @@ export class NoteView {
         const set = (data['set'] as Presence[]) ?? [];
         const gone = new Set([...((data['gone'] as string[]) ?? []), ...set.map((p) => p.client_id)]);
         this.present = [...this.present.filter((p) => !gone.has(p.client_id)), ...set];
+        this.fileSession?.setPresent(this.present, this.stampedId);
         this.renderPresence();
         break;
       }

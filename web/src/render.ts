@@ -2,46 +2,7 @@
 // Everything marked emits passes DOMPurify plus a URL-scheme allowlist; math and Mermaid are drawn
 // afterwards from the sanitised text, loading their (large) libraries only when a page needs them.
 import createDOMPurify from 'dompurify';
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import markdown from 'highlight.js/lib/languages/markdown';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
-import { Marked, type MarkedExtension, type Tokens } from 'marked';
-
-const LANGUAGES = {
-  bash,
-  css,
-  diff,
-  go,
-  javascript,
-  json,
-  markdown,
-  python,
-  rust,
-  sql,
-  typescript,
-  xml,
-  yaml,
-};
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-hljs.registerAliases(['sh', 'shell', 'zsh'], { languageName: 'bash' });
-hljs.registerAliases(['js', 'mjs', 'cjs', 'jsx'], { languageName: 'javascript' });
-hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
-hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
-hljs.registerAliases(['py'], { languageName: 'python' });
-hljs.registerAliases(['rs'], { languageName: 'rust' });
-hljs.registerAliases(['yml', 'toml'], { languageName: 'yaml' });
-hljs.registerAliases(['md'], { languageName: 'markdown' });
+import { marked } from './markdown.ts';
 
 /** Schemes a link may use; everything else (javascript:, data:, vbscript:, file:, blob: …) is dropped. */
 const LINK_SCHEMES = new Set(['http:', 'https:', 'mailto:']);
@@ -118,56 +79,6 @@ const SANITIZE = {
 export function sanitize(html: string): DocumentFragment {
   return purify.sanitize(html, { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
 }
-
-function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
-}
-
-/** `$x$` inline and `$$…$$` display math become placeholders that KaTeX fills in later. */
-const math: MarkedExtension = {
-  extensions: [
-    {
-      name: 'mathBlock',
-      level: 'block',
-      start: (src) => src.match(/^\$\$/m)?.index,
-      tokenizer(src) {
-        const match = /^\$\$([\s\S]+?)\$\$[ \t]*(?:\n|$)/.exec(src);
-        if (match) return { type: 'mathBlock', raw: match[0], text: match[1]!.trim() };
-        return undefined;
-      },
-      renderer: (token) => `<div class="math math-display">${escapeHtml(token.text as string)}</div>\n`,
-    },
-    {
-      name: 'mathInline',
-      level: 'inline',
-      start: (src) => src.indexOf('$'),
-      tokenizer(src) {
-        const match = /^\$(?!\s)((?:\\\$|[^$\n])+?)(?<!\s)\$(?!\d)/.exec(src);
-        if (match) return { type: 'mathInline', raw: match[0], text: match[1]! };
-        return undefined;
-      },
-      renderer: (token) => `<span class="math math-inline">${escapeHtml(token.text as string)}</span>`,
-    },
-  ],
-};
-
-const marked = new Marked(math, {
-  gfm: true,
-  renderer: {
-    code({ text, lang }: Tokens.Code) {
-      const language = (lang ?? '').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
-      if (language === 'mermaid') return `<pre class="mermaid-src">${escapeHtml(text)}</pre>\n`;
-      if (language && hljs.getLanguage(language)) {
-        const { value } = hljs.highlight(text, { language, ignoreIllegals: true });
-        return `<pre><code class="hljs language-${escapeHtml(language)}">${value}</code></pre>\n`;
-      }
-      return `<pre><code class="hljs">${escapeHtml(text)}</code></pre>\n`;
-    },
-  },
-});
 
 /** Renders Markdown into `target` (replacing its children) and then draws math and diagrams. */
 export async function renderMarkdown(target: HTMLElement, source: string): Promise<void> {
