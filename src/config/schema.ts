@@ -148,8 +148,14 @@ function isLoopbackHost(host: string): boolean {
 /**
  * A table is either a stdio server (`command`) or a remote one (`url`); keys of the other kind are
  * refused rather than ignored, and a credential can never be written into the file itself.
+ * `secretHeaders`: the table comes from a credential store (Concourse's source), so its headers may
+ * hold credentials (they are treated as secrets there).
  */
-export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementCtx): void {
+export function checkMcpTable(
+  table: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+  secretHeaders = false,
+): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
   const hasCommand = table.command !== undefined;
   const hasUrl = table.url !== undefined;
@@ -169,11 +175,17 @@ export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementC
       hasUrl ? `is for stdio servers (command), not for url` : `is for remote servers (url), not for command`,
     );
   }
-  for (const name of Object.keys((table.headers as Record<string, string> | undefined) ?? {})) {
+  const headers = secretHeaders ? {} : ((table.headers as Record<string, string> | undefined) ?? {});
+  for (const [name, value] of Object.entries(headers)) {
     if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
       issue(
         'headers',
         `"${name}" carries a credential: name an environment variable in bearer_token_env_var or env_headers instead of writing the secret here`,
+      );
+    } else if (redact(value) !== value) {
+      issue(
+        'headers',
+        `the value of "${name}" looks like a key: put it in an environment variable and name it in env_headers`,
       );
     }
   }
@@ -200,7 +212,9 @@ export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementC
   }
 }
 
-export const mcpServerSchema = z.strictObject(mcpServerShape).superRefine(checkMcpTable);
+export const mcpServerSchema = z
+  .strictObject(mcpServerShape)
+  .superRefine((table, ctx) => checkMcpTable(table, ctx));
 
 const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));
 
