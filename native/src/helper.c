@@ -122,6 +122,7 @@ static struct {
   int n_pin;
   const char *hide[MAX_PATHS]; /* replaced by an empty file or folder */
   int n_hide;
+  const char *tmpdir; /* the command's TMPDIR when it lies under /tmp */
   const char *link_path[MAX_PATHS]; /* grants named through a symlink: that name, then the real path */
   const char *link_target[MAX_PATHS];
   int n_link;
@@ -202,6 +203,7 @@ static void set_view_spec(void) {
   view.link_target = opt.link_target;
   view.n_link = opt.n_link;
   view.tmp_mb = opt.tmp_mb;
+  view.tmpdir = opt.tmpdir;
   static char hosts[65536];
   if (opt.n_allow > 0 || opt.n_hosts > 0) {
     size_t used = (size_t)snprintf(hosts, sizeof hosts, "127.0.0.1 localhost\n::1 localhost\n");
@@ -685,9 +687,9 @@ static void forward_signal(int sig) {
 static void usage(const char *why) {
   fprintf(stderr,
           "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP[:PORT]|[IP6]:PORT] "
-          "[--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
+          "[--sys DIR] [--link PATH TARGET] [--tmpdir DIR] [--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
-          "[--share-net] [--probe] -- PROGRAM ARGS...\n",
+          "[--share-net] [--closed DIR] [--probe] -- PROGRAM ARGS...\n",
           why);
   exit(2);
 }
@@ -724,6 +726,9 @@ int main(int argc, char **argv) {
         opt.link_target[opt.n_link++] = argv[i + 1];
       }
       i++;
+    } else if (strcmp(a, "--tmpdir") == 0) {
+      NEED_VALUE;
+      opt.tmpdir = v;
     } else if (strcmp(a, "--ro") == 0) {
       NEED_VALUE;
       if (opt.n_ro < MAX_PATHS) opt.ro[opt.n_ro++] = v;
@@ -783,6 +788,11 @@ int main(int argc, char **argv) {
       opt.namespaces = 0;
     } else if (strcmp(a, "--share-net") == 0) {
       opt.net_isolate = 0;
+    } else if (strcmp(a, "--closed") == 0) {
+      /* --closed DIR [--probe]: the entries of DIR others may not read, then the probe if asked. */
+      NEED_VALUE;
+      view_print_closed(v);
+      if (i + 1 >= argc) return 0;
     } else if (strcmp(a, "--probe") == 0) {
       print_probe();
       return 0;

@@ -319,7 +319,7 @@ static void open_grant(const char *path, int writable) {
   /* The view provides these itself; a grant of the host's /proc, /sys or /dev would undo it. */
   if (is_inside(real, "/proc") || is_inside(real, "/sys") || strcmp(real, "/dev") == 0 ||
       strcmp(real, "/dev/pts") == 0) {
-    skip("namespaces", "grant %s: the view provides this folder itself", real, 0);
+    report("namespaces", "skipped", "grant %s: the view has its own", real);
     close(fd);
     return;
   }
@@ -631,6 +631,11 @@ int view_build(struct view_result *out) {
         bind_generated(root, ".rune-resolv", "/etc/resolv.conf") != 0 && errno != ELOOP && errno != ENOENT)
       out->dns_bound = 0;
   }
+  /* The command's TMPDIR, when it names a folder under /tmp, exists (empty) in the private /tmp. */
+  if (view.tmpdir && is_inside(view.tmpdir, "/tmp")) {
+    int fd = walk(root, view.tmpdir, WALK_DIR);
+    if (fd >= 0) close(fd);
+  }
   /* A grant named through a symlink is reachable by that name too. */
   for (int i = 0; i < view.n_link; i++) {
     int fd = walk(root, view.link_path[i], WALK_OPEN);
@@ -685,6 +690,66 @@ void view_report(const char *namespaces, const struct view_result *r) {
          namespaces, facts.n_sys_bound, facts.proc_private ? "private" : "host", facts.sys_fresh ? "new read-only" : "read-only",
          facts.devpts_new ? "own devpts and shm" : "no devpts", facts.n_ro, facts.n_rw, facts.n_protected, facts.n_pinned,
          n_hidden);
+}
+
+/* ---------------------------------------------------------------- the class of host secrets */
+
+static void print_json_string(const char *text) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') printf("\\%c", *c);
+    else if (*c < 0x20) printf("\\u%04x", *c);
+    else putchar(*c);
+  }
+  putchar('"');
+}
+
+static int n_printed;
+
+/* Entries of a system folder that others may not read (a folder others cannot enter counts whole):
+ * shadow, gshadow and their backups, sudoers, host keys, TLS private keys, database passwords. A
+ * list of names would miss the next backup or variant, so rune hides the class; it asks the helper
+ * once per process because a scan of /etc in C costs a fraction of one in Node. */
+static void print_closed_in(int dir, const char *path, int depth) {
+  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || e->d_type == DT_LNK) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISLNK(st.st_mode)) continue;
+    char child[PATH_MAX];
+    if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) >= (int)sizeof child) continue;
+    int closed = S_ISDIR(st.st_mode) ? (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) : !(st.st_mode & S_IROTH);
+    if (closed) {
+      if (n_printed++) putchar(',');
+      print_json_string(child);
+    } else if (S_ISDIR(st.st_mode) && depth < 8) {
+      int sub = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        print_closed_in(sub, child, depth + 1);
+        close(sub);
+      }
+    }
+  }
+  closedir(d);
+}
+
+void view_print_closed(const char *folder) {
+  char real[PATH_MAX];
+  n_printed = 0;
+  putchar('[');
+  int dir = realpath(folder, real) ? open(real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (dir >= 0) {
+    print_closed_in(dir, real, 0);
+    close(dir);
+  }
+  printf("]\n");
+  fflush(stdout);
 }
 
 /* ---------------------------------------------------------------- Landlock over the same grants */
@@ -970,7 +1035,8 @@ const char *view_lost_summary(unsigned lost) {
     ADD("no view: seccomp refuses new UNIX sockets, inotify watches, xattr changes and terminal-control ioctls; "
         "Landlock keeps the host's disks, /dev/shm and the hidden files of read-only folders out (such folders "
         "cannot be listed, only their other entries used); no "
-        "pseudo-terminals (the host's /dev/pts is not granted); still possible: stat of folders never granted, "
+        "pseudo-terminals (the host's /dev/pts is not granted); no private /tmp (TMPDIR names a folder of the "
+        "call's own, removed after it); still possible: stat of folders never granted, "
         "chmod/utimes on read-only paths, reading the host's /proc and /sys (other processes, cgroups, timers), "
         "hidden or protected paths inside writable grants, writes to read-only grants under writable ones");
   if (lost & LOST_IPC) ADD("%sno IPC namespace: System V IPC and POSIX message queues refused", used ? "; " : "");

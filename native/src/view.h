@@ -24,6 +24,7 @@ struct view_spec {
   const char **link_target;
   int n_link;
   long tmp_mb;              /* size of the private /tmp */
+  const char *tmpdir;       /* the command's TMPDIR under /tmp: made in the private /tmp */
   const char *hosts_text;   /* generated /etc/hosts and /etc/resolv.conf, or NULL */
   const char *resolv_text;
 };
@@ -58,6 +59,10 @@ int view_landlock_rules(int ruleset, uint64_t handled, int built, int *n_ro, int
 /* Appends the view's seccomp rules to a filter whose accumulator holds the syscall number, and
  * leaves it holding the number again. Returns the new length. */
 int view_filter_rules(struct sock_filter *f, int n, unsigned lost);
+
+/* Prints, as one JSON array on stdout, the real paths of the entries of `folder` others may not
+ * read (a folder others cannot enter counts whole). */
+void view_print_closed(const char *folder);
 
 /* One line naming the seccomp rules that stand in for what `lost` names, and what stays reachable. */
 const char *view_lost_summary(unsigned lost);

@@ -5,12 +5,15 @@ import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_pr
 import {
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   realpathSync,
   rmdirSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -40,7 +43,7 @@ import {
   type ViewSummary,
 } from './plan.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
-import { closedSystemEntries } from './secrets.ts';
+import { closedSystemEntries, findClosedEntries, folderStamp, rememberClosedEntries } from './secrets.ts';
 import type {
   LayerName,
   LayerReport,
@@ -75,12 +78,33 @@ let capabilitiesCache: SandboxCapabilities | undefined;
  */
 function probeKernel(): KernelProbe {
   try {
-    const result = spawnSync(sandboxHelperPath(), ['--probe'], { encoding: 'utf8', timeout: 5000 });
-    if (result.status === 0) return JSON.parse(result.stdout) as KernelProbe;
+    // The same call lists /etc's closed entries (the view hides them), saving a second start.
+    const stamp = folderStamp(MASKED_SYSTEM_FOLDER);
+    const result = spawnSync(sandboxHelperPath(), ['--closed', MASKED_SYSTEM_FOLDER, '--probe'], {
+      encoding: 'utf8',
+      timeout: 5000,
+    });
+    if (result.status === 0) {
+      const [closed, probe] = result.stdout.trim().split('\n');
+      if (stamp !== undefined && closed)
+        rememberClosedEntries(MASKED_SYSTEM_FOLDER, stamp, JSON.parse(closed));
+      return JSON.parse(probe ?? '') as KernelProbe;
+    }
   } catch {
     // Fall through to the addon.
   }
   return runeNative().probe();
+}
+
+/** The entries of a system folder others may not read, listed by the helper (or scanned here). */
+function scanClosed(folder: string): string[] {
+  try {
+    const result = spawnSync(sandboxHelperPath(), ['--closed', folder], { encoding: 'utf8', timeout: 5000 });
+    if (result.status === 0) return JSON.parse(result.stdout) as string[];
+  } catch {
+    // The helper is not usable here: scan in Node.
+  }
+  return findClosedEntries(folder);
 }
 
 /** What this machine offers, probed once per process. */
@@ -384,6 +408,10 @@ function listDir(dir: string): string[] {
   }
 }
 
+function removeCallTmp(prepared: Prepared): void {
+  if (prepared.tmpDir) rmSync(prepared.tmpDir, { recursive: true, force: true });
+}
+
 /** The layers a call would get, from the capabilities alone (before anything ran). */
 export function expectedLayers(
   caps: SandboxCapabilities,
@@ -444,6 +472,8 @@ interface Prepared {
   sandboxed: boolean;
   /** What the view holds (namespaces layer). */
   view?: ViewSummary;
+  /** Without a view: the call's own temporary folder on the host, removed when it ends. */
+  tmpDir?: string;
   /** Writable roots whose git folders are judged after the call (src/sandbox/git.ts). */
   gitRoots?: string[];
 }
@@ -544,7 +574,11 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       return real;
     };
     if (realCwd !== cwd) links.push({ path: cwd, target: realCwd });
-    const rwRoots = [...new Set(request.readWritePaths.map(realGrant))];
+    // Without a view there is no private /tmp: the call gets its own folder instead (TMPDIR), made
+    // here with mode 0700 and removed when the call ends.
+    const callTmp = namespaces ? undefined : mkdtempSync(join(tmpdir(), 'rune-call-'));
+    if (callTmp) env.TMPDIR = callTmp;
+    const rwRoots = [...new Set([...request.readWritePaths, ...(callTmp ? [callTmp] : [])].map(realGrant))];
     const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
     const protectedPaths: string[] = [];
     const home = realPath(resolve(runeHome()));
@@ -575,7 +609,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         .filter((n) => n.endsWith('_key'))
         .map((n) => join('/etc/ssh', n)),
       // Everything else of /etc that others may not read, as a class (shadow-, keys, passwords…).
-      ...closedSystemEntries(MASKED_SYSTEM_FOLDER),
+      ...closedSystemEntries(MASKED_SYSTEM_FOLDER, scanClosed),
     ]);
     const plan = cgroupPlan();
     let cgroupDirs: string[] = [];
@@ -596,6 +630,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     } = planHelperArgs({
       request: { ...request, cwd: realCwd, readOnlyPaths: roRoots, readWritePaths: rwRoots },
       links,
+      ...(env.TMPDIR ? { tmpDir: env.TMPDIR } : {}),
       strict: mode === 'strict',
       namespaces,
       protectedPaths,
@@ -637,6 +672,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
       view,
+      ...(callTmp ? { tmpDir: callTmp } : {}),
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
@@ -746,6 +782,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
     const reverted = gitAfter(prepared);
+    removeCallTmp(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -776,10 +813,12 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.add(prepared);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
-    void readReport(child).then((text) => {
+    const reported = readReport(child).then((text) => {
       const merged = mergeLayers(prepared, text).layers;
       layers.splice(0, layers.length, ...merged);
     });
+    // Resolves once the helper's report is merged too, so `layers` is final by then (the report
+    // pipe and the exit race each other: a quick command can end before its report is read).
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((done) => {
       child.on('error', () => done({ exitCode: 127, signal: null }));
       child.on('exit', (exitCode, signal) => {
@@ -787,7 +826,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         pool?.release(prepared.cgroupDirs);
         if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.delete(prepared);
         gitAfter(prepared);
-        done({ exitCode, signal });
+        removeCallTmp(prepared);
+        void reported.then(() => done({ exitCode, signal }));
       });
     });
     const kill = (signal: NodeJS.Signals = 'SIGKILL') => killGroup(child.pid, signal);

@@ -69,6 +69,14 @@ describe('planHelperArgs', () => {
     expect(args.slice(at, at + 3)).toEqual(['--link', '/work/p/docs', '/home/u']);
   });
 
+  it("makes the command's TMPDIR in the private /tmp when it lies there, and only then", () => {
+    expect(pairs(planHelperArgs({ ...base, tmpDir: '/tmp/user/1000' }).args, '--tmpdir')).toEqual([
+      '/tmp/user/1000',
+    ]);
+    expect(planHelperArgs({ ...base, tmpDir: '/var/tmp' }).args).not.toContain('--tmpdir');
+    expect(planHelperArgs({ ...base, tmpDir: 'relative' }).args).not.toContain('--tmpdir');
+  });
+
   it('says --no-namespaces when the machine has none', () => {
     expect(planHelperArgs({ ...base, namespaces: false }).args).toContain('--no-namespaces');
     expect(planHelperArgs(base).args).not.toContain('--no-namespaces');

@@ -61,6 +61,13 @@ export const HOME_CREDENTIALS = [
   '.cargo/credentials',
   '.cargo/credentials.toml',
   '.terraform.d/credentials.tfrc.json',
+  // Container runtimes keep API sockets (root on the host) and TLS client keys here: a read-only
+  // grant of the home folder would not stop connect(2) on a socket.
+  '.docker',
+  '.colima',
+  '.lima',
+  '.rd',
+  '.local/share/containers/podman/machine',
 ];
 
 /**
@@ -116,6 +123,8 @@ export interface ResolvedName {
 }
 
 export interface PlanInput {
+  /** The command's TMPDIR: made (empty, private) in the view's /tmp when it lies there. */
+  tmpDir?: string;
   /** Paths are real (symlinks resolved) and absolute, or relative to the real `cwd`. */
   request: Pick<SandboxRequest, 'argv' | 'cwd' | 'readOnlyPaths' | 'readWritePaths' | 'allowedDomains'>;
   /** Grants named through a symlink: the view gets the same symlink pointing at the real path. */
@@ -166,6 +175,8 @@ export function planHelperArgs(input: PlanInput): Plan {
   for (const p of ro) args.push('--ro', p);
   for (const p of rw) args.push('--rw', p);
   for (const link of input.links ?? []) args.push('--link', link.path, link.target);
+  if (input.tmpDir && isAbsolute(input.tmpDir) && isInside(resolve(input.tmpDir), '/tmp'))
+    args.push('--tmpdir', resolve(input.tmpDir));
   for (const p of input.pinPaths) args.push('--pin', p);
   for (const p of input.protectedPaths) args.push('--protect', p);
   for (const p of input.hidePaths) args.push('--hide', p);

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { closedToOthers, findClosedEntries } from './secrets.ts';
+import { closedSystemEntries, closedToOthers, findClosedEntries } from './secrets.ts';
 
 describe('closedToOthers', () => {
   it.each([
@@ -38,5 +38,22 @@ describe('findClosedEntries', () => {
 
   it('returns nothing for a folder that does not exist', () => {
     expect(findClosedEntries('/nonexistent-rune-folder')).toEqual([]);
+  });
+});
+
+describe('closedSystemEntries', () => {
+  it('scans once while the folder is unchanged, and again when an entry is added', () => {
+    const root = mkdtempSync(join(tmpdir(), 'rune-secrets-cache-'));
+    let scans = 0;
+    const scan = (folder: string) => {
+      scans++;
+      return findClosedEntries(folder);
+    };
+    expect(closedSystemEntries(root, scan)).toEqual([]);
+    expect(closedSystemEntries(root, scan)).toEqual([]);
+    expect(scans).toBe(1);
+    writeFileSync(join(root, 'shadow-'), 'x', { mode: 0o600 });
+    expect(closedSystemEntries(root, scan)).toEqual([join(root, 'shadow-')]);
+    expect(scans).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
 // The host's secrets in a system folder, found as a class: every file others may not read
 // (shadow, gshadow and their backups, sudoers, host keys, TLS private keys, database passwords…)
 // and every folder others may not enter. A list of names would miss the next backup or variant.
-// The view hides what this finds; Landlock leaves it out of the folder's rules. Scanning /etc
-// costs milliseconds, so it runs once per process and again only when the folder changed.
+// The view hides what this finds; Landlock leaves it out of the folder's rules. The sandbox helper
+// scans in C (`--closed DIR`, a few ms; Node takes tens under load), once per process and again
+// when the folder changed; the scan here is the fallback when the helper cannot.
 import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -51,18 +52,30 @@ export function findClosedEntries(folder: string): string[] {
   return found;
 }
 
-let cache: { folder: string; stamp: string; entries: string[] } | undefined;
-
-/** findClosedEntries, kept for the process while the folder's own entries are unchanged. */
-export function closedSystemEntries(folder: string): string[] {
-  let stamp: string;
+/** What identifies the state of a folder's own entries (new, removed or renamed ones). */
+export function folderStamp(folder: string): string | undefined {
   try {
     const st = statSync(folder);
-    stamp = `${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+    return `${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
   } catch {
-    return [];
+    return undefined;
   }
-  if (cache?.folder !== folder || cache.stamp !== stamp)
-    cache = { folder, stamp, entries: findClosedEntries(folder) };
+}
+
+let cache: { folder: string; stamp: string; entries: string[] } | undefined;
+
+/** Records entries found for `folder` at `stamp` (the helper's probe finds them on the way). */
+export function rememberClosedEntries(folder: string, stamp: string, entries: string[]): void {
+  cache = { folder, stamp, entries };
+}
+
+/** The closed entries of `folder`, kept for the process while its own entries are unchanged. */
+export function closedSystemEntries(
+  folder: string,
+  scan: (folder: string) => string[] = findClosedEntries,
+): string[] {
+  const stamp = folderStamp(folder);
+  if (stamp === undefined) return [];
+  if (cache?.folder !== folder || cache.stamp !== stamp) cache = { folder, stamp, entries: scan(folder) };
   return cache.entries;
 }

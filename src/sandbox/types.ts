@@ -53,6 +53,7 @@ export interface SandboxedProcess {
   readonly stdin: NodeJS.WritableStream;
   readonly stdout: NodeJS.ReadableStream;
   readonly stderr: NodeJS.ReadableStream;
+  /** What the sandbox expects until the helper reports; final once `exited` has resolved. */
   readonly layers: LayerReport[];
   /** Resolves when the process (and its group) has exited. */
   readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;

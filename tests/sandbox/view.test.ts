@@ -53,6 +53,7 @@ const scratch = join(root, 'scratch');
 const rotmp = join(root, 'rotmp');
 const shmDir = `/dev/shm/rune-view-${process.pid}`;
 const sockets = {
+  desktop: join(home, '.docker', 'desktop', 'docker.sock'),
   runtime: join(outside, 'api.sock'),
   tmp: join(root, 'api.sock'),
   home: join(home, '.local', 'run', 'agent.sock'),
@@ -278,6 +279,22 @@ const cases: Case[] = [
       },
     }),
   ),
+
+  {
+    klass: 'host UNIX sockets',
+    name: "connect(2) to Docker Desktop's socket under a home folder granted read-only",
+    fallback: 'seccomp',
+    control: async () =>
+      expect((await hostAsync(UNIX_CONNECT(sockets.desktop))).stdout).toContain('HOSTSOCK'),
+    attack: async (inside) => {
+      // A read-only mount does not stop connect(2): the runtime's folder is hidden instead.
+      const r = await inside(`${UNIX_CONNECT(sockets.desktop)}; cat "$HOME/notes.txt"`, {
+        flags: ['--allow-read', home],
+      });
+      expect(r.stdout).not.toContain('HOSTSOCK');
+      expect(r.stdout).toContain('home notes');
+    },
+  },
 
   // ------------------------------------------------------------ metadata Landlock does not mediate
   {
@@ -751,6 +768,24 @@ const cases: Case[] = [
   },
   {
     klass: 'still works',
+    name: 'mktemp works in the TMPDIR the command gets, and nothing of it is left on the host',
+    fallback: 'no-target',
+    control: () =>
+      expect(
+        host('mkdir -p "$TMPDIR" && mktemp >/dev/null && echo MADE', { env: { TMPDIR: CALL_TMPDIR } }).stdout,
+      ).toBe('MADE\n'),
+    attack: async (inside) => {
+      const r = await inside('mktemp >/dev/null && echo MADE; echo "$TMPDIR"', {
+        env: { TMPDIR: CALL_TMPDIR },
+      });
+      const [made, tmp] = r.stdout.split('\n');
+      expect(made).toBe('MADE');
+      // In the view it is the private /tmp's; without one, a folder of the call's own, gone now.
+      expect(existsSync(tmp as string) && tmp !== CALL_TMPDIR).toBe(false);
+    },
+  },
+  {
+    klass: 'still works',
     name: "a private /tmp, and grants under the host's /tmp readable and writable as granted",
     fallback: 'no-target',
     control: () =>
@@ -785,6 +820,9 @@ const VIEW_ROOT = [
   'tmp',
   'usr',
 ];
+
+/** A TMPDIR under /tmp that exists nowhere on the host until a control makes it. */
+const CALL_TMPDIR = `/tmp/rune-view-tmpdir-${process.pid}/sub`;
 
 const PTY_FLOOD = `import os
 fds = []
@@ -898,6 +936,7 @@ describe('the sandbox view', () => {
     writeFileSync(join(home, '.aws', 'credentials'), '[default]\nkey = AWS-SECRET-rune-view\n');
     writeFileSync(join(home, 'notes.txt'), 'home notes\n');
     mkdirSync(join(home, '.local', 'run'), { recursive: true });
+    mkdirSync(join(home, '.docker', 'desktop'), { recursive: true });
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, 'README.md'), 'project readme\n');
     symlinkSync(home, join(project, 'docs'));
@@ -925,6 +964,7 @@ describe('the sandbox view', () => {
     host(IPC_REMOVE(LEFT_KEY));
     host(`${PY} -c 'import ctypes; ctypes.CDLL(None).mq_unlink(b"${MQ_NAME}")'`);
     rmSync(shmDir, { recursive: true, force: true });
+    rmSync(`/tmp/rune-view-tmpdir-${process.pid}`, { recursive: true, force: true });
     rmSync(outside, { recursive: true, force: true });
     rmSync(root, { recursive: true, force: true });
     // A broken sandbox must not leave a setuid system binary behind.
