@@ -704,6 +704,11 @@ static void print_probe(void) {
 }
 
 int main(int argc, char **argv) {
+  /* rune started this call (in its own process group): if rune dies, so does the call, net guard
+   * and namespace with it (its init has PDEATHSIG on this process). Nothing outlives rune. */
+  pid_t starter = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != starter) _exit(125);
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];

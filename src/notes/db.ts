@@ -309,10 +309,14 @@ export class Store {
   private readonly now: () => Date;
   private depth = 0;
   private committed: Array<() => void> = [];
+  /** One transaction wrapper for all (better-sqlite3 makes nested calls savepoints). */
+  private readonly inTransaction: <T>(fn: () => T) => T;
 
   constructor(db: SqliteDatabase, now: () => Date = () => new Date()) {
     this.db = db;
     this.now = now;
+    const wrapper = db.transaction((fn: () => unknown) => fn());
+    this.inTransaction = <T>(fn: () => T) => wrapper(fn) as T;
   }
 
   /**
@@ -326,7 +330,7 @@ export class Store {
       const queued = this.committed.length;
       this.depth++;
       try {
-        return this.db.transaction(fn)();
+        return this.inTransaction(fn);
       } catch (error) {
         this.committed.length = queued;
         throw error;
@@ -337,7 +341,7 @@ export class Store {
     this.depth = 1;
     let result: T;
     try {
-      result = this.db.transaction(fn)();
+      result = this.inTransaction(fn);
     } catch (error) {
       this.committed = [];
       throw error;

@@ -83,3 +83,32 @@ describe('WalSync (group commit)', () => {
     await sync.close();
   });
 });
+
+describe('WalSync with a change counter', () => {
+  it('waits only when something was committed since the last completed fsync', async () => {
+    const disk = heldDisk();
+    let changes = 0;
+    const sync = new WalSync(wal(), { fsync: disk.fsync, changes: () => changes });
+    changes = 1;
+    const first = sync.flush();
+    expect(disk.pending).toHaveLength(1);
+    // Nothing new since that fsync began: the same fsync answers this one too.
+    const same = sync.flush();
+    expect(disk.pending).toHaveLength(1);
+    disk.finish();
+    expect(await settled(first)).toBe('resolved');
+    expect(await settled(same)).toBe('resolved');
+    expect(disk.pending).toHaveLength(0);
+    // Everything is synced: no fsync, no wait (presence updates, idempotent requests).
+    expect(await settled(sync.flush())).toBe('resolved');
+    expect(disk.pending).toHaveLength(0);
+    changes = 2;
+    const later = sync.flush();
+    expect(disk.pending).toHaveLength(1);
+    disk.finish();
+    expect(await settled(later)).toBe('resolved');
+    const closing = sync.close();
+    disk.finish();
+    await closing;
+  });
+});

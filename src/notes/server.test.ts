@@ -682,10 +682,14 @@ describe('collaboration', () => {
     expect(d1.getText('content').toString()).toBe(d2.getText('content').toString());
     expect(live).toBe(d1.getText('content').toString());
     expect(live).toMatch(/^(from one\nfrom two\n|from two\nfrom one\n)# A\n$/);
-    await new Promise((r) => setTimeout(r, 150));
-    const revs = (await user.request('GET', '/api/notes/pub/files/a.md/revisions')).json().revisions;
+    // Saved once the editors pause (idleMs 50 in the tests); waited for, not timed.
+    let revs: Array<{ revision: number; author: string }> = [];
+    for (let i = 0; i < 200 && revs[0]?.revision !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      revs = (await user.request('GET', '/api/notes/pub/files/a.md/revisions')).json().revisions;
+    }
     expect(revs[0]).toMatchObject({ revision: 2 });
-    expect(revs[0].author.split(', ').sort()).toEqual(['ada', 'uma']);
+    expect(revs[0]!.author.split(', ').sort()).toEqual(['ada', 'uma']);
     // A script's PUT on the old base merges with the live text.
     const put = await user.request('PUT', '/api/notes/pub/files/a.md', {
       content: '# A\nscript\n',

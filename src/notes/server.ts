@@ -11,11 +11,12 @@ import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { Auth } from './auth.ts';
 import { ChatService as Chat, type ChatService, type RunAgent } from './chat.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { Collab } from './collab.ts';
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { frameworkErrors, HELMET, limitConnections, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -84,10 +85,11 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const dbFile = join(options.dataDir, 'notes.db');
   const db = openNotesDatabase(dbFile);
-  const walSync = new WalSync(
-    join(options.dataDir, 'notes.db-wal'),
-    options.fsync ? { fsync: options.fsync } : {},
-  );
+  const changes = db.prepare('select total_changes()').pluck();
+  const walSync = new WalSync(join(options.dataDir, 'notes.db-wal'), {
+    changes: () => changes.get() as number,
+    ...(options.fsync ? { fsync: options.fsync } : {}),
+  });
   // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
   // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
   // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
@@ -101,6 +103,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
+  const checkpointer = Checkpointer.start(db, dbFile, logger, () => changes.get() as number);
   const collab = new Collab(store, hub, {
     logger,
     limits,
@@ -147,6 +150,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
     frameworkErrors,
   });
+  limitConnections(app.server, limits.maxConnectionsPerClient, notes.trusted_proxies ?? []);
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.
   await app.register(fastifyHelmet, HELMET);
@@ -214,6 +218,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await app.close();
     await tasks.close();
     collab.flushAll();
+    await checkpointer?.close();
     await walSync.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();

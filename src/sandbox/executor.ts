@@ -486,17 +486,17 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   const caps = (): SandboxCapabilities => sandboxCapabilities();
   let guard: GitGuard | undefined;
   const gitGuard = (): GitGuard => {
-    guard ??= new GitGuard(logger, process.env.HOME);
+    guard ??= new GitGuard(logger, process.env.HOME, join(runeHome(), 'state'));
     return guard;
   };
   /** Long-lived sandboxed processes with writable roots (MCP servers): they may write any time. */
   const liveWriters = new Set<Prepared>();
   /** After a call: judges its writable roots' git folders; the text tells the model what was undone. */
-  const gitAfter = (prepared: Prepared): string => {
+  const gitAfter = (prepared: Prepared, endsCall = true): string => {
     if (!prepared.gitRoots || prepared.gitRoots.length === 0) return '';
     const roots = [...prepared.gitRoots, ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
     try {
-      const message = gitGuard().check([...new Set(roots)]);
+      const message = gitGuard().check([...new Set(roots)], endsCall);
       return message ? `${message}\n` : '';
     } catch (error) {
       logger.warn('sandbox.git_check_failed', {
@@ -849,7 +849,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     if (mode === 'off') return undefined;
     const all = [...roots.map((p) => resolve(p)), ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
     if (all.length === 0) return undefined;
-    return gitAfter({ gitRoots: [...new Set(all)] } as Prepared) || undefined;
+    return gitAfter({ gitRoots: [...new Set(all)] } as Prepared, false) || undefined;
   };
 
   return { run, spawn, describe, checkGit };

@@ -1,10 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -191,5 +194,39 @@ describe('GitGuard.check', () => {
     guard.prepare([root], true);
     chmodSync(join(root, 'nested/.git/hooks/post-merge'), 0o755);
     expect(guard.check([root])).toMatch(/post-merge: no longer executable/);
+  });
+});
+
+describe('GitGuard after a rune that died during a call', () => {
+  it('judges what changed since that call began, and only then', () => {
+    const root = project();
+    const state = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-state-')));
+    // A first rune begins a call (its journal is written) and is killed before its check.
+    const first = new GitGuard(logger, undefined, state);
+    first.prepare([root], true);
+    const [journal] = readdirSync(state);
+    const dead = spawnSync('/bin/true').pid as number;
+    renameSync(join(state, journal as string), join(state, `git-guard-${dead}.json`));
+    const data = JSON.parse(readFileSync(join(state, `git-guard-${dead}.json`), 'utf8'));
+    writeFileSync(join(state, `git-guard-${dead}.json`), JSON.stringify({ ...data, pid: dead }));
+    // The call planted a key before rune died.
+    writeFileSync(join(root, 'nested/.git/config'), '[core]\n\tbare = false\n\tsshCommand = evil\n');
+    warnings.length = 0;
+    new GitGuard(logger, undefined, state).prepare([root], true);
+    expect(warnings.join()).toMatch(
+      /ended during a tool call.*nested\/\.git\/config: removed core\.sshcommand/s,
+    );
+    expect(readFileSync(join(root, 'nested/.git/config'), 'utf8')).not.toContain('evil');
+    expect(readdirSync(state).filter((n) => n.includes(String(dead)))).toEqual([]);
+  });
+
+  it('leaves no journal once every call has ended', () => {
+    const root = project();
+    const state = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-state-')));
+    const guard = new GitGuard(logger, undefined, state);
+    guard.prepare([root], true);
+    expect(readdirSync(state)).toEqual([`git-guard-${process.pid}.json`]);
+    guard.check([root], true);
+    expect(readdirSync(state)).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import {
   chmodSync,
   type Dirent,
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -194,17 +195,32 @@ export class GitGuard {
   /** Contents (config, commondir, .git files) or lstat fingerprints (hooks) at the last look. */
   private baseline = new Map<string, string | null>();
   private told = new Set<string>();
+  /** Calls begun (prepare) and not yet ended (check with endsCall). */
+  private active = 0;
 
+  private readonly journal: string | undefined;
+
+  /**
+   * `journalDir`: a folder of rune's own where each call's starting point is written before the
+   * call, so a rune killed during a call leaves the next rune something to judge against.
+   */
   constructor(
     private readonly logger: Logger,
     private readonly home: string | undefined,
-  ) {}
+    private readonly journalDir?: string,
+  ) {
+    this.journal = journalDir ? join(journalDir, `git-guard-${process.pid}.json`) : undefined;
+  }
 
   /** Before a call: what to bind read-only. `settled`: no other sandboxed writer is running. */
   prepare(rootsGiven: readonly string[], settled: boolean): GitProtection {
+    if (rootsGiven.length === 0) return { protect: [], pin: [], notes: [] };
     const roots = rootsGiven.map(real);
     const fresh = roots.filter((root) => !this.scanned.has(root));
-    if (fresh.length > 0) this.scan(roots);
+    if (fresh.length > 0) {
+      this.recover(roots);
+      this.scan(roots);
+    }
     // Changes made between calls are the person's own: they become the baseline, unless another
     // sandboxed process (an MCP server) may have made them, in which case they are judged now.
     if (settled) this.snapshot(roots);
@@ -237,14 +253,76 @@ export class GitGuard {
         }
       }
     }
+    this.active++;
+    this.writeJournal();
     return { protect: [...protect], pin: [...pin], notes };
+  }
+
+  /** Writes what every watched file looked like at the start of this call (see the constructor). */
+  private writeJournal(): void {
+    if (!this.journal) return;
+    const data = JSON.stringify({
+      pid: process.pid,
+      roots: [...this.scanned],
+      repos: [...this.repos.keys()],
+      baseline: [...this.baseline],
+    });
+    try {
+      mkdirSync(dirname(this.journal), { recursive: true, mode: 0o700 });
+      const tmp = `${this.journal}.${process.pid}.tmp`;
+      writeFileSync(tmp, data, { mode: 0o600 });
+      renameSync(tmp, this.journal);
+    } catch (error) {
+      this.logger.debug('sandbox.git_journal', {
+        message: `cannot write ${this.journal}: ${(error as Error).message}`,
+      });
+    }
+  }
+
+  /**
+   * A journal left by a rune that died during a call (its process is gone): what changed since that
+   * call began is judged now, as the call's own check would have judged it.
+   */
+  private recover(roots: readonly string[]): void {
+    if (!this.journalDir) return;
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.journalDir).filter((name) => /^git-guard-\d+\.json$/.test(name));
+    } catch {
+      return;
+    }
+    for (const name of names) this.recoverFrom(join(this.journalDir, name), roots);
+  }
+
+  private recoverFrom(file: string, roots: readonly string[]): void {
+    let data: { pid: number; roots: string[]; repos: string[]; baseline: Array<[string, string | null]> };
+    try {
+      data = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return;
+    }
+    if (data.pid === process.pid || processAlive(data.pid)) return;
+    const mine = data.roots.filter((root) => roots.includes(root));
+    if (mine.length === 0) return;
+    for (const [file, value] of data.baseline) if (!this.baseline.has(file)) this.baseline.set(file, value);
+    for (const gitDir of data.repos) if (!this.repos.has(gitDir)) this.repos.set(gitDir, this.repoAt(gitDir));
+    const message = this.check(mine);
+    if (message)
+      this.logger.warn('sandbox.git_recovered', {
+        message: `rune ${data.pid} ended during a tool call, before its git check; checked now. ${message}`,
+      });
+    try {
+      unlinkSync(file);
+    } catch {
+      // Another rune took it first.
+    }
   }
 
   /**
    * After a call: judges what was created or changed under the roots since the last look, undoes
    * whatever makes git run a program, and returns what was done (for the model), or undefined.
    */
-  check(rootsGiven: readonly string[]): string | undefined {
+  check(rootsGiven: readonly string[], endsCall = false): string | undefined {
     const roots = rootsGiven.map(real);
     const before = new Set(this.repos.keys());
     this.scan(roots);
@@ -273,6 +351,15 @@ export class GitGuard {
       }
     }
     this.snapshot(roots);
+    if (endsCall && this.active > 0 && --this.active === 0 && this.journal) {
+      try {
+        unlinkSync(this.journal); // no call in flight: nothing left to recover
+      } catch {
+        // Never written.
+      }
+    } else if (this.active > 0) {
+      this.writeJournal();
+    }
     if (actions.length === 0) return undefined;
     const message = `rune: git: the command left git settings under a writable folder that would run its programs on your next git command; undone:\n${actions.map((a) => `  - ${a}`).join('\n')}`;
     this.logger.warn('sandbox.git_reverted', { message });
@@ -563,6 +650,15 @@ function linkPrint(path: string): string {
     return `link:${readlinkSync(path)}`;
   } catch {
     return 'gone';
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

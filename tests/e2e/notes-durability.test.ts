@@ -26,10 +26,11 @@ afterEach(() => {
 class Site {
   server!: NotesProcess;
   private readonly env = cleanEnv();
+  args: string[] = [];
   constructor(readonly home: string) {}
 
   async start(): Promise<void> {
-    this.server = await startNotesProcess({ home: this.home, env: this.env });
+    this.server = await startNotesProcess({ home: this.home, env: this.env, args: this.args });
     started.push(this.server);
   }
 
@@ -273,6 +274,27 @@ describe('rune notes durability (binary, SIGKILL)', () => {
     expect(revisions.length).toBeGreaterThan(1);
     await site.server.stop();
   }, 120_000);
+});
+
+describe('rune notes checkpoints (binary)', () => {
+  it('checkpoints the WAL from a thread of its own while requests write', async () => {
+    const site = newSite();
+    site.args = ['--verbose'];
+    await site.start();
+    const admin = (await site.tokens(['admin'])).get('admin')!;
+    await site.ok(admin, 'POST', '/api/notes', { name: 'n' });
+    await site.ok(admin, 'POST', '/api/notes/n/files', { name: 'f.md', content: '' });
+    let revision = 1;
+    for (let i = 0; !/"event":"notes\.checkpoint","pages":[1-9]/.test(site.server.stderr()); i++) {
+      expect(i, site.server.stderr()).toBeLessThan(500);
+      revision = (
+        await site.ok(admin, 'PUT', '/api/notes/n/files/f.md', { content: `${i}\n`, base_revision: revision })
+      ).revision;
+      await sleep(20);
+    }
+    await site.server.stop();
+    expect(site.server.stderr()).not.toMatch(/checkpoint(er)?_(failed|lost)/);
+  }, 60_000);
 });
 
 describe('rune notes convergence (binary)', () => {

@@ -5,7 +5,7 @@
 // program-running key is left in any config, and git run here on the host (status, log through a
 // pager, an alias, diff with a textconv, commit with hooks) runs nothing of the command's; git
 // init/add/commit inside the sandbox still work. Through the built binary.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -140,6 +140,8 @@ describe('git folders under a writable root', () => {
       ...['.git/config', 'nested/.git/config', '.git/modules/sub/config'].map(appendEvil),
       `printf '#!/bin/sh\\n${evil('hook')}\\n' > .git/hooks/pre-commit 2>/dev/null; chmod +x .git/hooks/pre-commit 2>/dev/null`,
       `printf 'gitdir: ${join(proj, 'planted')}\\n' > sub/.git 2>/dev/null`,
+      // The project's own repository is still usable: add and commit (config and hooks stay read-only).
+      'echo z > z.txt && git add z.txt && git commit -qm z && echo PROJ-COMMITTED',
       // A repository the command creates, used as a developer would: init, add, commit.
       'mkdir -p made && cd made && git init -q && echo y > y && git add y && git commit -qm y && echo MADE-COMMITTED; cd ..',
       setKeys('made'),
@@ -157,6 +159,8 @@ describe('git folders under a writable root', () => {
   it('the attack ran to its end, and git init/add/commit worked inside', () => {
     expect(attack.code, attack.stderr).toBe(0);
     expect(attack.stdout).toContain('MADE-COMMITTED');
+    expect(attack.stdout).toContain('PROJ-COMMITTED');
+    expect(git(proj, 'log', '-1', '--format=%s')).toBe('z\n');
     expect(attack.stdout).toContain('ATTACK-DONE');
     expect(git(join(proj, 'made'), 'log', '--format=%s')).toBe('y\n');
   });
@@ -267,6 +271,80 @@ describe('git folders: the rest of the class', () => {
     expect(readFileSync(join(repo, '.githooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
   });
 });
+
+describe('a rune killed during a call', () => {
+  it('leaves a journal the next rune judges: the planted key is removed then', async () => {
+    const repo = tempDir('rune-git-killed-');
+    git(repo, 'init', '-q');
+    const runeHome = join(tempDir('rune-git-killed-home-'), '.rune');
+    mkdirSync(runeHome, { recursive: true });
+    const killedEnv = { ...env, RUNE_HOME: runeHome };
+    const child = spawn(
+      requireBinary(),
+      [
+        'sandbox',
+        '--allow-read',
+        home,
+        '--allow-write',
+        repo,
+        '--',
+        '/bin/sh',
+        '-c',
+        `git init -q made && git -C made config core.pager '${evil('killed')}' && echo READY && sleep 20`,
+      ],
+      { cwd: repo, env: killedEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('READY')) resolve();
+      });
+    });
+    // rune dies without its check; its sandboxed tree (in a process group of its own) dies with it.
+    const helpers = descendants(child.pid as number);
+    expect(helpers.length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('close', resolve));
+    const alive = () =>
+      helpers.filter(
+        (pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '),
+      );
+    for (let i = 0; i < 100 && alive().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toEqual([]);
+    expect(programKeys(join(repo, 'made/.git/config'))).not.toEqual([]);
+    const next = await runRune(['sandbox', '--allow-write', repo, '--', '/bin/true'], {
+      cwd: repo,
+      env: killedEnv,
+    });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toMatch(/ended during a tool call, before its git check/);
+    expect(next.stderr).toContain(`${join(repo, 'made/.git/config')}: removed core.pager`);
+    expect(programKeys(join(repo, 'made/.git/config'))).toEqual([]);
+  });
+});
+
+/** Every process below `root` (from /proc), deepest last. */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out: number[] = [];
+  const visit = (pid: number) => {
+    for (const child of children.get(pid) ?? []) {
+      out.push(child);
+      visit(child);
+    }
+  };
+  visit(root);
+  return out;
+}
 
 describe('the model is told, through the agent', () => {
   const mock = useMockLlm();
