@@ -62,8 +62,26 @@ describe.skipIf(!available)("strict mode under a container runtime's seccomp pro
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('--sandbox is strict, but');
     expect(result.stderr).toMatch(missing);
-    expect(result.stderr).toContain('set --sandbox to auto');
+    expect(result.stderr).toContain('pass --sandbox auto');
     expect(result.stderr).not.toContain(KEY);
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it('the interactive session (on a terminal) exits 8 before its prompt, naming each missing layer', async () => {
+    // script(1) gives rune a terminal, so it starts the session rather than pipe mode.
+    const home = tempDir('rune-strict-home-');
+    const command = `${requireBinary()} --sandbox strict --base-url ${mock.baseUrl} --model m`;
+    const result = await run('/usr/bin/python3', [HELPER, '--', 'script', '-qec', command, '/dev/null'], {
+      env: { ...cleanEnv(home), RUNE_API_KEY: KEY, TERM: 'dumb' },
+      cwd: home,
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(8);
+    expect(result.stdout).toContain('--sandbox is strict, but');
+    expect(result.stdout).toMatch(
+      /\r?\n {2}namespaces: unshare\(CLONE_NEWUSER\) failed with EPERM: a seccomp filter/,
+    );
+    expect(result.stdout).not.toContain(KEY);
     expect(mock.requests).toHaveLength(0);
   });
 
