@@ -279,6 +279,13 @@ describe('keyboard only', () => {
     // The editor names itself and points to the keyboard hint.
     const described = await a.page.getAttribute('.cm-content', 'aria-describedby');
     expect(await a.page.textContent(`#${described}`)).toContain('Escape');
+    // The Keys button lists the editor's keys.
+    await a.page.click('.keys-help summary');
+    await a.page.waitForSelector('.keys-list dt');
+    const keys = await a.page.textContent('.keys-list');
+    for (const entry of ['Ctrl+B', 'bold', 'Ctrl+Alt+2', 'heading 2', 'Ctrl+F', 'find and replace']) {
+      expect(keys).toContain(entry);
+    }
     await a.context.close();
   });
 });

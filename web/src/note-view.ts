@@ -176,7 +176,14 @@ export class NoteView {
           if (!details.open || list.childElementCount > 0 || !this.editorModule) return;
           const { MARKDOWN_KEYS } = await this.editorModule;
           const mac = /Mac|iPhone|iPad/.test(navigator.platform);
-          const show = (key: string) => key.replace(/Mod/g, mac ? '⌘' : 'Ctrl').replace(/-/g, '+');
+          // "Mod-Shift-z" → "Ctrl+Shift+Z", as keys are printed on keyboards.
+          const show = (key: string) =>
+            key
+              .split('-')
+              .map((part) =>
+                part === 'Mod' ? (mac ? '⌘' : 'Ctrl') : part.length === 1 ? part.toUpperCase() : part,
+              )
+              .join('+');
           const rows: Array<[string, string]> = [
             ...MARKDOWN_KEYS.map((each): [string, string] => [show(each.key ?? ''), each.label]),
             ['Shift+Tab', 'outdent'],

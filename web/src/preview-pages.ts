@@ -15,6 +15,8 @@ export interface Placed {
 interface Page {
   element: HTMLElement;
   items: Placed[];
+  /** The height guessed for it (em), as last written to its style. */
+  guess?: number;
 }
 
 const PAGE = 32;
@@ -47,13 +49,15 @@ export class Pages {
       last = item.element;
     }
     // Pages as they are now, in order, dropping empty ones and splitting big ones.
+    const known = new Map<Element, Page>(this.pages.map((page) => [page.element, page]));
     const byElement = new Map<Element, Page>();
     const pages: Page[] = [];
     for (const item of items) {
       const parent = item.element.parentElement!;
       let page = byElement.get(parent);
       if (!page) {
-        page = { element: parent as HTMLElement, items: [] };
+        page = known.get(parent) ?? { element: parent as HTMLElement, items: [] };
+        page.items = [];
         byElement.set(parent, page);
         pages.push(page);
       }
@@ -76,6 +80,14 @@ export class Pages {
         this.pages.push({ element, items: chunk });
         after = element;
       }
+    }
+    // Until a page has been shown once, its height is a guess from its source lines; a better
+    // guess keeps the scrollbar and scroll sync steadier on the way there.
+    for (const page of this.pages) {
+      const guess = Math.max(2, Math.round(page.items.reduce((sum, item) => sum + item.lines, 0) * 1.5));
+      if (page.guess === guess) continue;
+      page.guess = guess;
+      page.element.style.containIntrinsicSize = `auto ${guess}em`;
     }
     this.items = items;
   }

@@ -48,25 +48,31 @@ export class ScrollSync {
     this.schedule();
   }
 
-  private schedule(): void {
+  private schedule(settle = 3): void {
     cancelAnimationFrame(this.frame);
-    this.frame = requestAnimationFrame(() => this.follow());
+    this.frame = requestAnimationFrame(() => {
+      // Content laid out only when it comes into view (the preview's pages) can move the target
+      // once the follower has scrolled there: look again on the next frames until it holds.
+      if (this.follow() && settle > 0) this.schedule(settle - 1);
+    });
   }
 
-  private follow(): void {
+  /** Moves the follower to the leader's line; true when it had to move. */
+  private follow(): boolean {
     const leader = this.leader;
     const follower = leader === this.a ? this.b : this.a;
     const from = leader.scroller;
     const to = follower.scroller;
-    if (from.clientHeight === 0 || to.clientHeight === 0) return;
+    if (from.clientHeight === 0 || to.clientHeight === 0) return false;
     let top: number;
     if (from.scrollTop <= 0) top = 0;
     else if (from.scrollTop + from.clientHeight >= from.scrollHeight - 1)
       top = to.scrollHeight - to.clientHeight;
     else top = follower.topFor(leader.topLine());
     top = Math.max(0, Math.min(Math.round(top), to.scrollHeight - to.clientHeight));
-    if (Math.abs(to.scrollTop - top) <= 1) return;
+    if (Math.abs(to.scrollTop - top) <= 1) return false;
     to.scrollTop = top;
     this.expected.set(follower, to.scrollTop);
+    return true;
   }
 }
