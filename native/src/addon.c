@@ -36,6 +36,7 @@ static napi_value probe(napi_env env, napi_callback_info info) {
   CHECK(set_int(env, obj, "netns", p.netns));
   CHECK(set_int(env, obj, "mountns", p.mountns));
   CHECK(set_int(env, obj, "pidns", p.pidns));
+  CHECK(set_int(env, obj, "unshareNoop", p.unshare_noop));
   return obj;
 }
 

@@ -776,9 +776,9 @@ static void print_probe(void) {
   struct rune_probe p;
   rune_probe_kernel(&p);
   printf("{\"landlockAbi\":%d,\"seccompFilter\":%d,\"seccompUserNotif\":%d,\"currentSeccomp\":%d,"
-         "\"noNewPrivs\":%d,\"userns\":%d,\"netns\":%d,\"mountns\":%d,\"pidns\":%d}\n",
+         "\"noNewPrivs\":%d,\"userns\":%d,\"netns\":%d,\"mountns\":%d,\"pidns\":%d,\"unshareNoop\":%d}\n",
          p.landlock_abi, p.seccomp_filter, p.seccomp_user_notif, p.current_seccomp, p.no_new_privs, p.userns,
-         p.netns, p.mountns, p.pidns);
+         p.netns, p.mountns, p.pidns, p.unshare_noop);
 }
 
 int main(int argc, char **argv) {

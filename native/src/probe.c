@@ -71,6 +71,7 @@ void rune_probe_kernel(struct rune_probe *out) {
   out->seccomp_user_notif = neg_errno(syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes));
   out->current_seccomp = neg_errno(prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
   out->no_new_privs = neg_errno(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+  out->unshare_noop = neg_errno(unshare(0));
 
   probe_namespaces(out);
 }

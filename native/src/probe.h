@@ -12,6 +12,8 @@ struct rune_probe {
   int netns;               /* the same for CLONE_NEWNET inside that user namespace */
   int mountns;             /* CLONE_NEWNS */
   int pidns;               /* CLONE_NEWPID */
+  int unshare_noop;        /* unshare(0), which the kernel always grants: -EPERM means a seccomp filter
+                              refuses unshare itself (a container runtime's default profile) */
 };
 
 void rune_probe_kernel(struct rune_probe *out);

@@ -129,6 +129,63 @@ describe('runAgent', () => {
     expect(toolMessage?.content).toContain('stdout:\nhi');
     expect(result.toolCalls[0]).toMatchObject({ name: 'execute_cmd', decision: 'allow', isError: false });
     expect(result.toolCalls[0]!.layers?.[0]?.layer).toBe('landlock');
+    // The fake executor reports landlock as skipped: the model is told, the output stays intact.
+    expect(toolMessage?.content).toMatch(
+      /stdout:\nhi\n[\s\S]*\n\[sandbox: this ran without any sandbox layer \(test\)\]$/,
+    );
+  });
+
+  it('tells the model nothing about the sandbox when every layer applied', async () => {
+    const { provider, requests } = fakeProvider([
+      { toolCalls: [call('execute_cmd', { cmd: 'echo hi' })] },
+      { content: 'done' },
+    ]);
+    const executor = fakeExecutor();
+    const run = executor.run.bind(executor);
+    executor.run = async (request) => ({
+      ...(await run(request)),
+      layers: [
+        { layer: 'landlock', applied: true, detail: 'ABI 7' },
+        { layer: 'seccomp', applied: false, detail: 'seccomp filters unavailable: ENOSYS' },
+      ],
+    });
+    await runAgent(options(provider, { executor }));
+    const toolMessage = requests[1]!.messages.find((m) => m.role === 'tool');
+    expect(toolMessage?.content).toContain(
+      '[sandbox: this ran without the seccomp layer, which this machine does not offer; the other layers applied]',
+    );
+    executor.run = async (request) => ({
+      ...(await run(request)),
+      layers: [{ layer: 'landlock', applied: true, detail: 'ABI 7' }],
+    });
+    const again = fakeProvider([
+      { toolCalls: [call('execute_cmd', { cmd: 'echo hi' })] },
+      { content: 'done' },
+    ]);
+    await runAgent(options(again.provider, { executor }));
+    expect(again.requests[1]!.messages.find((m) => m.role === 'tool')?.content).not.toContain('[sandbox');
+  });
+
+  it('strict mode with a layer missing ends the run before any model call, with exit 8 and the cause', async () => {
+    const { provider, requests } = fakeProvider([{ content: 'never' }]);
+    const executor = fakeExecutor();
+    executor.describe = () => [
+      { layer: 'landlock', applied: true, detail: 'ABI 7' },
+      { layer: 'network', applied: false, detail: 'no network namespace: a seccomp filter refuses unshare' },
+    ];
+    const strict = config({ sandbox: { ...DEFAULTS.sandbox, mode: 'strict' } } as Partial<RuneConfig>);
+    const result = await runAgent(options(provider, { executor, config: strict }));
+    expect(requests).toHaveLength(0);
+    expect(result.status).toBe('Error');
+    expect(result.error?.code).toBe('SANDBOX_SETUP');
+    expect(exitCodeForResult(result)).toBe(8);
+    expect(result.error?.message).toContain(
+      'network: no network namespace: a seccomp filter refuses unshare',
+    );
+    // With every layer there, strict mode runs as usual.
+    executor.describe = () => [{ layer: 'landlock', applied: true, detail: 'ABI 7' }];
+    const ok = fakeProvider([{ content: 'fine' }]);
+    expect((await runAgent(options(ok.provider, { executor, config: strict }))).answer).toBe('fine');
   });
 
   it('withdraws the tools on the last step and stops with MaxSteps when no answer comes', async () => {

@@ -4,12 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { settingName } from '../config/load.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { protectedPathsFor } from '../policy/gate.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
+import { skippedLayersNote } from '../sandbox/summary.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import {
   filterToolsBySkills,
@@ -23,7 +25,12 @@ import { toolEnvironment } from '../tools/env.ts';
 import { executeTool, type RegisteredTool, ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
-import { createDefaultExecutor, createDefaultPolicy, createDefaultProvider } from './deps.ts';
+import {
+  createDefaultExecutor,
+  createDefaultPolicy,
+  createDefaultProvider,
+  requireStrictLayers,
+} from './deps.ts';
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
@@ -145,7 +152,10 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       return finish(
         'Error',
         '',
-        new RuneError('RUN_TIMEOUT', `the run did not finish within ${config.timeout_secs} s (timeout_secs)`),
+        new RuneError(
+          'RUN_TIMEOUT',
+          `the run did not finish within ${config.timeout_secs} s (${settingName(config, 'timeout_secs', 'timeout_secs')})`,
+        ),
       );
     }
     return finish('UserInterrupt', '');
@@ -155,8 +165,10 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   let executor: SandboxExecutor;
   let registry: ToolRegistry;
   try {
-    provider ??= await createDefaultProvider(options);
+    // Strict mode refuses before anything else (no model call, no tool): a missing layer ends the run.
     executor = options.executor ?? createDefaultExecutor(options);
+    requireStrictLayers(config, executor);
+    provider ??= await createDefaultProvider(options);
     policy = options.policy ?? (await createDefaultPolicy(options, sessionId));
     registry = options.tools ?? new ToolRegistry();
     for (const tool of options.extraTools ?? []) registry.add(tool);
@@ -414,7 +426,9 @@ async function perform(
     (env.context.signal.aborted
       ? { content: 'error: cancelled before it started', isError: true }
       : await executeTool(planned.tool!, planned.args!, env.context));
-  const content = redact(output.content);
+  // The model learns when its command ran with layers missing: it must not assume a confinement.
+  const note = skippedLayersNote(output.layers);
+  const content = redact(note ? `${output.content}\n${note}` : output.content);
   env.emit({
     type: 'tool_result',
     id: planned.call.id,

@@ -43,6 +43,8 @@ export const FLAG_LABELS: Record<string, string> = {
   'policy.mode': '--policy/--unrestricted',
   'sandbox.mode': '--sandbox',
   trace: '--trace',
+  // Not a config key: how a person approves what confirm mode would ask, named in deny reasons.
+  yes: '--yes',
 };
 
 export function addAgentOptions(program: Command): Command {

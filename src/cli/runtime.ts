@@ -1,6 +1,6 @@
 // What a CLI run keeps beyond one model call: the sandbox executor and the tool registry, with the
 // MCP servers of rune.toml, --mcp-stdio and --mcp-http started into it, shut down when the CLI is done.
-import { createDefaultExecutor } from '../agent/deps.ts';
+import { createDefaultExecutor, requireStrictLayers } from '../agent/deps.ts';
 import type { McpManager } from '../mcp/manager.ts';
 import type { SessionLogin } from '../mcp/remote/server.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -21,6 +21,8 @@ export interface Runtime {
 export async function startRuntime(setup: AgentSetup, login?: SessionLogin): Promise<Runtime> {
   const { config, logger, cwd, env } = setup;
   const executor = createDefaultExecutor({ prompt: '', config, logger, cwd, env });
+  // Strict mode stops here, before an MCP server starts or a model is called: exit 8, each layer named.
+  requireStrictLayers(config, executor);
   const registry = new ToolRegistry();
   const mcpStdio = setup.flags.mcpStdio ?? [];
   const mcpHttp = setup.flags.mcpHttp ?? [];

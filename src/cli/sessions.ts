@@ -1,9 +1,10 @@
 // Stored conversations: one JSON file per session under $RUNE_HOME/sessions (private folder,
 // secrets redacted), listed by `rune sessions` and continued with `--resume last|ID`.
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { RuneError } from '../core/errors.ts';
+import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redactValue } from '../core/redact.ts';
 import type { ChatMessage, Usage } from '../providers/types.ts';
@@ -66,7 +67,7 @@ export function saveSession(
   };
   const dir = sessionsDir(env);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDir(dir);
     const file = join(dir, `${session.id}.json`);
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, `${JSON.stringify(redactValue(session))}\n`, { mode: 0o600 });

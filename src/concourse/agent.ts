@@ -2,13 +2,19 @@
 // RUNE_* variables: a pipeline's behaviour must not depend on the worker), nothing ever prompts,
 // progress goes to the build log, and a run without a final answer fails the step.
 import { createHash } from 'node:crypto';
+import { requireStrictLayers } from '../agent/deps.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
 import { loadConfig } from '../config/load.ts';
 import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
 import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
-import type { Source } from './schema.ts';
+import { createSandboxExecutor } from '../sandbox/executor.ts';
+import { formatLayerSummary } from '../sandbox/summary.ts';
+import type { SandboxExecutor } from '../sandbox/types.ts';
+import { buildUrl } from './build-url.ts';
+import { requireTemporaryFolder } from './preflight.ts';
+import { type Source, sourceSchema } from './schema.ts';
 
 export type RunAgentFn = (options: AgentRunOptions) => Promise<AgentRunResult>;
 
@@ -20,7 +26,14 @@ export interface AgentDeps {
   log(line: string): void;
   /** Aborted when Concourse stops the step: the run ends and its tool processes are killed. */
   signal?: AbortSignal;
+  /** The sandbox of the run's tools (default: the real one for the source's sandbox settings). */
+  sandbox?: (config: RuneConfig) => SandboxExecutor;
 }
+
+// Every message about a setting names it as the pipeline author writes it: source.max_steps.
+const SOURCE_KEYS = new Set(Object.keys(sourceSchema.shape));
+const sourceLabel = (path: string): string | undefined =>
+  SOURCE_KEYS.has(path.split('.')[0] ?? path) ? `source.${path}` : undefined;
 
 export function configFromSource(source: Source): RuneConfig {
   const layer: ConfigLayer = {};
@@ -37,10 +50,11 @@ export function configFromSource(source: Source): RuneConfig {
   const noFile = (): string => {
     throw Object.assign(new Error('no config file in Concourse mode'), { code: 'ENOENT' });
   };
-  return loadConfig({ env: {}, flags: layer, readFile: noFile }).config;
+  return loadConfig({ env: {}, flags: layer, flagLabels: sourceLabel, readFile: noFile }).config;
 }
 
 export interface PromptRun {
+  step: 'check' | 'in' | 'out';
   source: Source;
   prompt: string;
   cwd: string;
@@ -58,7 +72,8 @@ async function withMcp(
   config: RuneConfig,
   deps: AgentDeps,
   cwd: string,
-  run: (extra: Pick<AgentRunOptions, 'tools' | 'takeNotices' | 'executor'>) => Promise<AgentRunResult>,
+  executor: SandboxExecutor,
+  run: (extra: Pick<AgentRunOptions, 'tools' | 'takeNotices'>) => Promise<AgentRunResult>,
 ): Promise<AgentRunResult> {
   if (!source.mcp || source.mcp.length === 0) return run({});
   // Loaded only when servers are configured: the SDK is not parsed on other steps.
@@ -69,11 +84,12 @@ async function withMcp(
     logger: deps.logger,
     cwd,
     env: deps.env,
+    executor,
     loginHint: (name) =>
       `a Concourse step cannot log in: give source.mcp entry "${name}" a bearer_token (for example ((${name}_mcp_token)) from your credential manager)`,
   });
   try {
-    return await run(mcp ? { executor: mcp.executor, tools: mcp.tools, takeNotices: mcp.takeNotices } : {});
+    return await run(mcp ? { tools: mcp.tools, takeNotices: mcp.takeNotices } : {});
   } finally {
     await mcp?.close();
   }
@@ -82,13 +98,20 @@ async function withMcp(
 /** Runs the agent; anything but a final answer becomes the matching RuneError. */
 export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentRunResult> {
   const config = configFromSource(run.source);
-  const result = await withMcp(run.source, config, deps, run.cwd, (extra) => {
+  // Before the model is called: the sandbox needs a temporary folder, and the build log says once
+  // which layers confine the tools (and why any is missing); strict mode stops here.
+  requireTemporaryFolder(run.step);
+  const executor = (deps.sandbox ?? defaultSandbox(deps))(config);
+  for (const line of formatLayerSummary(executor.describe())) deps.log(`rune: ${line}`);
+  requireStrictLayers(config, executor);
+  const result = await withMcp(run.source, config, deps, run.cwd, executor, (extra) => {
     const options: AgentRunOptions = {
       prompt: run.prompt,
       config,
       cwd: run.cwd,
       env: deps.env,
       logger: deps.logger,
+      executor,
       onEvent: (event) => logEvent(deps, event),
       ...extra,
     };
@@ -103,15 +126,19 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
   throw failure(result);
 }
 
+function defaultSandbox(deps: AgentDeps): (config: RuneConfig) => SandboxExecutor {
+  return (config) => createSandboxExecutor({ config, logger: deps.logger, mode: config.sandbox.mode });
+}
+
 function failure(result: AgentRunResult): RuneError {
   switch (result.status) {
     case 'MaxSteps':
       return new RuneError(
         'MAX_STEPS',
-        `the agent reached max_steps (${result.steps}) without a final answer`,
+        `the agent reached source.max_steps (${result.steps}) without a final answer`,
       );
     case 'TokenBudgetExhausted':
-      return new RuneError('TOKEN_BUDGET', 'the agent used up token_budget without a final answer');
+      return new RuneError('TOKEN_BUDGET', 'the agent used up source.token_budget without a final answer');
     case 'UserInterrupt':
       return new RuneError('TERMINATED', 'the agent run was interrupted');
     default: {
@@ -187,5 +214,6 @@ export function runMetadata(
 
 /** BUILD_* identify the build: they belong in metadata and never in a version. */
 export function buildMetadata(env: NodeJS.ProcessEnv): { name: string; value: string }[] {
-  return env.BUILD_URL ? [{ name: 'build_url', value: env.BUILD_URL }] : [];
+  const url = buildUrl(env);
+  return url ? [{ name: 'build_url', value: url }] : [];
 }

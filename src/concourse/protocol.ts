@@ -1,9 +1,11 @@
 // The three steps as functions of (arguments, stdin text) → the one JSON value for stdout. No
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
 import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { RuneError } from '../core/errors.ts';
 import { registerSecret } from '../core/redact.ts';
 import { inputFolders, resolveInside } from './paths.ts';
+import { requireReadableFolder } from './preflight.ts';
 import { type OutParams, parseRequest, type Source, type Step, type Version } from './schema.ts';
 import type { StatelessDeps } from './stateless.ts';
 import * as stateless from './stateless.ts';
@@ -109,6 +111,11 @@ export function outPrompt(src: string, params: OutParams): OutPrompt {
   } catch (error) {
     throw new RuneError('USAGE', `out: the source folder ${src} is not usable: ${(error as Error).message}`);
   }
+  // The agent reads the put's inputs: one it cannot read fails now, before the model is called.
+  const hint = "the agent reads the put's inputs; make them readable by the user the resource image runs as";
+  requireReadableFolder('out', cwd, 'the put folder', hint);
+  const inputs = inputFolders(cwd);
+  for (const input of inputs) requireReadableFolder('out', input, `the input ${basename(input)}`, hint);
   if (params.prompt !== undefined && params.prompt_file !== undefined) {
     throw new RuneError('USAGE', 'out: give params.prompt or params.prompt_file, not both');
   }
@@ -128,7 +135,7 @@ export function outPrompt(src: string, params: OutParams): OutPrompt {
   if (prompt === undefined) {
     throw new RuneError('USAGE', 'out: params.prompt or params.prompt_file is required');
   }
-  const run: OutPrompt = { prompt, cwd, readPaths: inputFolders(cwd) };
+  const run: OutPrompt = { prompt, cwd, readPaths: inputs };
   if (params.system_prompt !== undefined) run.systemPrompt = params.system_prompt;
   if (params.append_system_prompt !== undefined) run.appendSystemPrompt = params.append_system_prompt;
   return run;

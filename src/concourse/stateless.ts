@@ -1,11 +1,11 @@
 // The stateless way (the original program's): versions are digests of answers. check runs
 // source.prompt, in re-runs it and reports whether the digest still matches, out runs the put's prompt.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { requireDestination, scratchFolder } from './preflight.ts';
 import type { Metadata, OutPrompt, StepOutput } from './protocol.ts';
 import type { InParams, Source, Version } from './schema.ts';
 
@@ -28,10 +28,9 @@ function sourcePrompt(step: string, source: Source): string {
 
 export async function check(deps: StatelessDeps, source: Source, given: Version | null): Promise<Version[]> {
   const prompt = sourcePrompt('check', source);
-  // A fresh empty folder: check has no inputs, and the worker's cwd must not leak into the answer.
-  const cwd = mkdtempSync(join(tmpdir(), 'rune-check-'));
+  const cwd = scratchFolder('check');
   try {
-    const result = await runPrompt(deps, { source, prompt, cwd });
+    const result = await runPrompt(deps, { step: 'check', source, prompt, cwd });
     const ref = digestOf(result.answer);
     return given?.ref === ref ? [given] : [{ ref }];
   } finally {
@@ -48,8 +47,8 @@ export async function get(
 ): Promise<StepOutput> {
   if (params.skip_download) return { version, metadata: [{ name: 'skipped', value: 'true' }] };
   const prompt = sourcePrompt('in', source);
-  mkdirSync(dest, { recursive: true });
-  const result = await runPrompt(deps, { source, prompt, cwd: dest });
+  requireDestination(dest);
+  const result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
   const ref = digestOf(result.answer);
   writeAnswer(dest, { prompt, result, ref, timestamp: deps.now() });
   const matched = version.ref === ref;
@@ -65,7 +64,7 @@ export async function get(
 }
 
 export async function put(deps: StatelessDeps, source: Source, run: OutPrompt): Promise<StepOutput> {
-  const result = await runPrompt(deps, { source, ...run });
+  const result = await runPrompt(deps, { step: 'out', source, ...run });
   deps.log(`rune: answer:\n${result.answer}`);
   return { version: { ref: digestOf(result.answer) }, metadata: runMetadata(result, deps.env) };
 }

@@ -2,13 +2,14 @@
 // revision 1 holding a one-line header (the run's record) and then the answer byte for byte.
 // Versions are {run: <file id>, ref}; `in` only reads revision 1 back, so a get is deterministic.
 // With `watch`, the versions are instead the revisions of one file of the note.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { isRuneError, RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { buildUrl } from './build-url.ts';
 import { type FetchFn, type NoteFile, NotesClient } from './notes-client.ts';
+import { requireDestination, scratchFolder } from './preflight.ts';
 import type { Metadata, OutPrompt, StepOutput } from './protocol.ts';
 import type { InParams, NotesSource, Source, Version } from './schema.ts';
 import { writeAnswer } from './stateless.ts';
@@ -114,7 +115,8 @@ function recordOf(prompt: string, result: AgentRunResult, now: Date, env: NodeJS
     steps: result.steps,
     tool_calls: result.toolCalls.length,
   };
-  if (env.BUILD_URL) record.build_url = env.BUILD_URL;
+  const url = buildUrl(env);
+  if (url) record.build_url = url;
   return record;
 }
 
@@ -177,10 +179,10 @@ export async function check(
   if (notesSource.watch) return checkWatch(notes, notesSource.watch, given);
 
   if (source.prompt) {
-    await ensureNote(notes);
-    const cwd = mkdtempSync(join(tmpdir(), 'rune-check-'));
+    const cwd = scratchFolder('check');
     try {
-      const result = await runPrompt(deps, { source, prompt: source.prompt, cwd });
+      await ensureNote(notes);
+      const result = await runPrompt(deps, { step: 'check', source, prompt: source.prompt, cwd });
       const previous = await latestRunOf(deps, notes, source.prompt);
       if (previous?.ref === digestOf(result.answer)) {
         deps.log('rune: the answer is unchanged since the latest run of this prompt');
@@ -234,7 +236,7 @@ export async function get(
 ): Promise<StepOutput> {
   if (params.skip_download) return { version, metadata: [{ name: 'skipped', value: 'true' }] };
   const notes = client(deps, notesSource);
-  mkdirSync(dest, { recursive: true });
+  requireDestination(dest);
   if (notesSource.watch) return getWatched(notes, notesSource.watch, version, dest);
 
   const id = version.run;
@@ -340,7 +342,7 @@ export async function put(
   refuseWatchWithPrompt('out', source);
   const notes = client(deps, notesSource);
   await ensureNote(notes);
-  const result = await runPrompt(deps, { source, ...run });
+  const result = await runPrompt(deps, { step: 'out', source, ...run });
   deps.log(`rune: answer:\n${result.answer}`);
   const version = await storeRun(deps, notes, run.prompt, result);
   const metadata = runMetadata(result, deps.env);

@@ -33,8 +33,11 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Values from command-line flags, already shaped like the file. */
   flags?: ConfigLayer;
-  /** Label of each flag key path for error messages, e.g. `max_steps` → `--max-steps`. */
-  flagLabels?: Record<string, string>;
+  /**
+   * How the caller's users set each key path, for messages: `max_steps` → `--max-steps` on the
+   * command line, `source.max_steps` in a Concourse resource. A function answers for every path.
+   */
+  flagLabels?: Record<string, string> | FlagLabel;
   /** An explicit config file (--config); it must exist. Default: $RUNE_HOME/rune.toml if present. */
   file?: string;
   readFile?: (path: string) => string;
@@ -48,6 +51,13 @@ export interface LoadedConfig {
 }
 
 type Problem = string;
+
+export type FlagLabel = (path: string) => string | undefined;
+
+function labelFunction(labels: LoadConfigOptions['flagLabels']): FlagLabel {
+  if (typeof labels === 'function') return labels;
+  return (path) => labels?.[path];
+}
 
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
@@ -73,7 +83,8 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   }
 
   const envLayer = checkLayer(envToRaw(env), problems, (path) => envLabel(path));
-  const flagLayer = checkLayer(options.flags ?? {}, problems, (path) => options.flagLabels?.[path] ?? path);
+  const flagLabel = labelFunction(options.flagLabels);
+  const flagLayer = checkLayer(options.flags ?? {}, problems, (path) => flagLabel(path) ?? path);
 
   if (problems.length > 0) {
     throw new RuneError(
@@ -96,6 +107,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     for (const [key, value] of Object.entries(layer)) if (value !== undefined) origins[key] = origin;
   }
   ORIGINS.set(config, origins);
+  LABELS.set(config, flagLabel);
   return { config, file, fileFound };
 }
 
@@ -110,11 +122,30 @@ export function configOrigin(config: RuneConfig, key: keyof ConfigLayer): Config
   return ORIGINS.get(config)?.[key];
 }
 
+const LABELS = new WeakMap<object, FlagLabel>();
+
+/**
+ * How the user of this run sets a key path, for messages that tell them what to change: the flag
+ * (or `source.…` key) when that is where it came from or it is unset, the RUNE_* variable that set
+ * it, else `fallback` (by default the path itself, as rune.toml spells it).
+ */
+export function settingName(config: RuneConfig, path: string, fallback: string = path): string {
+  const origin = ORIGINS.get(config)?.[path.split('.')[0] ?? path];
+  if (origin === 'env') {
+    const name = Object.keys(ENV_KEYS).find((key) => ENV_KEYS[key] === path);
+    return name ?? fallback;
+  }
+  if (origin === 'file') return fallback;
+  return LABELS.get(config)?.(path) ?? fallback;
+}
+
 /** A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. */
 export function deriveConfig(config: RuneConfig, changes: Partial<RuneConfig>): RuneConfig {
   const derived = deepFreeze({ ...config, ...changes });
   const origins = ORIGINS.get(config);
   if (origins) ORIGINS.set(derived, origins);
+  const labels = LABELS.get(config);
+  if (labels) LABELS.set(derived, labels);
   return derived;
 }
 

@@ -1,8 +1,9 @@
 // A folder only this user can use, for code rune loads (native addons, code caches). A folder that
 // exists already is accepted only if it is a real directory owned by us and not writable by others.
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeDir } from './make-dir.ts';
 
 export type DirCheck = { ok: true } | { ok: false; reason: string };
 
@@ -31,7 +32,7 @@ export function checkPrivateDir(path: string, uid = process.getuid?.() ?? -1): D
 /** Creates (0700) or accepts `path`; returns why not when it cannot be used safely. */
 export function ensurePrivateDir(path: string): DirCheck {
   try {
-    mkdirSync(path, { recursive: true, mode: 0o700 });
+    makeDir(path);
   } catch (error) {
     return { ok: false, reason: `cannot create ${path}: ${(error as Error).message}` };
   }

@@ -118,14 +118,18 @@ export async function mcpForOneRun(options: {
   cwd: string;
   env: NodeJS.ProcessEnv;
   loginHint: (server: string) => string;
+  /** The run's own executor, when the caller made one already (its layers were reported). */
+  executor?: SandboxExecutor;
 }): Promise<McpRunScope | undefined> {
   const servers = options.servers ?? options.config.mcp;
   if (servers.length === 0) return undefined;
-  const executor = createSandboxExecutor({
-    config: options.config,
-    logger: options.logger,
-    mode: options.config.sandbox.mode,
-  });
+  const executor =
+    options.executor ??
+    createSandboxExecutor({
+      config: options.config,
+      logger: options.logger,
+      mode: options.config.sandbox.mode,
+    });
   const tools = new ToolRegistry(options.extraTools ?? []);
   const manager = await startMcpForRun({
     config: options.config,

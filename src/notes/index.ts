@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { createDefaultExecutor, requireStrictLayers } from '../agent/deps.ts';
 import { loadConfig } from '../config/load.ts';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
@@ -157,6 +158,11 @@ export async function run(context: ModeContext): Promise<number> {
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
   const workspace = chatWorkspace(config.notes.workspace, process.env, logger);
+  // Strict mode: a server whose every chat would stop on a missing layer does not start (exit 8).
+  requireStrictLayers(
+    config,
+    createDefaultExecutor({ prompt: '', config, logger, cwd: workspace, env: process.env }),
+  );
   const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace });
   if (server.generatedAdmin) {
     // Shown once, never logged again: only its hash is stored.

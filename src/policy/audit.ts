@@ -1,8 +1,9 @@
 // The audit log: one JSON line per policy decision in $RUNE_HOME/audit.jsonl, and the reader
 // behind `rune audit`. Arguments are stored only as a sha256 digest, so no secret lands here.
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
@@ -61,7 +62,7 @@ export function auditRecord(
 }
 
 export function appendAudit(file: string, record: AuditRecord): void {
-  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+  makeDir(join(file, '..'));
   // One write per record with O_APPEND: concurrent rune processes interleave whole lines.
   appendFileSync(file, `${JSON.stringify(record)}\n`, { mode: 0o600 });
 }

@@ -4,6 +4,7 @@
 import { dirname } from 'node:path';
 import type { PolicyMode } from '../config/schema.ts';
 import { dangerousUse, matchAllowed } from './commands.ts';
+import { checkDirectories, directoryBases } from './directories.ts';
 import { type DomainPattern, hostAllowed } from './domains.ts';
 import { absolutePath, floorEntryFor, globAcrossFolders, isUnder } from './paths.ts';
 import type { ShellAnalysis } from './shell.ts';
@@ -35,6 +36,8 @@ export interface PolicyInput {
   shell?: ShellAnalysis;
   /** Lexical glob path → the lexical paths it matches now, for every path `callGlobs` named. */
   globs?: Readonly<Record<string, readonly string[]>>;
+  /** How the user names an allow list in hints (default `[policy] allowed_commands`, as in rune.toml). */
+  listName?: (list: string) => string;
 }
 
 const READ_TOOLS = new Set(['read_file', 'list_dir', 'search_files', 'find_files']);
@@ -91,14 +94,9 @@ interface CommandPath {
 }
 
 function commandPaths(shell: Extract<ShellAnalysis, { ok: true }>, cwd: string, home: string): CommandPath[] {
-  // `cd` moves later relative paths; since a pipeline's cd does not, relative words are checked
-  // against the first folder and every cd target.
-  const bases = [cwd];
-  for (const command of shell.commands) {
-    if ((command.argv[0] === 'cd' || command.argv[0] === 'pushd') && command.argv[1]) {
-      bases.push(absolutePath(command.argv[1], cwd, home));
-    }
-  }
+  // cd and git -C move later relative paths (a list chains them, a pipeline does not): relative
+  // words are checked against every folder they might be resolved in.
+  const bases = directoryBases(shell, cwd, home) ?? [cwd];
   const out: CommandPath[] = [];
   const add = (word: string, kind: CommandPath['kind'], glob = false) => {
     if (word === '' || word === '-') return;
@@ -172,7 +170,8 @@ function uncovered(
 ): PolicyDecision {
   if (input.mode === 'confirm')
     return { kind: 'ask', question, reason, rule, ...(suggestion ? { suggestion } : {}) };
-  const hint = suggestion ? ` (add '${suggestion.value}' to [policy] ${suggestion.list} to allow it)` : '';
+  const list = suggestion && (input.listName?.(suggestion.list) ?? `[policy] ${suggestion.list}`);
+  const hint = suggestion ? ` (add '${suggestion.value}' to ${list} to allow it)` : '';
   return { kind: 'deny', reason: `${reason}${hint}`, rule };
 }
 
@@ -355,8 +354,26 @@ function decideCommand(input: PolicyInput): PolicyDecision {
       );
     }
   }
+  // cd DIR and git -C DIR are followed when DIR is readable; the allow list judges the rest.
+  const directories = checkDirectories(shell, {
+    cwd: input.cwd,
+    home: input.home,
+    canonical: input.canonical,
+    readable: (path) => readable(input.lists, path) !== undefined,
+    writable: (path) => writable(input.lists, path) !== undefined,
+  });
+  if (directories.problem) {
+    const { reason, folder } = directories.problem;
+    return uncovered(
+      input,
+      `not auto-allowed: ${reason}`,
+      'command.directory',
+      question,
+      folder ? { list: 'allowed_paths_ro', value: folder } : undefined,
+    );
+  }
   const missing: string[] = [];
-  for (const command of shell.commands) {
+  for (const command of directories.commands) {
     const danger = dangerousUse(command);
     if (danger) return uncovered(input, `not auto-allowed: ${danger}`, 'command.dangerous', question);
     if (!matchAllowed(command.argv, input.lists.commands)) missing.push(command.argv[0]!);

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { deriveConfig, parseTomlText } from '../config/load.ts';
+import { deriveConfig, parseTomlText, settingName } from '../config/load.ts';
 import { type PolicyMode, policySchema, type RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -230,6 +230,8 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
       });
     }
   }
+  // Deny reasons say where to add an entry the way this run's user sets it (a Concourse source).
+  const listName = (list: string): string => settingName(config, `policy.${list}`, `[policy] ${list}`);
   const floor = floorBoth(home, runeDir);
 
   async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
@@ -271,9 +273,14 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
       return { kind: 'allow', rule: 'confirm.yes' };
     }
     if (options.yes) return { kind: 'allow', rule: 'flag.yes' };
+    // A Concourse step has no --yes and nobody to ask: there the lists are the only way.
+    const yes = settingName(config, 'yes', '');
+    const hint = yes
+      ? `run interactively, or pass ${yes}`
+      : `allow it in ${settingName(config, 'policy', '[policy]')} instead`;
     return {
       kind: 'deny',
-      reason: `${decision.reason}; it needs confirmation and nobody can be asked in this mode (run interactively, or pass --yes)`,
+      reason: `${decision.reason}; it needs confirmation and nobody can be asked in this mode (${hint})`,
       rule: decision.rule,
     };
   }
@@ -300,6 +307,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           home,
           canonical,
           globs,
+          listName,
           ...(shell ? { shell } : {}),
         });
         if (decision.kind === 'ask') decision = await resolveAsk(call, decision);

@@ -59,6 +59,8 @@ export interface CredentialInput {
   baseUrl?: string | undefined;
   /** The config layer api_key came from; undefined when unknown (then treated as explicit). */
   apiKeyOrigin?: KeyOrigin | undefined;
+  /** How the user passed a key given as a flag: `--api-key`, or `source.api_key` in a Concourse resource. */
+  apiKeyFlag?: string | undefined;
   env: NodeJS.ProcessEnv;
 }
 
@@ -67,7 +69,7 @@ export function resolveCredentials(input: CredentialInput): Credentials {
   const origin = input.apiKey === undefined ? undefined : (input.apiKeyOrigin ?? inferOrigin(input));
   const explicitKey = origin === 'flag' || origin === 'env' ? input.apiKey : undefined;
   const fileKey = origin === 'file' ? input.apiKey : undefined;
-  const explicitSource = origin === 'flag' ? '--api-key' : 'RUNE_API_KEY';
+  const explicitSource = origin === 'flag' ? (input.apiKeyFlag ?? '--api-key') : 'RUNE_API_KEY';
 
   if (explicitKey !== undefined) {
     const provider = input.provider ?? providerFromKey(explicitKey) ?? 'openai';

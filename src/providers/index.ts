@@ -1,6 +1,6 @@
 // createProvider: picks the provider from the config, the key and the environment, registers every
 // secret at once, and wraps the provider's wire in the one retry policy (retry.ts).
-import { configOrigin } from '../config/load.ts';
+import { configOrigin, settingName } from '../config/load.ts';
 import type { ProviderName, RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
@@ -57,6 +57,7 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
     apiKey: config.api_key,
     baseUrl: config.base_url,
     apiKeyOrigin: options.apiKeyOrigin ?? configOrigin(config, 'api_key'),
+    apiKeyFlag: settingName(config, 'api_key', '--api-key'),
     env,
   });
   registerSecret(credentials.apiKey);
@@ -141,6 +142,7 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
       withRetries(attempt, request, {
         provider,
         keySource: credentials.keySource,
+        providerSetting: settingName(config, 'provider', '--provider'),
         timeoutMs,
         logger,
         now,

@@ -30,6 +30,8 @@ export interface RetryContext {
   provider: ProviderName;
   /** Where the key came from, named in auth errors instead of the key. */
   keySource: string | undefined;
+  /** How the user chooses the provider (`--provider`, `source.provider`), named in auth errors. */
+  providerSetting?: string;
   timeoutMs: number;
   logger: Logger;
   policy?: RetryPolicy;
@@ -129,7 +131,12 @@ export function toRuneError(failure: ProviderFailure, context: RetryContext, att
     return new RuneError(
       'PROVIDER_AUTH',
       `${label} refused the credentials${from}: HTTP ${failure.status}: ${failure.message}`,
-      { cause: failure, details: ['check the key, its permissions and the provider (--provider)'] },
+      {
+        cause: failure,
+        details: [
+          `check the key, its permissions and the provider (${context.providerSetting ?? '--provider'})`,
+        ],
+      },
     );
   }
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';

@@ -16,6 +16,8 @@ export interface KernelProbe {
   netns: number;
   mountns: number;
   pidns: number;
+  /** unshare(0), a no-op the kernel always grants: -EPERM means a seccomp filter refuses unshare. */
+  unshareNoop?: number;
 }
 
 export interface SystemFacts {
@@ -31,6 +33,19 @@ export interface SystemFacts {
   pid1Comm: string;
   /** Path of the user manager's private socket when it exists. */
   userSystemdSocket?: string;
+  /** The switches that refuse unprivileged user namespaces, as read from /proc/sys (absent: no such file). */
+  usernsSysctls?: UsernsSysctls;
+  /** The real uid: the Debian switch does not apply to root. */
+  uid?: number;
+}
+
+export interface UsernsSysctls {
+  /** kernel.unprivileged_userns_clone (Debian and Ubuntu kernels): 0 refuses them. */
+  unprivilegedUsernsClone?: number;
+  /** user.max_user_namespaces: 0 refuses them (ENOSPC). */
+  maxUserNamespaces?: number;
+  /** kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10+): 1 allows them only to profiled programs. */
+  apparmorRestrictUserns?: number;
 }
 
 export interface Capability {
@@ -64,16 +79,77 @@ const LANDLOCK_REASONS: Record<string, string> = {
   EOPNOTSUPP: 'Landlock is built in but disabled at boot (add landlock to the lsm= parameter)',
 };
 
-function namespaceCapability(result: number, what: string): Capability {
+/**
+ * Why unshare(CLONE_NEWUSER) failed, naming what is really in the way. A stacked seccomp filter
+ * (Seccomp: 2, as a container runtime's default profile gives every unprivileged container) returns
+ * the same EPERM as a sysctl, so the switches are read first: only what is set to refuse is blamed.
+ */
+export function usernsBlockers(
+  errno: string,
+  probe: Pick<KernelProbe, 'currentSeccomp' | 'unshareNoop'>,
+  facts: SystemFacts,
+): string[] {
+  const sysctls = facts.usernsSysctls ?? {};
+  const causes: string[] = [];
+  if (errno === 'ENOSPC') {
+    causes.push(
+      sysctls.maxUserNamespaces === 0
+        ? 'user.max_user_namespaces is 0 (sysctl user.max_user_namespaces=N allows them)'
+        : 'the user namespace limit is reached (user.max_user_namespaces, or 32 levels of nesting)',
+    );
+    return causes;
+  }
+  if (errno !== 'EPERM' && errno !== 'EACCES') return causes;
+  if (sysctls.unprivilegedUsernsClone === 0 && facts.uid !== 0) {
+    causes.push(
+      'kernel.unprivileged_userns_clone is 0 (sysctl kernel.unprivileged_userns_clone=1 allows them)',
+    );
+  }
+  if (sysctls.apparmorRestrictUserns === 1) {
+    causes.push(
+      'kernel.apparmor_restrict_unprivileged_userns is 1 (AppArmor allows user namespaces only to programs with a profile that grants them)',
+    );
+  }
+  // unshare(0) changes nothing and the kernel never refuses it: refused, it proves a filter is in the way.
+  if (probe.currentSeccomp === 2 && probe.unshareNoop !== undefined && probe.unshareNoop < 0) {
+    causes.push(
+      'a seccomp filter stacked on rune refuses unshare (Seccomp: 2 in /proc/self/status, and even the no-op unshare(0) fails): the default profile of Docker, containerd and Podman does this in unprivileged containers; a profile that allows unshare (or none) lets rune create its namespaces',
+    );
+  } else if (probe.currentSeccomp === 2 && causes.length === 0) {
+    causes.push(
+      'a seccomp filter is stacked on rune (Seccomp: 2 in /proc/self/status) and no sysctl refuses user namespaces, so that filter (or an LSM policy) refuses the namespace flags',
+    );
+  }
+  if (causes.length === 0) {
+    causes.push(
+      'unprivileged user namespaces are refused here (kernel.unprivileged_userns_clone, user.max_user_namespaces, an AppArmor or SELinux policy, or a seccomp filter)',
+    );
+  }
+  return causes;
+}
+
+function namespaceCapability(result: number, what: string, userns: Capability): Capability {
   if (result === 0) return { available: true, detail: 'unprivileged creation works' };
   const name = errnoName(result);
-  if (name === 'ECANCELED')
-    return { available: false, detail: `not tried: an earlier namespace could not be created` };
-  const hint =
-    name === 'EPERM' || name === 'ENOSPC'
-      ? ' (unprivileged user namespaces are disabled: see kernel.unprivileged_userns_clone, user.max_user_namespaces, or an AppArmor restriction)'
-      : '';
-  return { available: false, detail: `unshare(${what}) failed with ${name}${hint}` };
+  if (name === 'ECANCELED') {
+    return {
+      available: false,
+      detail: userns.available
+        ? 'not tried: an earlier namespace could not be created'
+        : `needs a user namespace first: ${userns.detail}`,
+    };
+  }
+  return { available: false, detail: `unshare(${what}) failed with ${name}` };
+}
+
+function userNamespaceCapability(probe: KernelProbe, facts: SystemFacts): Capability {
+  if (probe.userns === 0) return { available: true, detail: 'unprivileged creation works' };
+  const name = errnoName(probe.userns);
+  const causes = usernsBlockers(name, probe, facts);
+  return {
+    available: false,
+    detail: `unshare(CLONE_NEWUSER) failed with ${name}${causes.length > 0 ? `: ${causes.join('; ')}` : ''}`,
+  };
 }
 
 export function describeCapabilities(probe: KernelProbe, facts: SystemFacts): SandboxCapabilities {
@@ -92,7 +168,9 @@ export function describeCapabilities(probe: KernelProbe, facts: SystemFacts): Sa
       ? {
           available: true,
           detail:
-            probe.currentSeccomp === 2 ? 'filter mode (a filter is already stacked on rune)' : 'filter mode',
+            probe.currentSeccomp === 2
+              ? "filter mode, stacked on a filter rune already runs under (a container runtime's, say)"
+              : 'filter mode',
         }
       : { available: false, detail: `seccomp filters unavailable: ${errnoName(probe.seccompFilter)}` };
   const seccompUserNotif: Capability =
@@ -100,14 +178,15 @@ export function describeCapabilities(probe: KernelProbe, facts: SystemFacts): Sa
       ? { available: true, detail: 'user notification supported' }
       : { available: false, detail: `SECCOMP_GET_NOTIF_SIZES failed: ${errnoName(probe.seccompUserNotif)}` };
 
+  const userNamespaces = userNamespaceCapability(probe, facts);
   return {
     landlock,
     seccomp,
     seccompUserNotif,
-    userNamespaces: namespaceCapability(probe.userns, 'CLONE_NEWUSER'),
-    netNamespaces: namespaceCapability(probe.netns, 'CLONE_NEWNET'),
-    mountNamespaces: namespaceCapability(probe.mountns, 'CLONE_NEWNS'),
-    pidNamespaces: namespaceCapability(probe.pidns, 'CLONE_NEWPID'),
+    userNamespaces,
+    netNamespaces: namespaceCapability(probe.netns, 'CLONE_NEWNET', userNamespaces),
+    mountNamespaces: namespaceCapability(probe.mountns, 'CLONE_NEWNS', userNamespaces),
+    pidNamespaces: namespaceCapability(probe.pidns, 'CLONE_NEWPID', userNamespaces),
     cgroupV2: describeCgroup(facts),
     userSystemd: facts.userSystemdSocket
       ? { available: true, detail: `user manager at ${facts.userSystemdSocket}` }
@@ -187,7 +266,25 @@ export function readSystemFacts(env: NodeJS.ProcessEnv = process.env): SystemFac
     cgroupV1Present,
     pid1Comm: readOr('/proc/1/comm', 'unknown').trim(),
     ...(existsSync(socket) ? { userSystemdSocket: socket } : {}),
+    usernsSysctls: readUsernsSysctls(),
+    uid,
   };
+}
+
+function readNumber(path: string): number | undefined {
+  const text = readOr(path, '').trim();
+  return /^-?\d+$/.test(text) ? Number(text) : undefined;
+}
+
+function readUsernsSysctls(): UsernsSysctls {
+  const out: UsernsSysctls = {};
+  const clone = readNumber('/proc/sys/kernel/unprivileged_userns_clone');
+  const max = readNumber('/proc/sys/user/max_user_namespaces');
+  const apparmor = readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns');
+  if (clone !== undefined) out.unprivilegedUsernsClone = clone;
+  if (max !== undefined) out.maxUserNamespaces = max;
+  if (apparmor !== undefined) out.apparmorRestrictUserns = apparmor;
+  return out;
 }
 
 /**

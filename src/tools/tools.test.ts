@@ -225,6 +225,10 @@ describe('execute_cmd formatting, caps and env', () => {
     );
     expect(env).toEqual({ PATH: '/bin', KEEP_TOKEN: 'k' });
   });
+
+  it('drops CDPATH, so `cd NAME` goes where the policy judged it would', () => {
+    expect(toolEnvironment({ PATH: '/bin', CDPATH: '/home/u' }, [])).toEqual({ PATH: '/bin' });
+  });
 });
 
 describe('fetch_url', () => {

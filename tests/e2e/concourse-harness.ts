@@ -6,15 +6,18 @@ import { cleanEnv, type RunResult, requireBinary, run, tempDir } from '../helper
 
 export type Step = 'check' | 'in' | 'out';
 
+/** What Concourse sets for a resource step (it sets no BUILD_URL). */
 export const BUILD_ENV = {
   BUILD_ID: '4242',
   BUILD_NAME: '17',
   BUILD_JOB_NAME: 'ask',
   BUILD_PIPELINE_NAME: 'rune-e2e',
   BUILD_TEAM_NAME: 'main',
-  BUILD_URL: 'https://ci.example.com/builds/4242',
   ATC_EXTERNAL_URL: 'https://ci.example.com',
 };
+
+/** The build's page, as Concourse's UI addresses it. */
+export const BUILD_URL = 'https://ci.example.com/teams/main/pipelines/rune-e2e/jobs/ask/builds/17';
 
 export interface Resource {
   /** The folder holding check, in and out (like /opt/resource). */

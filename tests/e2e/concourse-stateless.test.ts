@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
-import { BUILD_ENV, protocolValue, resourceDir } from './concourse-harness.ts';
+import { BUILD_ENV, BUILD_URL, protocolValue, resourceDir } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-statelessSecretKey0123456789abcd';
 const resource = resourceDir();
@@ -116,7 +116,7 @@ describe('stateless round trip', () => {
     expect(meta(regot, 'ref')).toBe(sha('Answer two.'));
     expect(readFileSync(join(dest2, 'response.txt'), 'utf8')).toBe('Answer two.');
 
-    // out: cwd = src, prompt from a file of an input, BUILD_URL in metadata and never in the version.
+    // out: cwd = src, prompt from a file of an input, the build's URL in metadata and never in the version.
     const src = tempDir('rune-out-');
     mkdirSync(join(src, 'repo'));
     writeFileSync(join(src, 'repo', 'ask.md'), 'Review this repository.');
@@ -128,7 +128,7 @@ describe('stateless round trip', () => {
     );
     const out = protocolValue(put) as Output;
     expect(out.version).toEqual({ ref: sha('Looks good.') });
-    expect(meta(out, 'build_url')).toBe(BUILD_ENV.BUILD_URL);
+    expect(meta(out, 'build_url')).toBe(BUILD_URL);
     expect(meta(out, 'model')).toBe('mock-model');
     expect(meta(out, 'stop_reason')).toBe('FinalAnswer');
     expect(meta(out, 'steps')).toBe('1');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { tempDir } from '../helpers/rune.ts';
-import { protocolValue, resourceDir } from './concourse-harness.ts';
+import { BUILD_URL, protocolValue, resourceDir } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-storeSecretKey0123456789abcdefgh';
 const resource = resourceDir();
@@ -132,7 +132,7 @@ describe('notes store', () => {
     const out = protocolValue(put) as Output;
     expect(out.version).toEqual({ run: expect.stringMatching(/^\d+$/), ref: sha('The put answer.') });
     expect(put.stderr).toContain('The put answer.');
-    expect(out.metadata).toContainEqual({ name: 'build_url', value: 'https://ci.example.com/builds/4242' });
+    expect(out.metadata).toContainEqual({ name: 'build_url', value: BUILD_URL });
     expect(JSON.stringify(out.version)).not.toContain('ci.example.com');
 
     const listed = protocolValue(await step('check', { source: source(note), version: v1 }));

@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordedRequest, useMockLlm } from '../helpers/mock-llm.ts';
 import {
   authorizationUrlIn,
+  makeCertificate,
   type OAuthServer,
   playBrowser,
   type RunningServer,
   startEverything,
   startOAuthServer,
+  startTlsProxy,
 } from '../helpers/remote-mcp.ts';
 import { cleanEnv, RUNE_BIN, type RunResult, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
@@ -117,6 +119,34 @@ describe('server-everything over Streamable HTTP and SSE', () => {
       `add "127.0.0.1:${port}" to policy.allowed_domains in rune.toml, or configure the server as an [[mcp]] table with its own allowed_domains`,
     );
     expect(toolNames(mock.requests[0])).not.toContain('echo');
+  });
+
+  it('speaks https, verifying the certificate (NODE_EXTRA_CA_CERTS trusts a private CA)', async () => {
+    const cert = makeCertificate(tempDir('rune-remote-tls-'));
+    const tls = await startTlsProxy(http.port, cert);
+    try {
+      const url = `https://127.0.0.1:${tls.port}/mcp`;
+      const h = makeHome(table('ev', url, 'required = true\n'));
+      mock.script([
+        { toolCalls: [{ name: 'echo', arguments: { message: 'over tls' } }] },
+        { text: 'secure' },
+      ]);
+      const trusted = await runRune(['--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', 'go'], {
+        cwd: h.cwd,
+        env: { ...h.env, NODE_EXTRA_CA_CERTS: cert.certFile },
+        timeoutMs: 50_000,
+      });
+      expect(trusted.code).toBe(0);
+      expect(toolResults(mock.requests[1])).toEqual(['Echo: over tls']);
+      // The same server without trusting its certificate: refused, not silently accepted.
+      const untrusted = await rune(h, ['go']);
+      expect(untrusted.code).toBe(11);
+      expect(untrusted.stderr).toMatch(
+        /cannot reach 127\.0\.0\.1:\d+: (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/,
+      );
+    } finally {
+      await tls.close();
+    }
   });
 
   it('refuses a bad --mcp-http value with a usage error', async () => {

@@ -1,10 +1,12 @@
 // Remote MCP servers for tests: server-everything from npm in its Streamable HTTP or SSE mode, the
 // OAuth-protected test server (oauth-mcp-server.mjs), a TCP proxy that can cut a connection on
 // demand, and a "browser" that follows an authorization URL to rune's loopback redirect.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Server, Socket } from 'node:net';
 import { dirname, join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
 
 const require = createRequire(import.meta.url);
 export const EVERYTHING = join(
@@ -168,6 +170,75 @@ export async function startProxy(target: number): Promise<CuttableProxy> {
     restore() {
       open = true;
     },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface TestCertificate {
+  /** PEM files: the self-signed certificate (for NODE_EXTRA_CA_CERTS) and its key. */
+  certFile: string;
+  keyFile: string;
+}
+
+/** A self-signed certificate for 127.0.0.1 and localhost, made with Debian's openssl. */
+export function makeCertificate(dir: string): TestCertificate {
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { certFile, keyFile };
+}
+
+/** Terminates TLS on a port of its own and passes the bytes on to 127.0.0.1:`target`. */
+export async function startTlsProxy(
+  target: number,
+  cert: TestCertificate,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createTlsServer(
+    { cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile) },
+    (client) => {
+      const upstream = new Socket();
+      upstream.connect(target, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+        socket.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    },
+  );
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -2,11 +2,14 @@
 // that breaks the connection on demand, and the OAuth test server built from the SDK's own auth
 // pieces. Only what a run does at the edges is shortened (reconnect delays).
 
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { McpServer as SdkServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CuttableProxy,
@@ -309,6 +312,74 @@ describe('OAuth', () => {
       );
       expect(again.describeServers()[0]?.state).toBe('ready');
       await again.shutdown();
+    } finally {
+      await manager.shutdown();
+    }
+  });
+});
+
+describe('what the stdio client does, over HTTP', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    // A stateful Streamable HTTP server from the SDK: a large result, and a tool that adds a tool.
+    const sessions = new Map<string, StreamableHTTPServerTransport>();
+    server = createServer(async (req, res) => {
+      const id = req.headers['mcp-session-id'];
+      let transport = typeof id === 'string' ? sessions.get(id) : undefined;
+      if (!transport) {
+        const mcp = new SdkServer({ name: 'shifty', version: '1.0.0' });
+        mcp.registerTool(
+          'big',
+          { description: 'a long answer', annotations: { readOnlyHint: true } },
+          async () => ({
+            content: [{ type: 'text', text: 'x'.repeat(100_000) }],
+          }),
+        );
+        mcp.registerTool('change', { description: 'adds a tool' }, async () => {
+          mcp.registerTool('new_tool', { description: 'added at run time' }, async () => ({
+            content: [{ type: 'text', text: 'from new_tool' }],
+          }));
+          return { content: [{ type: 'text', text: 'changed' }] };
+        });
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sessionId) => {
+            sessions.set(sessionId, created);
+          },
+        });
+        await mcp.connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+  });
+
+  it('caps results and follows list_changed, telling the model', async () => {
+    const manager = await startMcpServers({
+      servers: [{ name: 'shifty', url: `http://127.0.0.1:${port}/mcp`, allowed_domains: local(port) }],
+      executor,
+      logger,
+      cwd: process.cwd(),
+      env: home(),
+      maxResultBytes: 4096,
+      remote: { policyDomains: [] },
+    });
+    try {
+      const big = await call(manager, 'big');
+      expect(big.content).toMatch(/\[truncated: the MCP tool result was 100000 bytes/);
+      expect(Buffer.byteLength(big.content)).toBeLessThan(4096 + 200);
+      expect(manager.tools().map((t) => t.definition.name)).toEqual(['big', 'change']);
+      expect((await call(manager, 'change')).content).toBe('changed');
+      await until(() => manager.tools().some((t) => t.definition.name === 'new_tool'), 'new_tool');
+      expect(manager.takeNotices()).toEqual(['MCP server "shifty" changed its tools (new tools: new_tool).']);
+      expect((await call(manager, 'new_tool')).content).toBe('from new_tool');
     } finally {
       await manager.shutdown();
     }

@@ -79,4 +79,26 @@ describe('TokenStore', () => {
     expect(new TokenStore(env, 'docs', URL_A).tokens).toBeUndefined();
     expect(readFileSync(store.file, 'utf8')).toBe('{ not json');
   });
+
+  it('keeps the tokens another rune refreshed meanwhile instead of deleting them', () => {
+    const env = home();
+    const first = new TokenStore(env, 'docs', URL_A);
+    first.saveClient({ client_id: 'c1' }, undefined);
+    first.saveTokens(tokens);
+    const second = new TokenStore(env, 'docs', URL_A);
+    const rotated = {
+      ...tokens,
+      access_token: 'at-rotated-1122334455',
+      refresh_token: 'rt-rotated-5544332211',
+    };
+    first.saveTokens(rotated);
+    // The second one's refresh was refused (its refresh token was rotated away): the SDK invalidates.
+    second.invalidate('tokens');
+    expect(second.tokens).toEqual(rotated);
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(rotated);
+    // Without a newer login on disk, invalidating does forget the tokens.
+    second.invalidate('tokens');
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toBeUndefined();
+    expect(new TokenStore(env, 'docs', URL_A).client).toEqual({ client_id: 'c1' });
+  });
 });

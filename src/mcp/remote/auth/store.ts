@@ -106,8 +106,12 @@ export class TokenStore {
     }
   }
 
+  /**
+   * Changes the stored state, starting from what is on disk now: another rune (a second terminal,
+   * the notes server) may have refreshed the tokens since this one read them.
+   */
   private update(change: (state: StoredAuth) => void): void {
-    const state: StoredAuth = this.state ?? { version: 1, server_url: this.serverUrl };
+    const state: StoredAuth = this.read() ?? { version: 1, server_url: this.serverUrl };
     change(state);
     registerSecrets(state);
     this.write(state);
@@ -161,6 +165,15 @@ export class TokenStore {
   /** Forgets part of the state, as the SDK asks when the server says it is no longer valid. */
   invalidate(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     if (!this.state || scope === 'verifier') return;
+    if (scope === 'tokens') {
+      // Refresh tokens rotate: when another rune refreshed first, ours was refused while the file
+      // already holds new, valid tokens. Those are taken instead of being thrown away.
+      const current = this.read();
+      if (current?.tokens && current.tokens.refresh_token !== this.state.tokens?.refresh_token) {
+        this.state = current;
+        return;
+      }
+    }
     if (scope === 'all') {
       this.remove();
       return;

@@ -1,0 +1,178 @@
+// The folders a command line moves into: `cd DIR` (a shell builtin that by itself changes nothing
+// but where later relative paths point) and git's `-C DIR`. Pure: paths come in canonicalised by the
+// gate, and readability and writability are answered by the caller's allow lists.
+//
+// `cd DIR` is allowed without being in allowed_commands when DIR is readable. `git -C DIR` is judged
+// as the same git command without `-C DIR`, when DIR is readable. What makes `-C` (or `cd DIR &&
+// git …`) dangerous is which repository git then obeys: its .git/config can name programs git runs
+// (core.fsmonitor, core.pager, diff drivers, aliases) and its hooks run. In a folder the agent may
+// write, it could have planted those, so git into a writable folder other than the working directory
+// stays refused (the sandbox keeps the writable roots' own .git read-only; a nested or new one it
+// cannot know about).
+import { isAbsolute, resolve } from 'node:path';
+import type { ShellAnalysis, SimpleCommand } from './shell.ts';
+
+type Analysis = Extract<ShellAnalysis, { ok: true }>;
+
+/** Beyond this many possible working folders the line is judged too involved to prove safe. */
+const MAX_BASES = 32;
+
+export interface DirectoryContext {
+  cwd: string;
+  home: string;
+  /** Lexical absolute path → canonical path (the gate resolved every path commandPaths named). */
+  canonical: Readonly<Record<string, string>>;
+  /** The allow-list rule that makes a canonical path readable or writable, if any. */
+  readable(path: string): boolean;
+  writable(path: string): boolean;
+}
+
+export interface DirectoryProblem {
+  reason: string;
+  /** A folder to add to allowed_paths_ro that would allow the line. */
+  folder?: string;
+}
+
+export interface DirectoryCheck {
+  /** The commands as the allow list judges them: `cd` left out, git's `-C DIR` pairs removed. */
+  commands: SimpleCommand[];
+  problem?: DirectoryProblem;
+}
+
+function absolute(word: string, base: string, home: string): string {
+  if (word === '~') return resolve(home);
+  if (word.startsWith('~/')) return resolve(home, word.slice(2));
+  return isAbsolute(word) ? resolve(word) : resolve(base, word);
+}
+
+/** The folder word of `cd [-L|-P] [--] DIR`, or why the cd is not one the policy can follow. */
+export function cdTarget(command: SimpleCommand): { dir: string } | { problem: string } | undefined {
+  if (command.argv[0] !== 'cd') return undefined;
+  const args = command.argv.slice(1);
+  let index = 0;
+  while (index < args.length && (args[index] === '-L' || args[index] === '-P')) index += 1;
+  if (args[index] === '--') index += 1;
+  const rest = args.slice(index);
+  if (rest.length === 0) return { problem: 'cd without a folder goes to $HOME' };
+  const dir = rest[0]!;
+  if (dir === '-') return { problem: 'cd - goes back to a folder the policy cannot know' };
+  if (dir.startsWith('-')) return { problem: `cd ${dir}: an unknown option` };
+  if (rest.length > 1) return { problem: 'cd with more than one folder' };
+  if (command.globs[index + 1]) return { problem: 'cd with a glob' };
+  return { dir };
+}
+
+/**
+ * git's top-level `-C DIR` options (each relative to the one before, as git applies them) split
+ * from the rest of the command line; anything after the subcommand is left alone.
+ */
+export function gitDirectories(command: SimpleCommand): { argv: string[]; globs: boolean[]; dirs: string[] } {
+  const { argv, globs } = command;
+  if (argv[0] !== 'git') return { argv, globs, dirs: [] };
+  const outArgv = [argv[0]];
+  const outGlobs = [globs[0] ?? false];
+  const dirs: string[] = [];
+  let index = 1;
+  while (index < argv.length && argv[index]!.startsWith('-')) {
+    if (argv[index] === '-C' && index + 1 < argv.length) {
+      dirs.push(argv[index + 1]!);
+      // A glob in the folder word cannot be proven: it stays in, and git's own rule refuses it.
+      if (globs[index + 1]) return { argv, globs, dirs: [] };
+      index += 2;
+      continue;
+    }
+    outArgv.push(argv[index]!);
+    outGlobs.push(globs[index] ?? false);
+    index += 1;
+  }
+  return {
+    argv: [...outArgv, ...argv.slice(index)],
+    globs: [...outGlobs, ...globs.slice(index)],
+    dirs,
+  };
+}
+
+interface Step {
+  command: SimpleCommand;
+  /** The folders this command may run in (before its own cd or -C). */
+  before: readonly string[];
+  /** cd's target or git's -C folders, each resolved against every folder it may be relative to. */
+  entered: string[];
+}
+
+/**
+ * Walks the line in order: each command may run in the working directory or any folder an earlier
+ * cd moved to (a list chains them, a pipeline does not, so both are kept); git's -C folders chain
+ * among themselves. Undefined when the line has too many possible folders to follow.
+ */
+function walk(shell: Analysis, cwd: string, home: string): { steps: Step[]; bases: string[] } | undefined {
+  const bases = new Set([cwd]);
+  const steps: Step[] = [];
+  for (const command of shell.commands) {
+    const before = [...bases];
+    const entered: string[] = [];
+    const cd = cdTarget(command);
+    // pushd is not followed (it must be on the allow list), but its folder moves later paths too.
+    const pushd =
+      command.argv[0] === 'pushd' ? command.argv.slice(1).find((arg) => !arg.startsWith('-')) : undefined;
+    const target = cd && 'dir' in cd ? cd.dir : pushd;
+    if (target !== undefined) for (const base of before) entered.push(absolute(target, base, home));
+    let from = before;
+    for (const dir of gitDirectories(command).dirs) {
+      if (dir === '') continue;
+      from = from.map((base) => absolute(dir, base, home));
+      entered.push(...from);
+    }
+    for (const folder of entered) bases.add(folder);
+    if (bases.size > MAX_BASES) return undefined;
+    steps.push({ command, before, entered: [...new Set(entered)] });
+  }
+  return { steps, bases: [...bases] };
+}
+
+/** Every folder the line's relative words may be resolved against; undefined when too many. */
+export function directoryBases(shell: Analysis, cwd: string, home: string): string[] | undefined {
+  return walk(shell, cwd, home)?.bases;
+}
+
+/** Checks the line's cd and git -C folders; the commands come back as the allow list must see them. */
+export function checkDirectories(shell: Analysis, context: DirectoryContext): DirectoryCheck {
+  const walked = walk(shell, context.cwd, context.home);
+  if (!walked) {
+    return {
+      commands: shell.commands,
+      problem: { reason: 'the command changes folders too often to follow' },
+    };
+  }
+  const canonical = (path: string): string => context.canonical[path] ?? path;
+  const commands: SimpleCommand[] = [];
+  const entered: string[] = [];
+  let gitRuns = false;
+  for (const step of walked.steps) {
+    const { command } = step;
+    const cd = cdTarget(command);
+    if (cd && 'problem' in cd) return { commands, problem: { reason: cd.problem } };
+    const git = gitDirectories(command);
+    const word = cd ? `cd ${(cd as { dir: string }).dir}` : `git -C ${git.dirs.join(' -C ')}`;
+    for (const folder of step.entered.map(canonical)) {
+      if (!context.readable(folder)) {
+        return { commands, problem: { reason: `${word}: ${folder} is outside the readable paths`, folder } };
+      }
+      entered.push(folder);
+    }
+    if (cd) continue;
+    if (command.argv[0] === 'git') gitRuns = true;
+    commands.push({ argv: git.argv, globs: git.globs, globbed: git.globs.some(Boolean) });
+  }
+  const cwdReal = canonical(context.cwd);
+  const planted = gitRuns && entered.find((folder) => folder !== cwdReal && context.writable(folder));
+  if (planted) {
+    return {
+      commands,
+      problem: {
+        reason: `git would run in ${planted}, a writable folder whose .git config and hooks the agent could have planted; run git in the working directory or a read-only folder`,
+      },
+    };
+  }
+  return { commands };
+}
