@@ -15,11 +15,30 @@ export interface Placed {
 interface Page {
   element: HTMLElement;
   items: Placed[];
-  /** The height guessed for it (em), as last written to its style. */
-  guess?: number;
+  /** The class of the height guessed for it, as last set. */
+  guess?: string;
 }
 
 const PAGE = 32;
+
+/** Height guesses come in steps of √2 from 6 em; each step is a class (no style attributes). */
+const GUESSES = 30;
+let guessSheet: CSSStyleSheet | null = null;
+
+function guessClass(em: number): string {
+  if (!guessSheet) {
+    guessSheet = new CSSStyleSheet();
+    guessSheet.replaceSync(
+      Array.from(
+        { length: GUESSES },
+        (_, k) =>
+          `.md-page.guess-${k} { contain-intrinsic-size: auto ${Math.round(6 * Math.SQRT2 ** k)}em; }`,
+      ).join('\n'),
+    );
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, guessSheet];
+  }
+  return `guess-${Math.min(GUESSES - 1, Math.max(0, Math.round(2 * Math.log2(em / 6))))}`;
+}
 
 export class Pages {
   private pages: Page[] = [];
@@ -84,10 +103,10 @@ export class Pages {
     // Until a page has been shown once, its height is a guess from its source lines; a better
     // guess keeps the scrollbar and scroll sync steadier on the way there.
     for (const page of this.pages) {
-      const guess = Math.max(2, Math.round(page.items.reduce((sum, item) => sum + item.lines, 0) * 1.5));
+      const guess = guessClass(page.items.reduce((sum, item) => sum + item.lines, 0) * 1.5);
       if (page.guess === guess) continue;
       page.guess = guess;
-      page.element.style.containIntrinsicSize = `auto ${guess}em`;
+      page.element.className = `md-page ${guess}`;
     }
     this.items = items;
   }
