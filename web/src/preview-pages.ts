@@ -118,6 +118,7 @@ export class Pages {
     if (items.length === 0) return 0;
     const page =
       this.pages[this.lastIndex(this.pages.length, (i) => this.top(this.pages[i]!.element) <= top)]!;
+    this.lay(page);
     const within = page.items;
     const index = this.lastIndex(within.length, (i) => this.top(within[i]!.element) <= top);
     const item = within[index]!;
@@ -141,6 +142,7 @@ export class Pages {
     if (!first) return 0;
     if (line <= first.line) return (this.top(first.element) * line) / Math.max(first.line, 1);
     const page = this.pages[this.lastIndex(this.pages.length, (i) => this.pages[i]!.items[0]!.line <= line)]!;
+    this.lay(page);
     const within = page.items;
     const item = within[this.lastIndex(within.length, (i) => within[i]!.line <= line)]!;
     const start = this.top(item.element);
@@ -153,6 +155,19 @@ export class Pages {
       height +
       ((line - end) / Math.max(next.line - end, 1)) * (this.top(next.element) - start - height)
     );
+  }
+
+  /**
+   * Makes the browser lay out a page it skips (out of view) before its blocks are measured: the
+   * positions of blocks in a skipped page are stale. The page is about to be shown anyway (scroll
+   * sync moves there); once it has been painted, `auto` takes over again.
+   */
+  private lay(page: Page): void {
+    // The page itself is always "visible"; whether its contents are skipped shows on a child.
+    const child = page.element.firstElementChild;
+    if (!child || child.checkVisibility({ contentVisibilityAuto: true })) return;
+    page.element.classList.add('md-page-laid');
+    requestAnimationFrame(() => requestAnimationFrame(() => page.element.classList.remove('md-page-laid')));
   }
 
   /** Offset of an element's top from the top of the scrolled content. */
