@@ -1,8 +1,12 @@
 // rune notes under load, each figure against a baseline measured in the same run:
 //   1. note reads per second (GET of a public file) vs a bare fastify hello-world (goal ≥ 50 %),
 //   2. delay for an edit to reach 200 SSE clients, p50/p99 (goal p99 ≤ 100 ms),
-//   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline.
+//   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline,
+//   4. acknowledgement latency of collaborative updates with 20 typists, p50/p99: the durable update
+//      log with synchronous = full (default) and normal, side by side with a binary from before the
+//      log (--baseline BIN, e.g. one built from an older commit; goal: at most +2 ms at p99).
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
+//                        [--only reads|collab] [--typists 20] [--baseline BIN]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -18,6 +22,9 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '200' },
     files: { type: 'string', default: '100000' },
     connections: { type: 'string', default: '32' },
+    only: { type: 'string' },
+    typists: { type: 'string', default: '20' },
+    baseline: { type: 'string', default: process.env.RUNE_BASELINE_BIN },
   },
 });
 const seconds = Number(values.seconds);
@@ -43,8 +50,8 @@ function waitForLine(child, pattern) {
   });
 }
 
-async function startRune(home) {
-  const child = spawn(rune, ['notes', '--port', '0'], {
+async function startRune(home, bin = rune) {
+  const child = spawn(bin, ['notes', '--port', '0'], {
     env: { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: home },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -123,12 +130,122 @@ async function adminApi(url) {
       })
     ).body,
   ).token;
-  return (path, method = 'GET', body) =>
+  const call = (path, method = 'GET', body) =>
     request(`${url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body }),
     });
+  call.token = token;
+  return call;
+}
+
+/**
+ * 4. `typists` people each typing at their own line at keyboard speed (a key every 100–200 ms, one
+ * Yjs update per key, as the web editor sends them when it does not batch): the time from sending
+ * an update to its acknowledgement, per server variant, in interleaved rounds on fresh data.
+ */
+async function collabLatency() {
+  const Y = require('yjs');
+  const typists = Number(values.typists);
+  const variants = [
+    ...(values.baseline
+      ? [{ name: `before the update log (${values.baseline})`, bin: values.baseline, toml: '' }]
+      : []),
+    { name: 'update log, synchronous = normal', bin: rune, toml: 'synchronous = "normal"\n' },
+    { name: 'update log, synchronous = full (default)', bin: rune, toml: '' },
+  ];
+  const samples = new Map(variants.map((v) => [v.name, []]));
+  const typingAgent = new http.Agent({ keepAlive: true, maxSockets: typists + 4 });
+  const post = (url, token, body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          agent: typingAgent,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  for (let round = 0; round < 3; round++) {
+    for (const variant of variants) {
+      const dir = mkdtempSync(join(tmpdir(), 'rune-bench-collab-'));
+      writeFileSync(
+        join(dir, 'rune.toml'),
+        `[notes]\n${variant.toml}[notes.local]\nadmins = ["bench:benchpass"]\n`,
+      );
+      const run = await startRune(dir, variant.bin);
+      const call = await adminApi(run.url);
+      await call('/api/notes', 'POST', { name: 'typing' });
+      const lines = Array.from({ length: typists }, (_, i) => `[t${i}]\n`).join('');
+      await call('/api/notes/typing/files', 'POST', { name: 'doc.md', content: `# Typing\n${lines}` });
+      const token = call.token;
+      const path = `${run.url}/api/notes/typing/files/doc.md/collab`;
+      const { state } = JSON.parse((await call('/api/notes/typing/files/doc.md/collab')).body);
+      const until = Date.now() + seconds * 1000;
+      const latencies = samples.get(variant.name);
+      await Promise.all(
+        Array.from({ length: typists }, async (_, i) => {
+          const doc = new Y.Doc();
+          Y.applyUpdate(doc, Buffer.from(state, 'base64'));
+          const text = doc.getText('content');
+          let update;
+          doc.on('update', (u) => {
+            update = u;
+          });
+          // Typists start out of step, as people do.
+          await new Promise((r) => setTimeout(r, Math.random() * 150));
+          while (Date.now() < until) {
+            const current = text.toString();
+            text.insert(current.indexOf('\n', current.indexOf(`[t${i}]`)), 'k');
+            const start = process.hrtime.bigint();
+            await post(path, token, { update: Buffer.from(update).toString('base64'), client_id: `t${i}` });
+            latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+            await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
+          }
+        }),
+      );
+      await run.stop();
+    }
+  }
+  typingAgent.destroy();
+  console.log(
+    `\ncollab update → acknowledgement, ${typists} typists, ${seconds} s × 3 interleaved rounds per variant`,
+  );
+  const first = variants[0].name;
+  const base = { p50: percentile(samples.get(first), 50), p99: percentile(samples.get(first), 99) };
+  for (const variant of variants) {
+    const values_ = samples.get(variant.name);
+    const p50 = percentile(values_, 50);
+    const p99 = percentile(values_, 99);
+    const versus =
+      variant.name === first
+        ? '(baseline)'
+        : `Δp50 ${(p50 - base.p50 >= 0 ? '+' : '') + (p50 - base.p50).toFixed(2)} ms  Δp99 ${(p99 - base.p99 >= 0 ? '+' : '') + (p99 - base.p99).toFixed(2)} ms  ratio p99 ${(p99 / base.p99).toFixed(2)}`;
+    console.log(
+      `  ${variant.name.padEnd(44)} n ${String(values_.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(6)} ms  ${versus}`,
+    );
+  }
+  if (!values.baseline) {
+    console.log(
+      '  (no --baseline BIN: give a binary built from before the update log to see the cost of the log itself)',
+    );
+  }
+}
+
+if (values.only === 'collab') {
+  await collabLatency();
+  agent.destroy();
+  process.exit(0);
 }
 
 const home = mkdtempSync(join(tmpdir(), 'rune-bench-notes-'));
@@ -305,4 +422,5 @@ console.log(
   `  one word            p50 ${percentile(fts, 50).toFixed(1)} ms  p95 ${percentile(fts, 95).toFixed(1)} ms  (goal p95 ≤ 20 ms)`,
 );
 await server.stop();
+if (values.only !== 'reads') await collabLatency();
 agent.destroy();

@@ -1,93 +1,72 @@
-// Cost of the sandbox per tool call: bare /bin/true vs the same in every layer this machine offers.
-//   - `rune sandbox -- /bin/true`: the user-facing command (includes one Node start of rune);
-//   - the embedded helper alone with the arguments the executor passes (what each agent tool call
-//     pays, since the executor runs inside the already started rune);
-//   - `bwrap --unshare-all --ro-bind / / /bin/true` (Debian's bubblewrap) for comparison.
-// Goal (issue 5): ≤ 22 ms here. `rune sandbox` pays a Node start (~65 ms) before any layer, so the
-// goal is met by the per-call path; the CLI line shows what the layers add to rune's own start.
+// Cost of the sandbox per tool call, side by side with its peers in one interleaved run:
+//   - bare /bin/true;
+//   - the embedded helper with exactly the command line the executor builds for a tool call
+//     (rune -v logs it; cgroup joins left out), every layer on: what each agent tool
+//     call pays, since the executor runs inside the already started rune;
+//   - Codex CLI's sandbox (`codex sandbox -- /bin/true`), both its native binary and the npm
+//     launcher users run: the goal is helper ≤ 0.25 × Codex's native sandbox;
+//   - `bwrap --unshare-all --ro-bind / / /bin/true` (Debian's bubblewrap);
+//   - `rune sandbox -- /bin/true`, which adds a Node start of rune to the helper.
+// Codex is installed on demand into bench/node_modules from bench/package.json (an exact version,
+// never a dependency of rune); without network or npm the Codex lines are skipped with the reason.
 // Medians of interleaved runs, as ratios.
 //   node bench/sandbox.mjs [--rounds 40]
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { interleave, median, report, requireBinary, timeOnce } from './lib.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '40' } } });
 const rounds = Math.max(30, Number(values.rounds));
 const rune = requireBinary();
+const here = dirname(fileURLToPath(import.meta.url));
 const home = mkdtempSync(join(tmpdir(), 'rune-bench-sandbox-'));
 const work = mkdtempSync(join(tmpdir(), 'rune-bench-work-'));
 const env = { PATH: '/usr/bin:/bin', HOME: home };
 
-// One run materialises the helper into $HOME/.rune/cache/native; the bench then calls it directly.
-const first = spawnSync(rune, ['sandbox', '--layers', '--', '/bin/true'], { env, encoding: 'utf8' });
+// One call as a tool call makes it: its layers, and the helper command line the executor built.
+const first = spawnSync(
+  rune,
+  ['--verbose', 'sandbox', '--layers', '--allow-write', work, '--', '/bin/true'],
+  {
+    cwd: work,
+    env,
+    encoding: 'utf8',
+  },
+);
 if (first.status !== 0) {
   console.error(`rune sandbox failed: ${first.stderr}`);
   process.exit(1);
 }
-console.log(`layers applied by rune sandbox on this machine:\n${first.stderr.trimEnd()}`);
-const cache = join(home, '.rune', 'cache', 'native');
-const helperName = readdirSync(cache).find((n) => n.startsWith('rune-sandbox-'));
-if (!helperName) throw new Error(`no helper in ${cache}`);
-const helper = join(cache, helperName);
-const system = [
-  '/usr',
-  '/bin',
-  '/sbin',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/libx32',
-  '/etc',
-  '/opt',
-  '/proc',
-  '/sys',
-  '/dev',
-];
-const writable = [
-  '/dev/null',
-  '/dev/zero',
-  '/dev/full',
-  '/dev/tty',
-  '/dev/ptmx',
-  '/dev/pts',
-  '/dev/shm',
-  '/tmp',
-  work,
-];
-const helperArgs = [
-  '--cwd',
-  work,
-  ...system.flatMap((p) => ['--ro', p]),
-  '--ro',
-  work,
-  ...writable.flatMap((p) => ['--rw', p]),
-  ...['/etc/shadow', '/etc/gshadow'].flatMap((p) => ['--hide', p]),
-  ...[
-    '--tmp-mb',
-    '512',
-    '--fsize',
-    String(1 << 30),
-    '--nofile',
-    '4096',
-    '--nproc',
-    '512',
-    '--data',
-    String(2 << 30),
-  ],
-  '--',
-  '/bin/true',
-];
+const logged = first.stderr
+  .split('\n')
+  .filter((line) => line.startsWith('{'))
+  .map((line) => JSON.parse(line))
+  .find((event) => event.event === 'sandbox.helper_argv');
+if (!logged) throw new Error('rune did not log the helper command line (sandbox.helper_argv)');
+console.log(first.stderr.slice(first.stderr.indexOf('rune sandbox layers:')).trimEnd());
+const [helper, ...logArgs] = logged.argv;
+// The pooled cgroups were removed when rune exited; joining cgroups is measured by the rune line.
+const helperArgs = logArgs.filter((arg, i) => arg !== '--cgroup' && logArgs[i - 1] !== '--cgroup');
 
 const cases = {
   '/bin/true': () => timeOnce('/bin/true', [], { env }),
-  'helper, every layer (per tool call)': () => timeOnce(helper, helperArgs, { env }),
-  'rune sandbox -- /bin/true': () => timeOnce(rune, ['sandbox', '--', '/bin/true'], { env }),
-  'rune --sandbox off sandbox -- /bin/true': () =>
-    timeOnce(rune, ['--sandbox', 'off', 'sandbox', '--', '/bin/true'], { env }),
+  'helper, every layer (per tool call)': () => timeOnce(helper, helperArgs, { env, cwd: work }),
 };
+
+const codex = findCodex();
+if (codex.problem) console.log(`\nCodex skipped: ${codex.problem}`);
+else {
+  const codexEnv = { ...env, CODEX_HOME: codex.home };
+  cases['codex sandbox -- /bin/true (native binary)'] = () =>
+    timeOnce(codex.native, ['sandbox', '--', '/bin/true'], { env: codexEnv, cwd: work });
+  cases['codex sandbox -- /bin/true (npm launcher)'] = () =>
+    timeOnce(codex.launcher, ['sandbox', '--', '/bin/true'], { env: codexEnv, cwd: work });
+}
+
 const bwrap = ['/usr/bin/bwrap', '/bin/bwrap'].find((p) => existsSync(p));
 const bwrapArgs = ['--unshare-all', '--ro-bind', '/', '/', '/bin/true'];
 if (bwrap && spawnSync(bwrap, bwrapArgs).status === 0) {
@@ -97,20 +76,58 @@ if (bwrap && spawnSync(bwrap, bwrapArgs).status === 0) {
     `\nbwrap skipped: ${bwrap ? `${bwrap} cannot create namespaces here` : 'not installed (apt-get install -y bubblewrap)'}`,
   );
 }
+cases['rune sandbox -- /bin/true'] = () => timeOnce(rune, ['sandbox', '--', '/bin/true'], { env, cwd: work });
+
 const samples = interleave(cases, rounds);
 report(`sandbox cost, ${rounds} interleaved rounds`, samples, '/bin/true');
-const perCall = median(samples['helper, every layer (per tool call)']) - median(samples['/bin/true']);
-console.log(`  per-call overhead of the layers: ${perCall.toFixed(1)} ms (goal ≤ 22 ms)`);
-const cliLayers =
-  median(samples['rune sandbox -- /bin/true']) - median(samples['rune --sandbox off sandbox -- /bin/true']);
-console.log(
-  `  rune sandbox: layers add ${cliLayers.toFixed(1)} ms to rune's own start (kernel probe + helper)`,
-);
-if (cases['bwrap --unshare-all --ro-bind / / /bin/true']) {
-  const ratio =
-    median(samples['helper, every layer (per tool call)']) /
-    median(samples['bwrap --unshare-all --ro-bind / / /bin/true']);
-  console.log(`  helper / bwrap: ${ratio.toFixed(2)}`);
+const perCall = median(samples['helper, every layer (per tool call)']);
+console.log(`  per-call overhead of the layers: ${(perCall - median(samples['/bin/true'])).toFixed(1)} ms`);
+for (const peer of [
+  'codex sandbox -- /bin/true (native binary)',
+  'codex sandbox -- /bin/true (npm launcher)',
+  'bwrap --unshare-all --ro-bind / / /bin/true',
+]) {
+  if (samples[peer]) console.log(`  helper / ${peer}: ${(perCall / median(samples[peer])).toFixed(3)}`);
+}
+if (samples['codex sandbox -- /bin/true (native binary)']) {
+  const ratio = perCall / median(samples['codex sandbox -- /bin/true (native binary)']);
+  console.log(
+    `  goal helper ≤ 0.25 × Codex's sandbox: ${ratio <= 0.25 ? 'met' : 'NOT met'} (${ratio.toFixed(3)})`,
+  );
 }
 rmSync(home, { recursive: true, force: true });
 rmSync(work, { recursive: true, force: true });
+
+/** Codex from bench/node_modules, installed there on first use (bench/package.json pins it). */
+function findCodex() {
+  const launcher = join(here, 'node_modules', '.bin', 'codex');
+  const native = join(
+    here,
+    'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
+  );
+  if (process.arch !== 'x64' || process.platform !== 'linux')
+    return {
+      problem: `only the linux-x64 build is wired here (this is ${process.platform}-${process.arch})`,
+    };
+  if (!existsSync(native)) {
+    console.log('\ninstalling the pinned Codex CLI into bench/node_modules (npm ci)…');
+    mkdirSync(join(here, 'node_modules'), { recursive: true });
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: here, encoding: 'utf8' });
+    if (install.status !== 0)
+      return {
+        problem: `npm ci in bench/ failed: ${(install.stderr || install.error?.message || '').trim().slice(0, 300)}`,
+      };
+  }
+  if (!existsSync(native)) return { problem: `${native} is missing after the install` };
+  // Not under /tmp: Codex refuses to set up its sandbox helper aliases in a temporary folder.
+  const codexHome = join(here, 'node_modules', '.codex-home');
+  mkdirSync(codexHome, { recursive: true });
+  const probe = spawnSync(native, ['sandbox', '--', '/bin/true'], {
+    env: { ...env, CODEX_HOME: codexHome },
+    cwd: work,
+    encoding: 'utf8',
+  });
+  if (probe.status !== 0)
+    return { problem: `codex sandbox fails here: ${probe.stderr.trim().slice(0, 300)}` };
+  return { launcher, native, home: codexHome };
+}

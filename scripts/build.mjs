@@ -57,12 +57,14 @@ const MODES = {
   'walk-worker': 'src/tools/walk/worker.ts',
 };
 
+/** Sources of the static sandbox helper only (probe.c is shared with the addon). */
+const HELPER_ONLY = ['helper.c', 'view.c', 'view.h', 'bpf.h', 'netguard.c', 'netguard.h'];
+
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');
-  // helper.c and netguard.* are the sandbox helper, not part of the addon: editing them must not
-  // rebuild the addon.
+  // The sandbox helper's own sources are not part of the addon: editing them must not rebuild it.
   const addonSources = readdirSync(join(root, 'native/src'))
-    .filter((name) => name !== 'helper.c' && !name.startsWith('netguard.'))
+    .filter((name) => !HELPER_ONLY.includes(name))
     .map((name) => statSync(join(root, 'native/src', name)).mtimeMs);
   const sources = Math.max(...addonSources, statSync(join(root, 'native/binding.gyp')).mtimeMs);
   if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
@@ -85,15 +87,23 @@ function buildNative() {
 // inside any mount namespace. Debian's libc6-dev ships the libc.a it links against.
 function buildSandboxHelper() {
   const helper = join(root, 'native/build/rune-sandbox');
-  const sources = ['helper.c', 'netguard.c', 'probe.c', 'probe.h', 'netguard.h'].map((f) =>
-    join(root, 'native/src', f),
-  );
+  const sources = [...HELPER_ONLY, 'probe.c', 'probe.h'].map((f) => join(root, 'native/src', f));
   if (existsSync(helper) && statSync(helper).mtimeMs >= Math.max(...sources.map((f) => statSync(f).mtimeMs)))
     return helper;
   mkdirSync(dirname(helper), { recursive: true });
   execFileSync(
     'gcc',
-    ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-std=gnu11', '-o', helper, ...sources.slice(0, 3)],
+    [
+      '-static',
+      '-O2',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      '-std=gnu11',
+      '-o',
+      helper,
+      ...sources.filter((f) => f.endsWith('.c')),
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return helper;

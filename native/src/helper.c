@@ -45,8 +45,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "netguard.h"
 #include "probe.h"
+#include "view.h"
 
 /* ---- Landlock UAPI, defined here: Debian's header is older than the kernel ---- */
 #define LL_CREATE_RULESET 444
@@ -104,19 +106,26 @@ struct ll_path_beneath_attr {
 #endif
 
 #define MAX_PATHS 256
+#define MAX_PROTECT 4096 /* every git folder under the writable roots adds a few (src/sandbox/git.ts) */
 #define MAX_ADDRS 256
 
 static struct {
+  const char *sys[MAX_PATHS]; /* system folders of the view: read-only, symlinks kept */
+  int n_sys;
   const char *ro[MAX_PATHS];
   int n_ro;
   const char *rw[MAX_PATHS];
   int n_rw;
-  const char *protect[MAX_PATHS];
+  const char *protect[MAX_PROTECT];
   int n_protect;
-  const char *pin[MAX_PATHS]; /* bound onto themselves so they cannot be renamed or removed */
+  const char *pin[MAX_PROTECT]; /* bound onto themselves so they cannot be renamed or removed */
   int n_pin;
   const char *hide[MAX_PATHS]; /* replaced by an empty file or folder */
   int n_hide;
+  const char *tmpdir; /* the command's TMPDIR when it lies under /tmp */
+  const char *link_path[MAX_PATHS]; /* grants named through a symlink: that name, then the real path */
+  const char *link_target[MAX_PATHS];
+  int n_link;
   const char *hosts[MAX_PATHS]; /* "name ip" lines for /etc/hosts */
   int n_hosts;
   struct ng_allow allow[MAX_ADDRS]; /* the net guard's (address, port) pairs */
@@ -135,7 +144,7 @@ static struct {
 
 static int layer_failed; /* set when a layer the caller required could not be applied */
 
-static void report(const char *layer, const char *state, const char *fmt, ...) {
+void report(const char *layer, const char *state, const char *fmt, ...) {
   if (opt.report_fd < 0) return;
   char buf[1024];
   int n = snprintf(buf, sizeof buf, "%s\t%s\t", layer, state);
@@ -150,14 +159,14 @@ static void report(const char *layer, const char *state, const char *fmt, ...) {
 }
 
 /* A layer that could not be applied: reported; in strict mode the command is not started. */
-static void skip(const char *layer, const char *fmt, const char *arg, int err) {
+void skip(const char *layer, const char *fmt, const char *arg, int err) {
   char why[512];
   snprintf(why, sizeof why, fmt, arg);
   report(layer, opt.strict ? "failed" : "skipped", "%s%s%s", why, err ? ": " : "", err ? strerror(err) : "");
   if (opt.strict) layer_failed = 1;
 }
 
-static void die(const char *what) {
+void die(const char *what) {
   report("setup", "failed", "%s: %s", what, strerror(errno));
   fprintf(stderr, "rune-sandbox: %s: %s\n", what, strerror(errno));
   _exit(125);
@@ -175,151 +184,49 @@ static int write_file(const char *path, const char *text) {
 
 /* ---------------------------------------------------------------- mount namespace */
 
-/* Read-only bind of `path` over itself. Remounting in a user namespace must keep the locked
- * flags (nosuid, nodev, noexec, atime) of the underlying mount, or the kernel refuses. */
-static int bind_readonly(const char *src, const char *dst) {
-  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
-  struct statvfs sv;
-  unsigned long keep = 0;
-  if (statvfs(dst, &sv) == 0) {
-    if (sv.f_flag & ST_NOSUID) keep |= MS_NOSUID;
-    if (sv.f_flag & ST_NODEV) keep |= MS_NODEV;
-    if (sv.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
-    if (sv.f_flag & ST_NOATIME) keep |= MS_NOATIME;
-    if (sv.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
-    if (sv.f_flag & ST_RELATIME) keep |= MS_RELATIME;
+/* The view (view.c) from the options, with the generated /etc/hosts when names are allowed. Landlock
+ * and seccomp read it too, with or without namespaces. */
+static void set_view_spec(void) {
+  view.sys = opt.sys;
+  view.n_sys = opt.n_sys;
+  view.ro = opt.ro;
+  view.n_ro = opt.n_ro;
+  view.rw = opt.rw;
+  view.n_rw = opt.n_rw;
+  view.protect = opt.protect;
+  view.n_protect = opt.n_protect;
+  view.pin = opt.pin;
+  view.n_pin = opt.n_pin;
+  view.hide = opt.hide;
+  view.n_hide = opt.n_hide;
+  view.link_path = opt.link_path;
+  view.link_target = opt.link_target;
+  view.n_link = opt.n_link;
+  view.tmp_mb = opt.tmp_mb;
+  view.tmpdir = opt.tmpdir;
+  static char hosts[65536];
+  if (opt.n_allow > 0 || opt.n_hosts > 0) {
+    size_t used = (size_t)snprintf(hosts, sizeof hosts, "127.0.0.1 localhost\n::1 localhost\n");
+    for (int i = 0; i < opt.n_hosts && used < sizeof hosts; i++)
+      used += (size_t)snprintf(hosts + used, sizeof hosts - used, "%s\n", opt.hosts[i]);
+    view.hosts_text = hosts;
+    /* No resolver is reachable from the namespace: names not in the hosts file do not resolve. */
+    view.resolv_text = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
   }
-  return mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL);
 }
 
-/* Writes `text` into a fresh file on the private tmpfs, binds it read-only over `target`, and
- * unlinks the source so the sandboxed program cannot edit it through /tmp. */
-static int bind_text_over(const char *target, const char *name, const char *text) {
-  char src[64];
-  snprintf(src, sizeof src, "/tmp/.rune-%s", name);
-  int fd = open(src, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
-  if (fd < 0) return -1;
-  size_t len = strlen(text);
-  ssize_t n = write(fd, text, len);
-  close(fd);
-  if (n != (ssize_t)len) return -1;
-  int rc = bind_readonly(src, target);
-  int saved = errno;
-  unlink(src);
-  errno = saved;
-  return rc;
-}
-
-/* mkdir -p for the parents of `path`, then an empty directory or file to bind onto. */
-static int make_mount_point(const char *path, int is_dir) {
-  char buf[PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (is_dir) return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
-  int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return errno == EEXIST ? 0 : -1;
-  close(fd);
-  return 0;
-}
-
-static void setup_mounts(int have_tmp_target) {
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-    skip("namespaces", "mount propagation could not be made private", "", errno);
+static void build_view(struct view_result *result, const char *namespaces) {
+  if (view_build(result) != 0) {
+    skip("namespaces", "%s", result->why, 0);
     return;
   }
-  /* A fresh /proc shows only this PID namespace. */
-  int proc_ok = mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0;
-  if (!proc_ok)
-    report("namespaces", "skipped", "private /proc: %s (the host's /proc stays visible; Landlock still "
-           "blocks other processes)", strerror(errno));
-
-  int tmp_ok = 0;
-  if (opt.tmp_mb > 0 && have_tmp_target) {
-    /* Allowed paths under the host's /tmp must survive the private tmpfs: hold them open, then bind
-     * them back at the same place inside it. */
-    static int held[MAX_PATHS * 2 + 1];
-    static const char *held_path[MAX_PATHS * 2 + 1];
-    int n_held = 0;
-    const char **lists[] = {opt.ro, opt.rw, &opt.cwd};
-    int counts[] = {opt.n_ro, opt.n_rw, opt.cwd ? 1 : 0};
-    for (int l = 0; l < 3; l++) {
-      for (int k = 0; k < counts[l]; k++) {
-        const char *p = lists[l][k];
-        if (strncmp(p, "/tmp/", 5) != 0 || n_held >= (int)(sizeof held / sizeof held[0])) continue;
-        int fd = open(p, O_PATH | O_CLOEXEC);
-        if (fd < 0) continue;
-        held[n_held] = fd;
-        held_path[n_held++] = p;
-      }
-    }
-    char data[64];
-    snprintf(data, sizeof data, "size=%ldm,mode=1777", opt.tmp_mb);
-    if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, data) == 0) tmp_ok = 1;
-    else skip("namespaces", "private /tmp%s", "", errno);
-    for (int k = 0; k < n_held; k++) {
-      if (tmp_ok) {
-        struct stat st;
-        char src[64];
-        snprintf(src, sizeof src, "/proc/self/fd/%d", held[k]);
-        if (fstat(held[k], &st) == 0 && make_mount_point(held_path[k], S_ISDIR(st.st_mode)) == 0 &&
-            mount(src, held_path[k], NULL, MS_BIND | MS_REC, NULL) != 0)
-          skip("namespaces", "re-binding %s inside the private /tmp", held_path[k], errno);
-      }
-      close(held[k]);
-    }
+  view_report(namespaces, result);
+  if (view.hosts_text) {
+    if (result->dns_bound)
+      report("dns", "applied", "/etc/hosts holds %d allowed name(s); no resolver reachable", opt.n_hosts);
+    else
+      skip("dns", "binding the generated /etc/hosts%s", "", errno);
   }
-
-  if (tmp_ok && mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777") != 0 &&
-      errno != ENOENT)
-    skip("namespaces", "private /dev/shm%s", "", errno);
-
-  for (int i = 0; i < opt.n_hide; i++) {
-    struct stat st;
-    if (lstat(opt.hide[i], &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    int rc = S_ISDIR(st.st_mode) ? mount("tmpfs", opt.hide[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
-             : tmp_ok              ? bind_text_over(opt.hide[i], "hidden", "")
-                                   : (errno = ENOTDIR, -1);
-    if (rc != 0) skip("namespaces", "hiding %s", opt.hide[i], errno);
-  }
-  for (int i = 0; i < opt.n_pin; i++) {
-    struct stat st;
-    if (lstat(opt.pin[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    if (mount(opt.pin[i], opt.pin[i], NULL, MS_BIND | MS_REC, NULL) != 0) skip("namespaces", "pinning %s", opt.pin[i], errno);
-  }
-
-  int protected = 0;
-  for (int i = 0; i < opt.n_protect; i++) {
-    struct stat st;
-    if (lstat(opt.protect[i], &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    if (bind_readonly(opt.protect[i], opt.protect[i]) == 0) protected++;
-    else skip("namespaces", "read-only bind of %s", opt.protect[i], errno);
-  }
-
-  if (opt.n_allow > 0 || opt.n_hosts > 0) {
-    if (!tmp_ok) {
-      skip("dns", "generated /etc/hosts needs the private /tmp%s", "", 0);
-    } else {
-      static char hosts[65536];
-      size_t used = (size_t)snprintf(hosts, sizeof hosts, "127.0.0.1 localhost\n::1 localhost\n");
-      for (int i = 0; i < opt.n_hosts && used < sizeof hosts; i++)
-        used += (size_t)snprintf(hosts + used, sizeof hosts - used, "%s\n", opt.hosts[i]);
-      /* No resolver is reachable from the namespace: names not in the hosts file do not resolve. */
-      const char *resolv = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
-      if (bind_text_over("/etc/hosts", "hosts", hosts) != 0)
-        skip("dns", "binding the generated /etc/hosts%s", "", errno);
-      else if (access("/etc/resolv.conf", F_OK) == 0 && bind_text_over("/etc/resolv.conf", "resolv", resolv) != 0)
-        skip("dns", "binding /etc/resolv.conf%s", "", errno);
-      else
-        report("dns", "applied", "/etc/hosts holds %d allowed name(s); no resolver reachable", opt.n_hosts);
-    }
-  }
-  report("namespaces", "applied", "user+mount+pid%s namespaces, %s/proc, %s%d protected path(s) read-only",
-         opt.net_isolate ? "+net" : "", proc_ok ? "private " : "host ", tmp_ok ? "private /tmp, " : "", protected);
 }
 
 static void loopback_up(void) {
@@ -346,20 +253,7 @@ static uint64_t landlock_fs_rights(int abi) {
   return r;
 }
 
-static int add_path_rule(int ruleset, const char *path, uint64_t rights, uint64_t handled) {
-  int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= LL_FILE_RIGHTS;
-  struct ll_path_beneath_attr attr = {.allowed_access = rights & handled, .parent_fd = fd};
-  long rc = syscall(LL_ADD_RULE, ruleset, LL_RULE_PATH_BENEATH, &attr, 0);
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return rc == 0 ? 1 : -1;
-}
-
-static void apply_landlock(void) {
+static void apply_landlock(int view_built) {
   int abi = (int)syscall(LL_CREATE_RULESET, NULL, 0, 1U /* VERSION */);
   if (abi <= 0) {
     skip("landlock", "Landlock is not available%s", "", errno);
@@ -382,26 +276,11 @@ static void apply_landlock(void) {
     skip("landlock", "landlock_create_ruleset%s", "", errno);
     return;
   }
-  uint64_t all = attr.handled_access_fs;
-  uint64_t ro = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
-  int n_ro = 0, n_rw = 0;
-  for (int i = 0; i < opt.n_ro; i++) {
-    int rc = add_path_rule(ruleset, opt.ro[i], ro, all);
-    if (rc < 0) {
-      skip("landlock", "rule for %s", opt.ro[i], errno);
-      close(ruleset);
-      return;
-    }
-    n_ro += rc;
-  }
-  for (int i = 0; i < opt.n_rw; i++) {
-    int rc = add_path_rule(ruleset, opt.rw[i], all, all);
-    if (rc < 0) {
-      skip("landlock", "rule for %s", opt.rw[i], errno);
-      close(ruleset);
-      return;
-    }
-    n_rw += rc;
+  int n_ro = 0, n_rw = 0, n_split = 0;
+  if (view_landlock_rules(ruleset, attr.handled_access_fs, view_built, &n_ro, &n_rw, &n_split) != 0) {
+    skip("landlock", "adding the rules%s", "", errno);
+    close(ruleset);
+    return;
   }
   if (syscall(LL_RESTRICT_SELF, ruleset, 0) != 0) {
     skip("landlock", "landlock_restrict_self%s", "", errno);
@@ -409,8 +288,9 @@ static void apply_landlock(void) {
     return;
   }
   close(ruleset);
-  report("landlock", "applied", "ABI %d, %d read-only + %d writable path(s)%s%s", abi, n_ro, n_rw,
-         abi >= 4 ? ", TCP bind/connect denied" : "", abi >= 6 ? ", abstract-socket and signal scoping" : "");
+  report("landlock", "applied", "ABI %d, %d read-only + %d writable path(s)%s%s%s", abi, n_ro, n_rw,
+         n_split ? " (read-only folders split around hidden paths)" : "", abi >= 4 ? ", TCP bind/connect denied" : "",
+         abi >= 6 ? ", abstract-socket and signal scoping" : "");
 }
 
 /* ---------------------------------------------------------------- seccomp-BPF */
@@ -437,12 +317,12 @@ static const int denied[] = {
     __NR_memfd_secret,
 };
 
-#define STMT(code, k) ((struct sock_filter)BPF_STMT((code), (k)))
-#define JUMP(code, k, jt, jf) ((struct sock_filter)BPF_JUMP((code), (k), (jt), (jf)))
-#define LOAD_NR STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
-#define LOAD_ARG(i) STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * (i))
-#define RET(v) STMT(BPF_RET | BPF_K, (v))
-#define ERRNO(e) RET(SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+
+/* What the namespaces and the view could not provide (LOST_* of view.h): seccomp refuses it. */
+static unsigned view_lost;
+
+/* Room for the longest filter build_filter makes (all of the view's fallback rules included). */
+#define MAX_FILTER 1024
 
 static int build_filter(struct sock_filter *f, int notify_connect) {
   int n = 0;
@@ -456,6 +336,8 @@ static int build_filter(struct sock_filter *f, int notify_connect) {
     f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied[i], 0, 1);
     f[n++] = ERRNO(EPERM);
   }
+  /* The view's rules (view.c): no setuid files ever, and what a missing namespace leaves open. */
+  n = view_filter_rules(f, n, view_lost);
   /* clone3 hides its flags in memory BPF cannot read: make libc fall back to clone. */
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
   f[n++] = ERRNO(ENOSYS);
@@ -496,12 +378,13 @@ static int build_filter(struct sock_filter *f, int notify_connect) {
   f[n++] = LOAD_NR;
   if (notify_connect) n += netguard_filter(f + n); /* connect, shutdown, Fast Open → the net guard */
   f[n++] = RET(SECCOMP_RET_ALLOW);
+  if (n > MAX_FILTER) die("the seccomp filter outgrew its buffer");
   return n;
 }
 
 /* Returns the user-notification listener fd (or -1 without one). */
 static int apply_seccomp(int notify_connect) {
-  static struct sock_filter filter[256];
+  static struct sock_filter filter[MAX_FILTER];
   int n = build_filter(filter, notify_connect);
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
   unsigned flags = notify_connect ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
@@ -644,13 +527,27 @@ static int start_connector(void) {
     if (syscall(__NR_close_range, 4, ~0U, 0) != 0)
       for (int fd = 4; fd < 65536; fd++) close(fd);
     for (int fd = 0; fd <= 2; fd++) close(fd);
-    static struct sock_filter filter[256];
+    static struct sock_filter filter[MAX_FILTER];
     struct sock_fprog prog = {.len = (unsigned short)build_filter(filter, 0), .filter = filter};
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(125);
     netguard_connector(3);
   }
   close(sv[1]);
   return sv[0];
+}
+
+/* Closes every fd from `from` up, except `keep_a` and `keep_b`. */
+static void close_all_but(int keep_a, int keep_b, int from) {
+  int keep[2] = {keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a};
+  int next = from;
+  for (int k = 0; k < 2; k++) {
+    if (keep[k] < next) continue;
+    if (keep[k] > next && syscall(__NR_close_range, next, keep[k] - 1, 0) != 0)
+      for (int fd = next; fd < keep[k]; fd++) close(fd);
+    next = keep[k] + 1;
+  }
+  if (syscall(__NR_close_range, next, ~0U, 0) != 0)
+    for (int fd = next; fd < 65536; fd++) close(fd);
 }
 
 static pid_t init_cmd;
@@ -662,9 +559,8 @@ static void init_forward(int sig) {
 
 static void __attribute__((noreturn)) init_loop(pid_t cmd) {
   init_cmd = cmd;
-  /* Hold no pipe of the command open: only the status pipe stays. */
-  for (int fd = 0; fd <= 2; fd++) close(fd);
-  if (opt.report_fd >= 0) close(opt.report_fd);
+  /* Hold nothing of the host's: only the status pipe stays open. */
+  close_all_but(status_fd, -1, 0);
   static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) signal(forwarded[i], init_forward);
   for (;;) {
@@ -682,7 +578,26 @@ static void __attribute__((noreturn)) init_loop(pid_t cmd) {
   }
 }
 
-static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
+/* "user+mount+pid+net+ipc+uts+cgroup": the namespaces a clone created. */
+static const char *namespace_names(unsigned long ns) {
+  static char names[96];
+  static const struct {
+    unsigned long flag;
+    const char *name;
+  } all[] = {{CLONE_NEWUSER, "user"}, {CLONE_NEWNS, "mount"}, {CLONE_NEWPID, "pid"},      {CLONE_NEWNET, "net"},
+             {CLONE_NEWIPC, "ipc"},   {CLONE_NEWUTS, "uts"},  {CLONE_NEWCGROUP, "cgroup"}};
+  names[0] = 0;
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    if (!(ns & all[i].flag)) continue;
+    size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s%s", used ? "+" : "", all[i].name);
+  }
+  return names;
+}
+
+static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
+  int in_namespaces = ns != 0;
+  struct view_result built = {0};
   if (in_namespaces) {
     char map[64];
     if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) die("setgroups deny");
@@ -690,9 +605,13 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
     if (write_file("/proc/self/uid_map", map) != 0) die("uid_map");
     snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
     if (write_file("/proc/self/gid_map", map) != 0) die("gid_map");
-    if (opt.net_isolate) loopback_up();
-    setup_mounts(access("/tmp", F_OK) == 0);
+    if (ns & CLONE_NEWNET) loopback_up();
+    build_view(&built, namespace_names(ns));
   }
+  /* What is missing is refused by seccomp instead (view_filter_rules) and named in the report. */
+  view_lost = (built.built ? 0 : LOST_VIEW) | (ns & CLONE_NEWIPC ? 0 : LOST_IPC) |
+              (opt.net_isolate && !(ns & CLONE_NEWNET) ? LOST_NET : 0);
+  if (view_lost) report("namespaces", "skipped", "%s", view_lost_summary(view_lost));
   if (opt.cwd && chdir(opt.cwd) != 0) die("chdir");
   /* Outside a PID namespace the caller's process-group kill is what ends stragglers: keep the group. */
   if (in_namespaces && setsid() < 0 && errno != EPERM) die("setsid");
@@ -707,11 +626,12 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
 
   drop_capabilities();
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("PR_SET_NO_NEW_PRIVS");
-  if (opt.landlock) apply_landlock();
+  if (opt.landlock) apply_landlock(built.built);
   else report("landlock", "skipped", "switched off for this call");
   if (opt.seccomp) {
     int connector = guard_sock >= 0 ? start_connector() : -1;
     int listener = apply_seccomp(guard_sock >= 0);
+    if (view_lost) report("seccomp", "applied", "standing in for the missing view/namespaces (see namespaces)");
     if (guard_sock >= 0) {
       if (listener >= 0) {
         int fds[2] = {listener, connector};
@@ -731,7 +651,9 @@ static void run_child(int in_namespaces, int guard_sock, uid_t uid, gid_t gid) {
 
   if (in_namespaces) {
     /* This process is PID 1 of the namespace: it stays as a minimal init (reaps orphans, forwards
-     * signals), so the command gets ordinary signal semantics instead of PID 1's. */
+     * signals), so the command gets ordinary signal semantics instead of PID 1's. Not dumpable, so
+     * the command can neither open /proc/1/fd (its status pipe) nor even see /proc/1 (hidepid). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) die("PR_SET_DUMPABLE");
     pid_t cmd = fork();
     if (cmd < 0) die("fork");
     if (cmd > 0) init_loop(cmd);
@@ -765,9 +687,9 @@ static void forward_signal(int sig) {
 static void usage(const char *why) {
   fprintf(stderr,
           "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP[:PORT]|[IP6]:PORT] "
-          "[--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
+          "[--sys DIR] [--link PATH TARGET] [--tmpdir DIR] [--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
-          "[--share-net] [--probe] -- PROGRAM ARGS...\n",
+          "[--share-net] [--closed DIR] [--probe] -- PROGRAM ARGS...\n",
           why);
   exit(2);
 }
@@ -782,6 +704,11 @@ static void print_probe(void) {
 }
 
 int main(int argc, char **argv) {
+  /* rune started this call (in its own process group): if rune dies, so does the call, net guard
+   * and namespace with it (its init has PDEATHSIG on this process). Nothing outlives rune. */
+  pid_t starter = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != starter) _exit(125);
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -792,6 +719,21 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--") == 0) {
       i++;
       break;
+    } else if (strcmp(a, "--sys") == 0) {
+      NEED_VALUE;
+      if (opt.n_sys < MAX_PATHS) opt.sys[opt.n_sys++] = v;
+    } else if (strcmp(a, "--link") == 0) {
+      /* --link PATH TARGET: PATH names a grant through a symlink; the view has it point at TARGET. */
+      NEED_VALUE;
+      if (i + 1 >= argc) usage("--link needs a path and a target");
+      if (opt.n_link < MAX_PATHS) {
+        opt.link_path[opt.n_link] = v;
+        opt.link_target[opt.n_link++] = argv[i + 1];
+      }
+      i++;
+    } else if (strcmp(a, "--tmpdir") == 0) {
+      NEED_VALUE;
+      opt.tmpdir = v;
     } else if (strcmp(a, "--ro") == 0) {
       NEED_VALUE;
       if (opt.n_ro < MAX_PATHS) opt.ro[opt.n_ro++] = v;
@@ -800,10 +742,12 @@ int main(int argc, char **argv) {
       if (opt.n_rw < MAX_PATHS) opt.rw[opt.n_rw++] = v;
     } else if (strcmp(a, "--protect") == 0) {
       NEED_VALUE;
-      if (opt.n_protect < MAX_PATHS) opt.protect[opt.n_protect++] = v;
+      if (opt.n_protect >= MAX_PROTECT) usage("too many --protect paths"); /* never drop one silently */
+      opt.protect[opt.n_protect++] = v;
     } else if (strcmp(a, "--pin") == 0) {
       NEED_VALUE;
-      if (opt.n_pin < MAX_PATHS) opt.pin[opt.n_pin++] = v;
+      if (opt.n_pin >= MAX_PROTECT) usage("too many --pin paths");
+      opt.pin[opt.n_pin++] = v;
     } else if (strcmp(a, "--hide") == 0) {
       NEED_VALUE;
       if (opt.n_hide < MAX_PATHS) opt.hide[opt.n_hide++] = v;
@@ -849,6 +793,11 @@ int main(int argc, char **argv) {
       opt.namespaces = 0;
     } else if (strcmp(a, "--share-net") == 0) {
       opt.net_isolate = 0;
+    } else if (strcmp(a, "--closed") == 0) {
+      /* --closed DIR [--probe]: the entries of DIR others may not read, then the probe if asked. */
+      NEED_VALUE;
+      view_print_closed(v);
+      if (i + 1 >= argc) return 0;
     } else if (strcmp(a, "--probe") == 0) {
       print_probe();
       return 0;
@@ -859,6 +808,9 @@ int main(int argc, char **argv) {
   if (i >= argc) usage("no command after --");
   opt.argv = argv + i;
   if (opt.report_fd >= 0 && fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC) != 0) opt.report_fd = -1;
+  /* Nothing inherited beyond stdio and the report pipe reaches the namespace's init or the command. */
+  close_all_but(opt.report_fd, -1, 3);
+  set_view_spec();
 
   for (int k = 0; k < opt.n_cgroup; k++) {
     /* Joined before the clone, so every process of the call is born inside. */
@@ -876,20 +828,32 @@ int main(int argc, char **argv) {
 
   uid_t uid = geteuid();
   gid_t gid = getegid();
-  int in_namespaces = 0;
   int status_pipe[2] = {-1, -1};
   if (opt.namespaces && pipe2(status_pipe, O_CLOEXEC) != 0) die("pipe");
   pid_t pid = -1;
+  unsigned long ns = 0;
   if (opt.namespaces) {
-    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (opt.net_isolate ? CLONE_NEWNET : 0);
-    pid = (pid_t)syscall(__NR_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (pid < 0) skip("namespaces", "clone with new namespaces%s", "", errno);
-    else in_namespaces = 1;
+    /* IPC, UTS and cgroup namespaces when the kernel allows them; without them the rest still helps
+     * and seccomp refuses System V IPC instead. */
+    unsigned long base = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (opt.net_isolate ? CLONE_NEWNET : 0);
+    ns = base | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+    pid = (pid_t)syscall(__NR_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid < 0) {
+      int err = errno;
+      ns = base;
+      pid = (pid_t)syscall(__NR_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
+      if (pid > 0) skip("namespaces", "ipc+uts+cgroup namespaces%s", "", err);
+    }
+    if (pid < 0) {
+      ns = 0;
+      skip("namespaces", "clone with new namespaces%s", "", errno);
+    }
   } else {
-    report("namespaces", "skipped", "switched off for this call");
+    report("namespaces", "skipped", "not used for this call (--no-namespaces)");
   }
+  int in_namespaces = ns != 0;
   if (!in_namespaces) {
-    if (opt.net_isolate) skip("network", "no network namespace: the host network stays reachable%s", "", 0);
+    if (opt.net_isolate) skip("network", "no network namespace: seccomp refuses inet sockets instead%s", "", 0);
     pid = fork();
     if (pid < 0) die("fork");
   }
@@ -897,6 +861,7 @@ int main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (status_pipe[0] >= 0) close(status_pipe[0]);
     status_fd = in_namespaces ? status_pipe[1] : -1;
+    if (!in_namespaces && status_pipe[1] >= 0) close(status_pipe[1]);
     if (guard[0] >= 0) close(guard[0]);
     if (in_namespaces && opt.net_isolate) {
       if (use_guard)
@@ -905,7 +870,7 @@ int main(int argc, char **argv) {
       else
         report("network", "applied", "empty network namespace (loopback only)");
     }
-    run_child(in_namespaces, use_guard ? guard[1] : -1, uid, gid);
+    run_child(ns, use_guard && in_namespaces ? guard[1] : -1, uid, gid);
   }
 
   child_pid = pid;
@@ -927,14 +892,24 @@ int main(int argc, char **argv) {
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return 125;
   }
-  /* The init's own exit code cannot say "killed by a signal": the command's raw status can. */
-  int raw = 0;
-  if (in_namespaces && WIFEXITED(status) && read(status_pipe[0], &raw, sizeof raw) == (ssize_t)sizeof raw)
-    status = raw;
+  /* The init's own exit code cannot say "killed by a signal": the command's raw status can. It is
+   * taken only when it is exactly one status that agrees with the init's exit code, so whatever
+   * might still write into the pipe cannot make this process stop itself or lie about the end. */
+  if (in_namespaces && WIFEXITED(status)) {
+    int raw[2];
+    if (read(status_pipe[0], raw, sizeof raw) == (ssize_t)sizeof raw[0]) {
+      int code = WIFEXITED(raw[0]) ? WEXITSTATUS(raw[0]) : WIFSIGNALED(raw[0]) ? (128 + WTERMSIG(raw[0])) & 0xff : -1;
+      if (code == WEXITSTATUS(status)) status = raw[0];
+    }
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
-    /* Die the same way, so the caller sees the command's signal. */
+    /* Die the same way, so the caller sees the command's signal; a signal whose default is to stop
+     * or to be ignored is turned into its exit code instead. */
     int sig = WTERMSIG(status);
+    if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT || sig == SIGCHLD ||
+        sig == SIGURG || sig == SIGWINCH || sig <= 0 || sig >= NSIG)
+      return 128 + sig;
     signal(sig, SIG_DFL);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);

@@ -56,6 +56,9 @@
 #ifndef IPPROTO_MPTCP
 #define IPPROTO_MPTCP 262
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
@@ -239,18 +242,29 @@ void netguard_connector(int channel) {
       send_with_fds(channel, &rs, sizeof rs, s >= 0 ? &s : NULL, s >= 0 ? 1 : 0, 0);
       if (s >= 0) close(s);
     } else if (rq.op == OP_CONNECT && fds[0] >= 0 && rq.addrlen <= sizeof rq.addr) {
-      int type = 0;
-      socklen_t l = sizeof type;
-      getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &l);
-      int may_block = !(fcntl(fds[0], F_GETFL) & O_NONBLOCK) && type != SOCK_DGRAM;
-      /* A blocking stream connect can wait for a full backlog: run it apart, so one waiting
-       * connect does not hold up the others. */
-      pid_t pid = may_block ? fork() : -1;
-      if (pid == 0) {
-        connector_connect(channel, &rq, fds[0], fds[1]);
-        _exit(0);
+      int flags = fcntl(fds[0], F_GETFL);
+      int blocking = flags >= 0 && !(flags & O_NONBLOCK);
+      /* A blocking connect first tries without waiting (the file is the caller's: its flag comes
+       * back at once); nearly every one completes right away. One that would wait (a full unix
+       * backlog: EAGAIN; a TCP handshake in progress: EINPROGRESS) goes on in a child, so it holds
+       * up no other connect; calling connect() again there waits as the caller's would. */
+      if (blocking) fcntl(fds[0], F_SETFL, flags | O_NONBLOCK);
+      int rc = -1, err = 0;
+      if (fds[1] >= 0 && fchdir(fds[1]) != 0) err = errno;
+      else rc = connect(fds[0], (const struct sockaddr *)rq.addr, (socklen_t)rq.addrlen);
+      if (rc != 0 && !err) err = errno;
+      if (blocking) fcntl(fds[0], F_SETFL, flags);
+      if (blocking && rc != 0 && (err == EAGAIN || err == EINPROGRESS)) {
+        pid_t pid = fork();
+        if (pid == 0) {
+          connector_connect(channel, &rq, fds[0], fds[1]);
+          _exit(0);
+        }
+        if (pid < 0) connector_connect(channel, &rq, fds[0], fds[1]);
+      } else {
+        struct response rs = {.id = rq.id, .result = rc == 0 ? 0 : -err};
+        send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
       }
-      if (pid < 0) connector_connect(channel, &rq, fds[0], fds[1]);
     } else {
       struct response rs = {.id = rq.id, .result = -EINVAL};
       send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
@@ -423,9 +437,14 @@ static int view_socket(pid_t tid, long long fd_arg, struct sockview *v) {
   v->tcp_state = -1;
   if (fd_arg < 0 || fd_arg > INT32_MAX) return -EBADF;
   int fd = (int)fd_arg;
-  pid_t tgid = tgid_of(tid);
-  if (tgid <= 0) return -ESRCH;
-  int pidfd = (int)syscall(__NR_pidfd_open, tgid, 0);
+  /* A pidfd of the calling thread itself (PIDFD_THREAD, Linux 6.9); before that, of its process
+   * (found through /proc). Threads share the fd table: either gives the caller's files. */
+  int pidfd = (int)syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+  if (pidfd < 0) {
+    pid_t tgid = tgid_of(tid);
+    if (tgid <= 0) return -ESRCH;
+    pidfd = (int)syscall(__NR_pidfd_open, tgid, 0);
+  }
   if (pidfd < 0) return -ESRCH;
   int dup = (int)syscall(__NR_pidfd_getfd, pidfd, fd, 0);
   int err = errno;
@@ -597,11 +616,34 @@ static void copy_options(int from, int to, int domain) {
       {IPPROTO_TCP, TCP_KEEPCNT, sizeof(int)},
       {IPPROTO_TCP, TCP_USER_TIMEOUT, sizeof(int)},
   };
+  enum { N_OPTIONS = sizeof options / sizeof options[0] };
+  /* What a new TCP socket of each family starts with, read once: only what the caller changed
+   * needs a setsockopt on ours. */
+  static struct {
+    int ready;
+    unsigned char value[N_OPTIONS][32];
+    socklen_t len[N_OPTIONS];
+  } defaults[2];
+  int slot = domain == AF_INET6;
+  if (!defaults[slot].ready) {
+    int probe = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (probe >= 0) {
+      for (int i = 0; i < N_OPTIONS; i++) {
+        defaults[slot].len[i] = options[i].size;
+        if (getsockopt(probe, options[i].level, options[i].name, defaults[slot].value[i], &defaults[slot].len[i]) != 0)
+          defaults[slot].len[i] = 0;
+      }
+      close(probe);
+      defaults[slot].ready = 1;
+    }
+  }
   unsigned char value[32];
-  for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+  for (int i = 0; i < N_OPTIONS; i++) {
     socklen_t len = options[i].size;
-    if (getsockopt(from, options[i].level, options[i].name, value, &len) == 0)
-      setsockopt(to, options[i].level, options[i].name, value, len);
+    if (getsockopt(from, options[i].level, options[i].name, value, &len) != 0) continue;
+    if (defaults[slot].ready && defaults[slot].len[i] == len && memcmp(defaults[slot].value[i], value, len) == 0)
+      continue;
+    setsockopt(to, options[i].level, options[i].name, value, len);
   }
   if (domain == AF_INET6) {
     int v6only = 0;

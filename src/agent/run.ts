@@ -421,11 +421,19 @@ async function perform(
   env: ToolRunEnv,
 ): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
   const started = performance.now();
-  const output =
+  let output =
     planned.preset ??
     (env.context.signal.aborted
       ? { content: 'error: cancelled before it started', isError: true }
       : await executeTool(planned.tool!, planned.args!, env.context));
+  // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
+  // whenever it likes) may have planted git settings under a writable root; a sandboxed command
+  // had its own check (its result carries layers). src/sandbox/git.ts.
+  const tool = planned.preset ? undefined : planned.tool;
+  if (tool && !output.layers && (!tool.readOnly || tool.source === 'mcp')) {
+    const undone = env.context.executor.checkGit?.(env.context.readWritePaths);
+    if (undone) output = { ...output, content: `${output.content}\n${undone}` };
+  }
   // The model learns when its command ran with layers missing: it must not assume a confinement.
   const note = skippedLayersNote(output.layers);
   const content = redact(note ? `${output.content}\n${note}` : output.content);

@@ -86,7 +86,7 @@ async function withMcp(
     env: deps.env,
     executor,
     loginHint: (name) =>
-      `a Concourse step cannot log in: give source.mcp entry "${name}" a bearer_token (for example ((${name}_mcp_token)) from your credential manager)`,
+      `a Concourse step cannot start an OAuth login (\`rune mcp login\` needs a browser): give source.mcp entry "${name}" a bearer_token from your credential manager, e.g. ((${name}_mcp_token))`,
   });
   try {
     return await run(mcp ? { tools: mcp.tools, takeNotices: mcp.takeNotices } : {});

@@ -81,9 +81,13 @@ function registerSecretsOf(stdin: string): void {
   if (typeof api_key === 'string') registerSecret(api_key);
   if (typeof notes === 'object' && notes !== null && typeof notes.token === 'string')
     registerSecret(notes.token);
+  // An MCP token, and any header value (an API key), may be a credential.
   for (const server of Array.isArray(mcp) ? mcp : []) {
-    const token = (server as { bearer_token?: unknown } | null)?.bearer_token;
-    if (typeof token === 'string') registerSecret(token);
+    const { bearer_token, headers } = (server ?? {}) as { bearer_token?: unknown; headers?: unknown };
+    if (typeof bearer_token === 'string') registerSecret(bearer_token);
+    if (typeof headers === 'object' && headers !== null) {
+      for (const value of Object.values(headers)) if (typeof value === 'string') registerSecret(value);
+    }
   }
 }
 

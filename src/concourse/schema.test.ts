@@ -107,6 +107,8 @@ describe('parseRequest', () => {
         name: 'docs',
         url: 'https://mcp.example.com/mcp',
         bearer_token: 'tok-abc',
+        // A key in a header is fine in the source (a credential manager's value), unlike in rune.toml.
+        headers: { 'X-Api-Key': 'sk-proj-0123456789abcdefghij' },
         allowed_domains: ['mcp.example.com'],
       },
       { name: 'files', command: 'node', args: ['server.js'] },

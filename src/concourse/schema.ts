@@ -37,8 +37,12 @@ export const sourceMcpSchema = z
       .min(1)
       .optional()
       .describe('Bearer token of a remote server, e.g. ((docs_mcp_token)); never shown in the build log'),
+    headers: mcpShape.headers.describe(
+      'HTTP headers of a remote server; their values never show in the build log',
+    ),
   })
-  .superRefine(checkMcpTable);
+  // Values in the source come from the pipeline's credential manager: headers may carry keys there.
+  .superRefine((table, ctx) => checkMcpTable(table, ctx, true));
 
 export const sourceSchema = z.strictObject({
   api_key: layer.api_key,

@@ -81,6 +81,10 @@ describe('[[mcp]] tables', () => {
       'name = "x"\nurl = "https://a.example.com/mcp"\nbearer_token = "abc"',
       'mcp.0.bearer_token: unknown key',
     ],
+    [
+      'name = "x"\nurl = "https://a.example.com/mcp"\nheaders = { "X-Api-Key" = "sk-proj-0123456789abcdefghij" }',
+      'mcp.0.headers: the value of "X-Api-Key" looks like a key: put it in an environment variable and name it in env_headers',
+    ],
     ['name = "x"\nurl = "https://a.example.com/mcp"\ntransport = "websocket"', 'mcp.0.transport:'],
   ])('refuses %j', (table, message) => {
     expect(problems(`[[mcp]]\n${table}\n`).join('\n')).toContain(`${FILE}: ${message}`);

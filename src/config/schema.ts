@@ -148,8 +148,14 @@ function isLoopbackHost(host: string): boolean {
 /**
  * A table is either a stdio server (`command`) or a remote one (`url`); keys of the other kind are
  * refused rather than ignored, and a credential can never be written into the file itself.
+ * `secretHeaders`: the table comes from a credential store (Concourse's source), so its headers may
+ * hold credentials (they are treated as secrets there).
  */
-export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementCtx): void {
+export function checkMcpTable(
+  table: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+  secretHeaders = false,
+): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
   const hasCommand = table.command !== undefined;
   const hasUrl = table.url !== undefined;
@@ -169,11 +175,17 @@ export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementC
       hasUrl ? `is for stdio servers (command), not for url` : `is for remote servers (url), not for command`,
     );
   }
-  for (const name of Object.keys((table.headers as Record<string, string> | undefined) ?? {})) {
+  const headers = secretHeaders ? {} : ((table.headers as Record<string, string> | undefined) ?? {});
+  for (const [name, value] of Object.entries(headers)) {
     if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
       issue(
         'headers',
         `"${name}" carries a credential: name an environment variable in bearer_token_env_var or env_headers instead of writing the secret here`,
+      );
+    } else if (redact(value) !== value) {
+      issue(
+        'headers',
+        `the value of "${name}" looks like a key: put it in an environment variable and name it in env_headers`,
       );
     }
   }
@@ -200,7 +212,9 @@ export function checkMcpTable(table: Record<string, unknown>, ctx: z.RefinementC
   }
 }
 
-export const mcpServerSchema = z.strictObject(mcpServerShape).superRefine(checkMcpTable);
+export const mcpServerSchema = z
+  .strictObject(mcpServerShape)
+  .superRefine((table, ctx) => checkMcpTable(table, ctx));
 
 const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));
 
@@ -245,6 +259,15 @@ export const notesSchema = z.strictObject({
     .describe('Proxy addresses whose X-Forwarded-For is trusted'),
   model: z.string().min(1).optional().describe('Model for note chats unless an admin overrides it per note'),
   max_upload_mb: positiveInt.optional().describe('Largest attachment accepted'),
+  synchronous: z
+    .enum(['full', 'normal'])
+    .optional()
+    .describe(
+      "SQLite's synchronous level: full (default) fsyncs every acknowledged write, so it survives a power cut; normal survives a crash of the process only (a power cut may lose the last writes)",
+    ),
+  revision_every_secs: positiveInt
+    .optional()
+    .describe('During continuous live editing, save a revision at least this often (default 30)'),
   limits: notesLimitsSchema
     .optional()
     .describe('Cost limits per request and per client (see docs/notes-api.md)'),

@@ -1,17 +1,20 @@
 // The note chat with the real agent loop; only the model is a scripted mock server.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../../tests/helpers/mock-llm.ts';
 import { runAgent } from '../agent/run.ts';
 import type { Sink } from './events.ts';
+import type { BuildOptions } from './server.ts';
 import { anonymous, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let mock: MockLlm;
 let kit: Kit;
 let admin: Client;
 let user: Client;
+/** HOME of the agent runs (the "always" answers go to its .rune/rune.toml). */
+let home: string;
 
 beforeAll(async () => {
   mock = await startMockLlm();
@@ -23,7 +26,7 @@ afterEach(async () => {
   await kit?.server.close();
 });
 
-async function setup(mode: 'allowlist' | 'confirm') {
+async function setup(mode: 'allowlist' | 'confirm', extra: Partial<BuildOptions> = {}) {
   const toml = `
 base_url = "${mock.baseUrl}"
 api_key = "sk-test-notes-0123456789abcdef"
@@ -37,7 +40,8 @@ admins = ["ada:adapass1"]
 users = ["uma:umapass1"]
 guests = ["gus:guspass1"]
 `;
-  kit = await makeServer(toml, { runAgent, env: { HOME: mkdtempSync(join(tmpdir(), 'rune-home-')) } });
+  home = mkdtempSync(join(tmpdir(), 'rune-home-'));
+  kit = await makeServer(toml, { runAgent, env: { HOME: home }, ...extra });
   admin = await loginAs(kit.server, 'ada', 'adapass1');
   user = await loginAs(kit.server, 'uma', 'umapass1');
   expect((await admin.request('POST', '/api/notes', { name: 'lab', public: true })).statusCode).toBe(201);
@@ -209,5 +213,102 @@ describe('agent chat', () => {
     await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
     expect(kit.server.chat.pending(noteId)).toEqual([]);
     expect(kit.server.chat.running(noteId)).toBeNull();
+  });
+});
+
+describe('runs and answers that outlive the process', () => {
+  it('stores an "always" answer in rune.toml before acknowledging it; a failure leaves the question open', async () => {
+    await setup('confirm');
+    const outside = join(mkdtempSync(join(tmpdir(), 'rune-outside-')), 'data.txt');
+    writeFileSync(outside, 'text\n');
+    const noteId = kit.server.store.findNote('lab')!.id;
+    mock.script([{ toolCalls: [{ name: 'read_file', arguments: { path: outside } }] }, { text: 'read it' }]);
+    await user.request('POST', '/api/notes/lab/chat', { message: 'read it' });
+    await until(() => kit.server.chat.pending(noteId).length === 1, 'the approval');
+    const [question] = kit.server.chat.pending(noteId);
+    expect(question!.suggestion).not.toBeNull();
+    const config = join(home, '.rune', 'rune.toml');
+    // A rune.toml rune cannot edit safely: the answer is refused and the question stays open.
+    mkdirSync(join(home, '.rune'), { recursive: true });
+    writeFileSync(config, 'policy.mode = "confirm"\n');
+    const refused = await admin.request('POST', `/api/approvals/${question!.id}`, { answer: 'always' });
+    expect(refused.statusCode).toBe(500);
+    expect(refused.json().message).toMatch(/could not add .* answer yes to allow this call once/);
+    expect(kit.server.chat.pending(noteId)).toHaveLength(1);
+    writeFileSync(config, '');
+    const answered = await admin.request('POST', `/api/approvals/${question!.id}`, { answer: 'always' });
+    expect(answered.json()).toMatchObject({ status: 'always' });
+    // Read before anything else can run: the entry is on disk when the answer arrives.
+    const { value } = JSON.parse(question!.suggestion!) as { value: string };
+    expect(readFileSync(config, 'utf8')).toContain(JSON.stringify(value));
+    await until(() => kit.server.chat.running(noteId) === null, 'the end of the run');
+  });
+
+  it('on shutdown, shows a running run as interrupted and keeps the answer streamed so far', async () => {
+    await setup('allowlist');
+    const noteId = kit.server.store.findNote('lab')!.id;
+    const dir = kit.dir;
+    const events = watch(noteId);
+    mock.script([{ text: 'The first part of a long answer', chunkSize: 4, hangAfter: 5 }]);
+    await user.request('POST', '/api/notes/lab/chat', { message: 'tell me' });
+    await until(() => events.filter((e) => e.name === 'chat.token').length >= 2, 'tokens');
+    await kit.server.close();
+    kit = await makeServer(undefined, { dataDir: dir });
+    const messages = kit.server.store.listChat(noteId, undefined, 10);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'system']);
+    expect(messages[1]!.content).toBe(
+      events
+        .filter((e) => e.name === 'chat.token')
+        .map((e) => e.data.delta)
+        .join(''),
+    );
+    expect(messages[2]!.content).toMatch(/^The run was interrupted: rune notes was shut down/);
+    expect(events.find((e) => e.name === 'chat.done')?.data).toMatchObject({ status: 'Interrupted' });
+  });
+
+  it('after a crash, shows the runs that were going as interrupted, their answers so far kept, their questions expired', async () => {
+    await setup('confirm');
+    const { store } = kit.server;
+    const dir = kit.dir;
+    const noteId = store.findNote('lab')!.id;
+    // What a process that died mid-run leaves behind.
+    store.db
+      .prepare(
+        "insert into chat_runs(id, note_id, started_by, status, partial, started_at) values ('r_dead', ?, 'uma', 'running', 'Half an ans', ?)",
+      )
+      .run(noteId, store.stamp());
+    store.addChat(noteId, 'user', 'uma', 'question', 'r_dead');
+    store.db
+      .prepare(
+        "insert into approvals(id, note_id, run_id, tool, arguments, question, reason, status, created_at) values ('a_dead', ?, 'r_dead', 'read_file', '{}', 'Read?', 'outside', 'pending', ?)",
+      )
+      .run(noteId, store.stamp());
+    store.db.close();
+
+    kit = await makeServer(undefined, { dataDir: dir });
+    const messages = kit.server.store.listChat(noteId, undefined, 10);
+    expect(messages.map((m) => [m.role, m.run_id])).toEqual([
+      ['user', 'r_dead'],
+      ['assistant', 'r_dead'],
+      ['system', 'r_dead'],
+    ]);
+    expect(messages[1]!.content).toBe('Half an ans');
+    expect(messages[2]!.content).toMatch(/^The run was interrupted: rune notes stopped before it finished/);
+    expect(kit.server.chat.approval('a_dead')).toMatchObject({ status: 'expired' });
+    expect(kit.server.chat.running(noteId)).toBeNull();
+    const replay: string[] = [];
+    kit.server.hub.subscribe({
+      principal: { subject: 'local:ada', name: 'ada', provider: 'local', role: 'admin' },
+      noteId,
+      clientId: null,
+      lastEventId: 0,
+      sink: { write: (chunk) => replay.push(chunk), end() {} },
+    });
+    expect(replay.join('')).toMatch(/event: chat\.done\ndata: .*"run_id":"r_dead","status":"Interrupted"/);
+    expect(replay.join('')).toMatch(/event: approval\.resolved\ndata: .*"status":"expired"/);
+    // Nothing is left to recover the next time.
+    await kit.server.close();
+    kit = await makeServer(undefined, { dataDir: dir });
+    expect(kit.server.store.listChat(noteId, undefined, 10)).toHaveLength(3);
   });
 });

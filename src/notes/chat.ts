@@ -1,20 +1,24 @@
 // The AI chat of a note: runs the agent server-side with the notes tools, streams its tokens and
 // progress to everyone in the note, turns the policy's questions into approvals an admin answers in
-// the browser, and stores every message (full-text searchable).
+// the browser, and stores every message (full-text searchable). Each run is recorded while it runs
+// (with the answer streamed so far), so one the process did not live to finish is shown as
+// interrupted after a restart rather than lost or running forever.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, ExtraTool } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
+import { configFile } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
+import { addAllowlistEntry } from '../policy/persist.ts';
 import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import type { Principal } from './auth.ts';
 import type { Collab } from './collab.ts';
 import { type ChatRow, type NoteRow, type Store, toFile } from './db.ts';
 import type { EventHub } from './events.ts';
-import { checkFileName } from './http.ts';
+import { ApiError, checkFileName } from './http.ts';
 import { resolveLimits } from './limits.ts';
 import { parseQuery, runSearch } from './search.ts';
 
@@ -52,7 +56,17 @@ interface Run {
   controller: AbortController;
   waiting: Map<string, (answer: ConfirmAnswer) => void>;
   done: Promise<void>;
+  /** The text streamed since the last tool call: the answer so far. */
+  partial: string;
+  /** Writes `partial` to the run's record a little later (batched: tokens come fast). */
+  partialTimer: NodeJS.Timeout | null;
+  /** Set when the server stops the run (shutdown): why. */
+  stopping: string | null;
 }
+
+/** chat.done status of a run the server did not finish (shutdown, crash). */
+export const INTERRUPTED = 'Interrupted';
+const PARTIAL_FLUSH_MS = 250;
 
 export interface ChatOptions {
   store: Store;
@@ -92,19 +106,45 @@ export class ChatService {
     content: string,
     runId: string | null,
   ): ChatRow {
-    const row = this.o.store.addChat(noteId, role, author, redact(content), runId);
-    this.o.hub.publish({ name: 'chat.message', noteId, data: { note_id: noteId, message: toMessage(row) } });
-    return row;
+    return this.o.store.tx(() => {
+      const row = this.o.store.addChat(noteId, role, author, redact(content), runId);
+      this.o.hub.publish({
+        name: 'chat.message',
+        noteId,
+        data: { note_id: noteId, message: toMessage(row) },
+      });
+      return row;
+    });
   }
 
-  /** Starts a run; throws when the note already has one or no agent is available. */
+  /**
+   * Starts a run; null when the note already has one. The message and the run's record are
+   * committed before this returns.
+   */
   start(note: NoteRow, principal: Principal, text: string): { runId: string; message: ChatRow } | null {
     if (this.runs.has(note.id)) return null;
     const runId = `r_${randomBytes(9).toString('base64url')}`;
     const history = this.history(note.id);
-    const message = this.message(note.id, 'user', principal.name, text, runId);
+    const { store } = this.o;
+    const message = store.tx(() => {
+      store.db
+        .prepare(
+          "insert into chat_runs(id, note_id, started_by, status, started_at) values (?, ?, ?, 'running', ?)",
+        )
+        .run(runId, note.id, principal.name, store.stamp());
+      return this.message(note.id, 'user', principal.name, text, runId);
+    });
     const controller = new AbortController();
-    const run: Run = { runId, noteId: note.id, controller, waiting: new Map(), done: Promise.resolve() };
+    const run: Run = {
+      runId,
+      noteId: note.id,
+      controller,
+      waiting: new Map(),
+      done: Promise.resolve(),
+      partial: '',
+      partialTimer: null,
+      stopping: null,
+    };
     this.runs.set(note.id, run);
     run.done = this.execute(note, principal, text, history, run).finally(() => {
       this.runs.delete(note.id);
@@ -135,6 +175,11 @@ export class ChatService {
     const { hub } = this.o;
     switch (event.type) {
       case 'text':
+        run.partial += event.delta;
+        if (!run.partialTimer) {
+          run.partialTimer = setTimeout(() => this.savePartial(run), PARTIAL_FLUSH_MS);
+          run.partialTimer.unref();
+        }
         hub.publish({
           name: 'chat.token',
           noteId: run.noteId,
@@ -143,6 +188,11 @@ export class ChatService {
         });
         break;
       case 'tool_call':
+        // What was streamed before a tool call was not the answer.
+        if (run.partial) {
+          run.partial = '';
+          this.savePartial(run);
+        }
         this.progress(run, 'tool_call', {
           id: event.id,
           name: event.name,
@@ -185,6 +235,7 @@ export class ChatService {
   ): Promise<void> {
     const { config, logger, runAgent } = this.o;
     let status = 'Error';
+    let answer = '';
     let error: { code: string; message: string } | undefined;
     let closeMcp: (() => Promise<void>) | undefined;
     try {
@@ -225,7 +276,7 @@ export class ChatService {
       });
       status = result.status;
       error = result.error;
-      if (result.answer) this.message(note.id, 'assistant', 'rune', result.answer, run.runId);
+      answer = result.answer;
     } catch (thrown) {
       // A required MCP server that could not start says why in its details.
       const details = (thrown as { details?: readonly string[] }).details ?? [];
@@ -233,15 +284,94 @@ export class ChatService {
       logger.error('notes.chat_failed', { message: `chat run failed: ${error.message}` });
     }
     await closeMcp?.().catch(() => {});
-    if (error && status !== 'UserInterrupt')
-      this.message(note.id, 'system', null, `The run stopped: ${error.message}`, run.runId);
+    if (run.partialTimer) clearTimeout(run.partialTimer);
+    run.partialTimer = null;
     for (const resolve of run.waiting.values()) resolve('no');
-    this.expireApprovals(run.runId);
-    this.o.hub.publish({
-      name: 'chat.done',
-      noteId: note.id,
-      data: { note_id: note.id, run_id: run.runId, status, ...(error ? { error } : {}) },
+    try {
+      this.end(run, { status, answer, error });
+    } catch (thrown) {
+      // The record stays 'running': the next start shows the run as interrupted.
+      logger.error('notes.chat_failed', {
+        message: `could not store the end of chat run ${run.runId}: ${redact((thrown as Error).message)}`,
+      });
+    }
+  }
+
+  /** Stores how a run ended, in one transaction: its last messages, its record, its approvals. */
+  private end(
+    run: Run,
+    outcome: { status: string; answer: string; error: { code: string; message: string } | undefined },
+  ): void {
+    let { status, error } = outcome;
+    const { store } = this.o;
+    store.tx(() => {
+      // A run that stopped early keeps what it had said so far.
+      const answer = outcome.answer || (status === 'FinalAnswer' ? '' : run.partial);
+      if (answer) this.message(run.noteId, 'assistant', 'rune', answer, run.runId);
+      if (run.stopping) {
+        status = INTERRUPTED;
+        error = { code: 'INTERRUPTED', message: run.stopping };
+        this.message(run.noteId, 'system', null, `The run was interrupted: ${run.stopping}.`, run.runId);
+      } else if (error && status !== 'UserInterrupt') {
+        this.message(run.noteId, 'system', null, `The run stopped: ${error.message}`, run.runId);
+      }
+      store.db
+        .prepare("update chat_runs set status = ?, partial = '', ended_at = ? where id = ?")
+        .run(status, store.stamp(), run.runId);
+      this.expireApprovals(run.runId);
+      this.o.hub.publish({
+        name: 'chat.done',
+        noteId: run.noteId,
+        data: { note_id: run.noteId, run_id: run.runId, status, ...(error ? { error } : {}) },
+      });
     });
+  }
+
+  private savePartial(run: Run): void {
+    if (run.partialTimer) clearTimeout(run.partialTimer);
+    run.partialTimer = null;
+    try {
+      this.o.store.db
+        .prepare("update chat_runs set partial = ? where id = ? and status = 'running'")
+        .run(redact(run.partial), run.runId);
+    } catch (error) {
+      this.o.logger.warn('notes.chat_partial', {
+        message: `could not store the answer so far of run ${run.runId}: ${(error as Error).message}`,
+      });
+    }
+  }
+
+  /**
+   * At start: runs recorded as running belonged to a process that died. Each is shown as
+   * interrupted, with the answer it had streamed so far; its pending approvals expire. Returns how many.
+   */
+  recoverInterrupted(): number {
+    const { store } = this.o;
+    const rows = store.db
+      .prepare("select id, note_id, partial from chat_runs where status = 'running' order by started_at")
+      .all() as Array<{ id: string; note_id: number; partial: string }>;
+    const why = 'rune notes stopped before it finished (the process ended unexpectedly)';
+    for (const row of rows) {
+      store.tx(() => {
+        if (row.partial) this.message(row.note_id, 'assistant', 'rune', row.partial, row.id);
+        this.message(row.note_id, 'system', null, `The run was interrupted: ${why}.`, row.id);
+        store.db
+          .prepare("update chat_runs set status = ?, partial = '', ended_at = ? where id = ?")
+          .run(INTERRUPTED, store.stamp(), row.id);
+        this.expireApprovals(row.id);
+        this.o.hub.publish({
+          name: 'chat.done',
+          noteId: row.note_id,
+          data: {
+            note_id: row.note_id,
+            run_id: row.id,
+            status: INTERRUPTED,
+            error: { code: 'INTERRUPTED', message: why },
+          },
+        });
+      });
+    }
+    return rows.length;
   }
 
   /**
@@ -267,10 +397,13 @@ export class ChatService {
     return true;
   }
 
-  /** Waits until every run has ended (shutdown); runs are cancelled first. */
+  /** Waits until every run has ended (shutdown); runs are stopped first and shown as interrupted. */
   async stopAll(): Promise<void> {
     const pending = [...this.runs.values()];
-    for (const run of pending) this.cancel(run.noteId);
+    for (const run of pending) {
+      run.stopping = 'rune notes was shut down before it finished';
+      this.cancel(run.noteId);
+    }
     await Promise.allSettled(pending.map((run) => run.done));
   }
 
@@ -281,28 +414,30 @@ export class ChatService {
       confirm: (call, decision) => {
         const { store, hub } = this.o;
         const id = `a_${randomBytes(9).toString('base64url')}`;
-        store.db
-          .prepare(
-            `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, status, created_at)
+        store.tx(() => {
+          store.db
+            .prepare(
+              `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, status, created_at)
              values (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-          )
-          .run(
-            id,
-            run.noteId,
-            run.runId,
-            call.tool,
-            redact(JSON.stringify(call.args)),
-            // A preview (edit_file's diff) goes with the question: the admin approves the change itself.
-            redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
-            redact(decision.reason),
-            decision.suggestion ? JSON.stringify(decision.suggestion) : null,
-            store.stamp(),
-          );
-        hub.publish({
-          name: 'approval.requested',
-          noteId: run.noteId,
-          adminsOnly: true,
-          data: { note_id: run.noteId, approval: toApproval(this.approval(id)!) },
+            )
+            .run(
+              id,
+              run.noteId,
+              run.runId,
+              call.tool,
+              redact(JSON.stringify(call.args)),
+              // A preview (edit_file's diff) goes with the question: the admin approves the change itself.
+              redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
+              redact(decision.reason),
+              decision.suggestion ? JSON.stringify(decision.suggestion) : null,
+              store.stamp(),
+            );
+          hub.publish({
+            name: 'approval.requested',
+            noteId: run.noteId,
+            adminsOnly: true,
+            data: { note_id: run.noteId, approval: toApproval(this.approval(id)!) },
+          });
         });
         return new Promise<ConfirmAnswer>((resolve) => {
           const timer = setTimeout(() => this.answer(id, 'no', null), this.o.approvalTimeoutMs ?? 600_000);
@@ -328,22 +463,46 @@ export class ChatService {
     return (noteId === undefined ? stmt.all() : stmt.all(noteId)) as ApprovalRow[];
   }
 
-  /** Records an answer and lets the waiting run go on. Null when the approval is not pending. */
+  /**
+   * Records an answer and lets the waiting run go on. Null when the approval is not pending.
+   * Everything the answer promises is stored before it returns: with "always", the allow-list
+   * entry is in rune.toml first (the policy gate then finds it there).
+   */
   answer(id: string, answer: ConfirmAnswer, by: string | null): ApprovalRow | null {
     const row = this.approval(id);
     if (row?.status !== 'pending') return null;
-    this.o.store.db
-      .prepare('update approvals set status = ?, answered_by = ?, answered_at = ? where id = ?')
-      .run(by === null ? 'expired' : answer, by, this.o.store.stamp(), id);
-    const updated = this.approval(id)!;
-    this.o.hub.publish({
-      name: 'approval.resolved',
-      noteId: row.note_id,
-      adminsOnly: true,
-      data: { note_id: row.note_id, approval: toApproval(updated) },
+    if (by !== null && answer === 'always' && row.suggestion) {
+      const suggestion = JSON.parse(row.suggestion) as {
+        list: Parameters<typeof addAllowlistEntry>[1];
+        value: string;
+      };
+      const file = configFile(this.o.env);
+      try {
+        addAllowlistEntry(file, suggestion.list, suggestion.value);
+      } catch (error) {
+        throw new ApiError(
+          500,
+          'INTERNAL',
+          `could not add '${suggestion.value}' to ${suggestion.list} in ${file}: ${redact((error as Error).message)}; answer yes to allow this call once, or add it by hand`,
+        );
+      }
+    }
+    const { store } = this.o;
+    const updated = store.tx(() => {
+      store.db
+        .prepare('update approvals set status = ?, answered_by = ?, answered_at = ? where id = ?')
+        .run(by === null ? 'expired' : answer, by, store.stamp(), id);
+      const after = this.approval(id)!;
+      this.o.hub.publish({
+        name: 'approval.resolved',
+        noteId: row.note_id,
+        adminsOnly: true,
+        data: { note_id: row.note_id, approval: toApproval(after) },
+      });
+      return after;
     });
     const run = this.runs.get(row.note_id);
-    run?.waiting.get(id)?.(by === null ? 'no' : answer);
+    store.afterCommit(() => run?.waiting.get(id)?.(by === null ? 'no' : answer));
     return updated;
   }
 
@@ -436,12 +595,14 @@ export class ChatService {
             const saved = collab.replace(existing, content, author);
             return `Saved ${name} as revision ${saved.revision}.`;
           }
-          const created = store.createFile(noteId, name, content, true, author);
-          hub.publish({
-            name: 'file.created',
-            noteId,
-            fileId: created.id,
-            data: { note_id: noteId, file: toFile(created) },
+          store.tx(() => {
+            const created = store.createFile(noteId, name, content, true, author);
+            hub.publish({
+              name: 'file.created',
+              noteId,
+              fileId: created.id,
+              data: { note_id: noteId, file: toFile(created) },
+            });
           });
           return `Created ${name} (revision 1).`;
         }),

@@ -1,6 +1,9 @@
-// Real-time editing: one Yjs document per file while it is in use (its state kept in the files
-// table so clients and server never disagree across restarts), revisions saved after a short idle
-// time, and plain saves from scripts merged in (3-way against their base revision) or refused.
+// Real-time editing: one Yjs document per file while it is in use. Every update a client sends is
+// appended to an update log in SQLite before it is acknowledged; a file's document is its stored
+// state plus the updates logged after it. Revisions (which compact the log into the stored state,
+// in the same transaction) come after a short idle time and at the latest every `maxIntervalMs` of
+// continuous editing. Plain saves from scripts are merged in (3-way against their base revision)
+// or refused. See docs/adr/0006-notes-collaboration.md and 0013-notes-durability.md.
 import { diffChars } from 'diff';
 import * as Y from 'yjs';
 import type { Logger } from '../core/logger.ts';
@@ -16,7 +19,14 @@ interface Live {
   doc: Y.Doc;
   fileId: number;
   noteId: number;
+  /** The text changed since the last revision. */
   dirty: boolean;
+  /** When the oldest change not yet in a revision or the stored state arrived (performance.now()). */
+  pendingSince: number;
+  /** Id of the newest logged update not yet compacted into the stored state; 0 when none. */
+  uncompacted: number;
+  /** Set by the document's update listener: the last apply changed the document. */
+  updated: boolean;
   authors: Set<string>;
   timer: NodeJS.Timeout | null;
   /** Who wrote first with each Yjs client id of this file (subjects; the server's own id too). */
@@ -40,7 +50,10 @@ export type PutResult =
   | { ok: false; current: { content: string; revision: number }; tooLarge?: boolean };
 
 export interface CollabOptions {
+  /** A revision is saved this long after the last change. */
   idleMs?: number;
+  /** …and at the latest this long after the first unsaved change, however long the typing goes on. */
+  maxIntervalMs?: number;
   /** How long an unchanged document stays in memory after its last save. */
   unloadMs?: number;
   logger: Logger;
@@ -51,6 +64,8 @@ export interface CollabOptions {
 
 const SERVER_ORIGIN = 'server';
 const SERVER_SUBJECT = 'server:';
+/** Origin of updates replayed from the log when a document loads. */
+const LOG_ORIGIN = 'log';
 
 export function tooLarge(message: string): ApiError {
   return new ApiError(413, 'TOO_LARGE', message);
@@ -100,6 +115,7 @@ export class Collab {
   private readonly store: Store;
   private readonly hub: EventHub;
   private readonly idleMs: number;
+  private readonly maxIntervalMs: number;
   private readonly unloadMs: number;
   private readonly logger: Logger;
   private readonly limits: NonNullable<CollabOptions['limits']>;
@@ -109,6 +125,7 @@ export class Collab {
     this.store = store;
     this.hub = hub;
     this.idleMs = options.idleMs ?? 1500;
+    this.maxIntervalMs = options.maxIntervalMs ?? 30_000;
     this.unloadMs = options.unloadMs ?? 10 * 60_000;
     this.logger = options.logger;
     this.limits = options.limits ?? {
@@ -125,6 +142,7 @@ export class Collab {
     warm.destroy();
   }
 
+  /** The file's document: its stored state, then every update logged after it. */
   private open(file: FileRow): Live {
     const existing = this.live.get(file.id);
     if (existing) return existing;
@@ -160,6 +178,9 @@ export class Collab {
       fileId: file.id,
       noteId: file.note_id,
       dirty: false,
+      pendingSince: 0,
+      uncompacted: 0,
+      updated: false,
       authors: new Set(),
       timer: null,
       owners: new Map([
@@ -171,7 +192,21 @@ export class Collab {
       cachedState: null,
       cachedText: null,
     };
+    const logged = this.store.loggedUpdates(file.id);
+    if (logged.length > 0) {
+      for (const row of logged) {
+        Y.applyUpdate(doc, row.data, LOG_ORIGIN);
+        entry.authors.add(row.author);
+        entry.stateBytes += row.data.length;
+      }
+      entry.stateExact = false;
+      entry.uncompacted = logged.at(-1)!.id;
+      entry.dirty = text.toString() !== file.content;
+      entry.pendingSince = performance.now();
+      this.schedule(entry);
+    }
     doc.on('update', (update: Uint8Array, origin: unknown) => {
+      entry.updated = true;
       entry.cachedState = null;
       entry.cachedText = null;
       entry.stateBytes += update.length;
@@ -191,6 +226,26 @@ export class Collab {
     });
     this.live.set(file.id, entry);
     return entry;
+  }
+
+  /**
+   * Changes a live document inside one transaction. When that fails, the document in memory may
+   * hold what the database does not: it is dropped, and the next use loads what was committed.
+   */
+  private mutate<T>(entry: Live, fn: () => T): T {
+    try {
+      return this.store.tx(fn);
+    } catch (error) {
+      this.evict(entry);
+      throw error;
+    }
+  }
+
+  private evict(entry: Live): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = null;
+    if (this.live.get(entry.fileId) === entry) this.live.delete(entry.fileId);
+    entry.doc.destroy();
   }
 
   /** How many documents are in memory. */
@@ -222,10 +277,11 @@ export class Collab {
   }
 
   /**
-   * Applies an editor's update after checking it (see collab-check.ts) and the size limits.
+   * Applies an editor's update after checking it (see collab-check.ts) and the size limits, and
+   * logs it: when this returns, the update is committed (and only then sent to the other editors).
    * `clientId` is the server-stamped id the update is broadcast with. Throws ApiError: 400 for
    * bytes that are not a plain-text update, 403 for a Yjs client id of someone else, 409 for an
-   * update that depends on changes the server lacks, 413 past a limit.
+   * update that depends on changes the server lacks, 413 past a limit; nothing is logged then.
    */
   apply(file: FileRow, update: Uint8Array, editor: Editor, clientId: string): void {
     const { maxUpdateBytes, maxFileBytes, maxDocumentBytes } = this.limits;
@@ -278,62 +334,103 @@ export class Collab {
         );
       }
     }
-    for (const client of verdict.writers) {
-      if (!entry.owners.has(client)) {
-        entry.owners.set(client, editor.subject);
-        this.store.claimCollabClient(file.id, client, editor.subject);
-      }
-    }
     let changed = false;
     const watch = (transaction: Y.Transaction) => {
       changed = transaction.changed.has(text as unknown as Y.AbstractType<Y.YEvent<Y.Text>>);
     };
-    doc.once('afterTransaction', watch);
-    try {
-      Y.applyUpdate(doc, update, clientId);
-    } finally {
-      doc.off('afterTransaction', watch);
+    entry.updated = false;
+    this.mutate(entry, () => {
+      for (const client of verdict.writers) {
+        if (!entry.owners.has(client)) {
+          this.store.claimCollabClient(file.id, client, editor.subject);
+          this.store.afterCommit(() => entry.owners.set(client, editor.subject));
+        }
+      }
+      doc.once('afterTransaction', watch);
+      try {
+        Y.applyUpdate(doc, update, clientId);
+      } finally {
+        doc.off('afterTransaction', watch);
+      }
+      // A duplicate changes nothing and is not logged.
+      if (entry.updated) entry.uncompacted = this.store.logUpdate(file.id, update, editor.name);
+    });
+    if (changed) {
+      entry.dirty = true;
+      entry.authors.add(editor.name);
     }
-    if (changed) this.touch(entry, editor.name);
+    if (changed || entry.uncompacted > 0) {
+      if (entry.pendingSince === 0) entry.pendingSince = performance.now();
+      this.schedule(entry);
+    }
   }
 
-  private touch(entry: Live, author: string): void {
-    entry.dirty = true;
-    entry.authors.add(author);
+  /** The next save: after `idleMs` of quiet, but no later than `maxIntervalMs` after the first change. */
+  private schedule(entry: Live): void {
     if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => this.save(entry.fileId), this.idleMs);
+    const deadline = entry.pendingSince + this.maxIntervalMs - performance.now();
+    entry.timer = setTimeout(() => this.saveLater(entry), Math.max(0, Math.min(this.idleMs, deadline)));
     entry.timer.unref();
   }
 
-  /** Stores the live text as a revision when it changed; returns the file row afterwards. */
+  private saveLater(entry: Live): void {
+    entry.timer = null;
+    if (this.live.get(entry.fileId) !== entry) return;
+    try {
+      this.save(entry.fileId);
+    } catch (error) {
+      // Nothing is lost (the log holds every acknowledged update): try again later.
+      this.logger.error('notes.save_failed', { file_id: entry.fileId, message: (error as Error).message });
+      entry.timer = setTimeout(() => this.saveLater(entry), this.idleMs);
+      entry.timer.unref();
+    }
+  }
+
+  /**
+   * Stores the live text as a revision when it changed, and compacts the update log into the stored
+   * state in the same transaction: a crash before the commit leaves state + log as they were, one
+   * after it leaves the new state and no log, so nothing is lost and nothing is applied twice.
+   * Returns the file row afterwards.
+   */
   save(fileId: number): FileRow | undefined {
     const entry = this.live.get(fileId);
     if (!entry) return this.store.fileById(fileId);
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
-    if (!entry.dirty) {
+    if (!entry.dirty && entry.uncompacted === 0) {
       this.scheduleUnload(entry);
       return this.store.fileById(fileId);
     }
     const row = this.store.fileById(fileId);
     if (!row) {
-      this.live.delete(fileId);
+      this.evict(entry);
       return undefined;
     }
     const content = this.text(row);
     const author = [...entry.authors].join(', ') || 'unknown';
-    entry.dirty = false;
-    entry.authors.clear();
     const state = Y.encodeStateAsUpdate(entry.doc);
+    const saved = this.store.tx(() => {
+      let result = row;
+      if (entry.dirty) {
+        result = this.store.saveRevision(fileId, content, author, state);
+        this.hub.publish({
+          name: 'file.saved',
+          noteId: result.note_id,
+          fileId,
+          data: { note_id: result.note_id, file_id: fileId, revision: result.revision, author },
+        });
+      } else {
+        this.store.setFileYdoc(fileId, state);
+      }
+      if (entry.uncompacted > 0) this.store.compactLog(fileId, entry.uncompacted);
+      return result;
+    });
     entry.stateBytes = state.length;
     entry.stateExact = true;
-    const saved = this.store.saveRevision(fileId, content, author, state);
-    this.hub.publish({
-      name: 'file.saved',
-      noteId: saved.note_id,
-      fileId,
-      data: { note_id: saved.note_id, file_id: fileId, revision: saved.revision, author },
-    });
+    entry.dirty = false;
+    entry.authors.clear();
+    entry.uncompacted = 0;
+    entry.pendingSince = 0;
     this.logger.debug('notes.saved', { file_id: fileId, revision: saved.revision });
     this.scheduleUnload(entry);
     return saved;
@@ -346,9 +443,8 @@ export class Collab {
   private scheduleUnload(entry: Live): void {
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = setTimeout(() => {
-      if (entry.dirty || this.live.get(entry.fileId) !== entry) return;
-      entry.doc.destroy();
-      this.live.delete(entry.fileId);
+      if (entry.dirty || entry.uncompacted > 0 || this.live.get(entry.fileId) !== entry) return;
+      this.evict(entry);
     }, this.unloadMs);
     entry.timer.unref();
   }
@@ -358,11 +454,13 @@ export class Collab {
     this.checkSize(content);
     const entry = this.open(file);
     const text = entry.doc.getText(TEXT_NAME);
-    entry.doc.transact(() => setText(text, content), SERVER_ORIGIN);
-    // Even an unchanged text is a new revision: people asked for one.
-    entry.dirty = true;
-    entry.authors.add(author);
-    return this.save(file.id)!;
+    return this.mutate(entry, () => {
+      entry.doc.transact(() => setText(text, content), SERVER_ORIGIN);
+      // Even an unchanged text is a new revision: people asked for one.
+      entry.dirty = true;
+      entry.authors.add(author);
+      return this.save(file.id)!;
+    });
   }
 
   /** 413 for a text larger than a file may be. */
@@ -404,16 +502,17 @@ export class Collab {
     }
   }
 
-  /** Forgets a file's live document (deleted, renamed away, purged); unsaved edits are saved first. */
+  /**
+   * Forgets a file's live document (deleted, renamed away, purged); unsaved edits are saved first.
+   * Call it inside the transaction of the change that closes the file.
+   */
   close(fileId: number): void {
     this.save(fileId);
     const entry = this.live.get(fileId);
-    if (entry) {
-      entry.doc.destroy();
-      this.live.delete(fileId);
-    }
+    if (entry) this.evict(entry);
   }
 
+  /** Saves every live document (shutdown). */
   flushAll(): void {
     for (const fileId of [...this.live.keys()]) {
       try {
@@ -422,5 +521,21 @@ export class Collab {
         this.logger.error('notes.save_failed', { file_id: fileId, message: (error as Error).message });
       }
     }
+  }
+
+  /**
+   * At start: files whose acknowledged live edits never made it into a revision (the process died)
+   * get that revision now, so reads, search and exports see them. Returns how many.
+   */
+  recover(): number {
+    let count = 0;
+    for (const fileId of this.store.filesWithLoggedUpdates()) {
+      const file = this.store.fileById(fileId);
+      if (!file) continue;
+      this.open(file);
+      this.save(fileId);
+      count++;
+    }
+    return count;
   }
 }

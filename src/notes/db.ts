@@ -155,12 +155,37 @@ export const MIGRATIONS: readonly string[] = [
     updated_at text not null
   );
   `,
+  // 4: durability. Every acknowledged collaborative update is logged until a revision compacts it
+  // into files.ydoc; every chat run is recorded while it runs, so a crash shows it as interrupted.
+  `
+  create table collab_updates (
+    id integer primary key,
+    file_id integer not null references files(id) on delete cascade,
+    data blob not null,
+    author text not null,
+    created_at text not null
+  );
+  create index collab_updates_by_file on collab_updates(file_id, id);
+
+  create table chat_runs (
+    id text primary key,
+    note_id integer not null references notes(id) on delete cascade,
+    started_by text not null,
+    status text not null,
+    partial text not null default '',
+    started_at text not null,
+    ended_at text
+  );
+  create index chat_runs_running on chat_runs(status) where status = 'running';
+  `,
 ];
 
 export function openNotesDatabase(file: string): SqliteDatabase {
   const db = openDatabase(file);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
+  // Commits reach the WAL file without an fsync; durable.ts adds the fsync acknowledgements need,
+  // off the event loop. Checkpoints still fsync WAL and database before the WAL is reused.
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   migrate(db);
@@ -282,10 +307,60 @@ export function toFile(row: FileRow, withContent = false): FileInfo {
 export class Store {
   readonly db: SqliteDatabase;
   private readonly now: () => Date;
+  private depth = 0;
+  private committed: Array<() => void> = [];
+  /** One transaction wrapper for all (better-sqlite3 makes nested calls savepoints). */
+  private readonly inTransaction: <T>(fn: () => T) => T;
 
   constructor(db: SqliteDatabase, now: () => Date = () => new Date()) {
     this.db = db;
     this.now = now;
+    const wrapper = db.transaction((fn: () => unknown) => fn());
+    this.inTransaction = <T>(fn: () => T) => wrapper(fn) as T;
+  }
+
+  /**
+   * Runs `fn` in one transaction (nested calls join it) and returns its result once committed.
+   * This is what makes an answer honest: a route that writes more than once wraps its writes here,
+   * so either all of them are durable before the reply or none is.
+   */
+  tx<T>(fn: () => T): T {
+    if (this.depth > 0) {
+      // A nested call is a savepoint: when it rolls back, so do the notices it queued.
+      const queued = this.committed.length;
+      this.depth++;
+      try {
+        return this.inTransaction(fn);
+      } catch (error) {
+        this.committed.length = queued;
+        throw error;
+      } finally {
+        this.depth--;
+      }
+    }
+    this.depth = 1;
+    let result: T;
+    try {
+      result = this.inTransaction(fn);
+    } catch (error) {
+      this.committed = [];
+      throw error;
+    } finally {
+      this.depth = 0;
+    }
+    const after = this.committed;
+    this.committed = [];
+    for (const run of after) run();
+    return result;
+  }
+
+  /**
+   * Runs `fn` once the current transaction has committed (at once outside one), and never when it
+   * rolls back: what is told to others (events) must not get ahead of what is stored.
+   */
+  afterCommit(fn: () => void): void {
+    if (this.depth === 0) fn();
+    else this.committed.push(fn);
   }
 
   stamp(): string {
@@ -387,7 +462,7 @@ export class Store {
   }
 
   createFile(noteId: number, name: string, content: string, isPublic: boolean, author: string): FileRow {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const at = this.stamp();
       const info = this.db
         .prepare(
@@ -401,12 +476,12 @@ export class Store {
         )
         .run(id, content, author, at);
       return this.fileById(id)!;
-    })();
+    });
   }
 
   /** Stores new content as the next revision; `ydoc` is the collaborative state that produced it. */
   saveRevision(fileId: number, content: string, author: string, ydoc: Uint8Array | null): FileRow {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       const current = this.fileById(fileId)!;
       const at = this.stamp();
       const revision = current.revision + 1;
@@ -421,7 +496,41 @@ export class Store {
         )
         .run(fileId, revision, content, author, at);
       return this.fileById(fileId)!;
-    })();
+    });
+  }
+
+  // --- the collaborative update log (see docs/adr/0013-notes-durability.md)
+
+  /** Appends an acknowledged update; returns its id. */
+  logUpdate(fileId: number, data: Uint8Array, author: string): number {
+    const info = this.db
+      .prepare('insert into collab_updates(file_id, data, author, created_at) values (?, ?, ?, ?)')
+      .run(fileId, data, author, this.stamp());
+    return Number(info.lastInsertRowid);
+  }
+
+  loggedUpdates(fileId: number): Array<{ id: number; data: Uint8Array; author: string }> {
+    return this.db
+      .prepare('select id, data, author from collab_updates where file_id = ? order by id')
+      .all(fileId) as Array<{ id: number; data: Uint8Array; author: string }>;
+  }
+
+  /** Drops the updates a stored state now holds (call in the transaction that stores it). */
+  compactLog(fileId: number, throughId: number): void {
+    this.db.prepare('delete from collab_updates where file_id = ? and id <= ?').run(fileId, throughId);
+  }
+
+  /** Files whose live edits were acknowledged but not yet compacted into a revision. */
+  filesWithLoggedUpdates(): number[] {
+    return (
+      this.db.prepare('select distinct file_id from collab_updates order by file_id').all() as Array<{
+        file_id: number;
+      }>
+    ).map((r) => r.file_id);
+  }
+
+  setFileYdoc(fileId: number, ydoc: Uint8Array): void {
+    this.db.prepare('update files set ydoc = ? where id = ?').run(ydoc, fileId);
   }
 
   /** Yjs client ids of a file and the subject that first wrote with each. */

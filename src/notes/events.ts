@@ -382,6 +382,12 @@ export class EventHub {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }
     }
+    // Inside a transaction, streams hear of the change only once it is committed.
+    this.store.afterCommit(() => this.fanOut(event, id, ctx));
+    return id;
+  }
+
+  private fanOut(event: HubEvent, id: number | null, ctx: Context): void {
     let text: string | undefined;
     let readerText: string | undefined;
     for (const conn of this.recipients(event)) {
@@ -402,7 +408,6 @@ export class EventHub {
       text ??= frame(id, event.name, event.data);
       this.send(conn, text);
     }
-    return id;
   }
 
   // --- presence

@@ -6,7 +6,7 @@ import { unzipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { hashPassword, verifyPassword } from './auth.ts';
-import { anonymous, bearer, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
+import { ACCOUNTS, anonymous, bearer, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let kit: Kit;
 let admin: Client;
@@ -682,10 +682,14 @@ describe('collaboration', () => {
     expect(d1.getText('content').toString()).toBe(d2.getText('content').toString());
     expect(live).toBe(d1.getText('content').toString());
     expect(live).toMatch(/^(from one\nfrom two\n|from two\nfrom one\n)# A\n$/);
-    await new Promise((r) => setTimeout(r, 150));
-    const revs = (await user.request('GET', '/api/notes/pub/files/a.md/revisions')).json().revisions;
+    // Saved once the editors pause (idleMs 50 in the tests); waited for, not timed.
+    let revs: Array<{ revision: number; author: string }> = [];
+    for (let i = 0; i < 200 && revs[0]?.revision !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      revs = (await user.request('GET', '/api/notes/pub/files/a.md/revisions')).json().revisions;
+    }
     expect(revs[0]).toMatchObject({ revision: 2 });
-    expect(revs[0].author.split(', ').sort()).toEqual(['ada', 'uma']);
+    expect(revs[0]!.author.split(', ').sort()).toEqual(['ada', 'uma']);
     // A script's PUT on the old base merges with the live text.
     const put = await user.request('PUT', '/api/notes/pub/files/a.md', {
       content: '# A\nscript\n',
@@ -720,5 +724,119 @@ describe('public pages', () => {
     expect((await anon.request('GET', '/notes/priv/')).statusCode).toBe(404);
     expect((await anon.request('GET', '/notes/pub/secret.md')).statusCode).toBe(404);
     expect((await anon.request('GET', '/healthz')).json()).toMatchObject({ ok: true });
+  });
+});
+
+describe('acknowledgements', () => {
+  beforeEach(async () => {
+    await setup();
+    await seed();
+  });
+
+  /** Makes the next insert into `table` fail, as a full disk or an I/O error would. */
+  function failInserts(table: string): () => void {
+    kit.server.store.db.exec(
+      `create temp trigger fail_${table} before insert on ${table} begin select raise(abort, 'disk I/O error'); end`,
+    );
+    return () => kit.server.store.db.exec(`drop trigger fail_${table}`);
+  }
+
+  it('commits everything a request changes in one transaction before answering: all or nothing', async () => {
+    const seen: string[] = [];
+    kit.server.hub.subscribe({
+      principal: null,
+      noteId: null,
+      clientId: null,
+      lastEventId: null,
+      sink: { write: (chunk) => seen.push(chunk), end() {} },
+    });
+    const heal = failInserts('events');
+    // Each of these writes its row and an event; the event cannot be stored, so none of it may stay.
+    expect((await admin.request('POST', '/api/notes', { name: 'new' })).statusCode).toBe(500);
+    expect((await user.request('POST', '/api/notes/pub/files', { name: 'n.md' })).statusCode).toBe(500);
+    expect((await user.request('PATCH', '/api/notes/pub/files/a.md', { name: 'z.md' })).statusCode).toBe(500);
+    expect((await user.request('DELETE', '/api/notes/pub/files/a.md')).statusCode).toBe(500);
+    const put = await user.request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 });
+    expect(put.statusCode).toBe(500);
+    heal();
+    expect((await admin.request('GET', '/api/notes/new')).statusCode).toBe(404);
+    expect((await user.request('GET', '/api/notes/pub/files/n.md')).statusCode).toBe(404);
+    expect((await user.request('GET', '/api/notes/pub/files/a.md')).json()).toMatchObject({
+      name: 'a.md',
+      revision: 1,
+      content: '# A\n',
+      deleted_at: null,
+    });
+    // Nobody was told about what did not happen.
+    expect(seen.join('')).not.toMatch(/note\.created|file\.(created|updated|deleted|saved)|collab\.update/);
+    expect(
+      (await user.request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 })).json(),
+    ).toMatchObject({ revision: 2, content: 'x\n' });
+  });
+
+  it('answers a change only once its commit is synced to disk (synchronous = full, the default)', async () => {
+    await kit.server.close();
+    const held: Array<() => void> = [];
+    let hold = false;
+    await setup(undefined, {
+      fsync: (_fd: number, done: (error: Error | null) => void) => {
+        if (hold) held.push(() => done(null));
+        else done(null);
+      },
+    });
+    await seed();
+    hold = true;
+    let answered = false;
+    const put = user
+      .request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 })
+      .then((res) => {
+        answered = true;
+        return res;
+      });
+    for (let i = 0; i < 100 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(1);
+    // Committed (the store reads it back) but not answered while its fsync is outstanding.
+    expect(kit.server.store.findFile(kit.server.store.findNote('pub')!.id, 'a.md')!.content).toBe('x\n');
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(false);
+    // Reads do not wait for the disk.
+    expect((await anon.request('GET', '/api/notes/pub/files/a.md')).json().content).toBe('x\n');
+    for (const done of held.splice(0)) done();
+    expect((await put).json()).toMatchObject({ revision: 2 });
+    hold = false;
+  });
+
+  it('with synchronous = normal, answers at commit without waiting for the disk', async () => {
+    await kit.server.close();
+    const held: Array<() => void> = [];
+    let hold = true;
+    await setup(`[notes]\nsynchronous = "normal"\n${ACCOUNTS}`, {
+      fsync: (_fd: number, done: (error: Error | null) => void) => {
+        if (hold) held.push(() => done(null));
+        else done(null);
+      },
+    });
+    await seed();
+    const put = await user.request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 });
+    expect(put.json()).toMatchObject({ revision: 2 });
+    expect(held).toHaveLength(0);
+    hold = false;
+    for (const done of held.splice(0)) done();
+  });
+
+  it('answers 500, not OK, when the disk cannot sync', async () => {
+    await kit.server.close();
+    let fail = false;
+    await setup(undefined, {
+      fsync: (_fd: number, done: (error: Error | null) => void) =>
+        done(fail ? Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) : null),
+    });
+    await seed();
+    fail = true;
+    const put = await user.request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 });
+    expect(put.statusCode).toBe(500);
+    expect(put.json()).toMatchObject({ code: 'INTERNAL' });
+    expect(kit.warnings.join('\n')).toMatch(/could not sync the notes database to disk/);
+    fail = false;
   });
 });

@@ -11,8 +11,10 @@ import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { Auth } from './auth.ts';
 import { ChatService as Chat, type ChatService, type RunAgent } from './chat.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { Collab } from './collab.ts';
 import { openNotesDatabase, Store } from './db.ts';
+import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
 import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
@@ -44,9 +46,13 @@ export interface BuildOptions {
   cwd?: string;
   /** Save delay of collaborative edits. */
   idleMs?: number;
+  /** Longest time continuous live editing goes without a revision (default notes.revision_every_secs). */
+  revisionEveryMs?: number;
   oauth?: OAuthOptions;
   approvalTimeoutMs?: number;
   now?: () => Date;
+  /** How the WAL is synced to disk (tests hold acknowledgements back with it). */
+  fsync?: Fsync;
 }
 
 export interface NotesServer {
@@ -79,17 +85,31 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const dbFile = join(options.dataDir, 'notes.db');
   const db = openNotesDatabase(dbFile);
+  const changes = db.prepare('select total_changes()').pluck();
+  const walSync = new WalSync(join(options.dataDir, 'notes.db-wal'), {
+    changes: () => changes.get() as number,
+    ...(options.fsync ? { fsync: options.fsync } : {}),
+  });
+  // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
+  // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
+  // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
+  const synchronous = notes.synchronous ?? 'full';
+  if (synchronous === 'normal') {
+    walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
+  }
   const now = options.now ?? (() => new Date());
   const limits = resolveLimits(notes);
   const store = new Store(db, now);
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
+  const checkpointer = Checkpointer.start(db, dbFile, logger, () => changes.get() as number);
   const collab = new Collab(store, hub, {
     logger,
     limits,
     runner: tasks,
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+    maxIntervalMs: options.revisionEveryMs ?? (notes.revision_every_secs ?? 30) * 1000,
   });
   const chat = new Chat({
     store,
@@ -106,8 +126,16 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
   // Sessions the config no longer admits (an account removed while the server was down) end now.
   auth.prune();
-  // Runs do not survive a restart, so neither do their questions.
+  // What the last process acknowledged but did not finish: live edits not yet in a revision become
+  // one; chat runs it did not finish are shown as interrupted, and their questions expire.
+  const recovered = collab.recover();
+  const interrupted = chat.recoverInterrupted();
   db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
+  if (recovered + interrupted > 0) {
+    logger.info('notes.recovered', {
+      message: `rune notes: recovered after an unclean stop: ${recovered} file(s) with live edits saved as revisions, ${interrupted} chat run(s) marked interrupted`,
+    });
+  }
   const publicUrl = notes.public_url ? new URL(notes.public_url) : null;
 
   const app = Fastify({
@@ -149,6 +177,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
     secure: (req: FastifyRequest) => req.protocol === 'https' || publicUrl?.protocol === 'https:',
+    durable: synchronous === 'full' ? () => walSync.flush() : () => Promise.resolve(),
     ...publishers(hub),
   };
   await app.register(notesKit, context);
@@ -188,6 +217,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await app.close();
     await tasks.close();
     collab.flushAll();
+    await checkpointer?.close();
+    await walSync.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
   };

@@ -53,6 +53,8 @@ export type TaskReply = { id: number; ok: true; value: unknown } | { id: number;
 /** What a worker needs to open the database: the file and the SQLite addon to load. */
 export interface WorkerInit {
   dbFile: string;
+  /** `checkpoint`: a writable connection that only checkpoints the WAL (see checkpointer.ts). */
+  role?: 'tasks' | 'checkpoint';
   /** A native addon file and its sha256, checked before loading; null: resolve as Node does. */
   sqliteAddon: { path: string; sha256: string } | null;
 }

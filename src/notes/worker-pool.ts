@@ -154,15 +154,18 @@ class WorkerPool implements TaskRunner {
 }
 
 /**
- * A pool when the binary carries the worker bundle, else the inline runner. One worker per spare
- * core (at least one, at most two): the event loop keeps a core of its own.
+ * What a notes worker thread needs: the worker bundle's source and how to load SQLite; null when
+ * the binary carries no worker bundle (unit tests run the TypeScript sources). `cleanup` removes a
+ * private copy of the addon made for the workers.
  */
-export function createTaskRunner(db: SqliteDatabase, dbFile: string, logger: Logger): TaskRunner {
+export function notesWorkerSetup(
+  dbFile: string,
+): { source: string; init: WorkerInit; cleanup: () => void } | null {
   let source: string;
   try {
     source = readAssetText('js/notes-worker.cjs');
   } catch (error) {
-    if (error instanceof AssetMissingError) return new InlineRunner(db);
+    if (error instanceof AssetMissingError) return null;
     throw error;
   }
   let cleanup = () => {};
@@ -181,6 +184,16 @@ export function createTaskRunner(db: SqliteDatabase, dbFile: string, logger: Log
       cleanup = () => rmSync(dir, { recursive: true, force: true });
     }
   }
+  return { source, init: { dbFile, sqliteAddon: addon }, cleanup };
+}
+
+/**
+ * A pool when the binary carries the worker bundle, else the inline runner. One worker per spare
+ * core (at least one, at most two): the event loop keeps a core of its own.
+ */
+export function createTaskRunner(db: SqliteDatabase, dbFile: string, logger: Logger): TaskRunner {
+  const setup = notesWorkerSetup(dbFile);
+  if (!setup) return new InlineRunner(db);
   const size = Math.min(2, Math.max(1, availableParallelism() - 1));
-  return new WorkerPool(source, { dbFile, sqliteAddon: addon }, size, 32, logger, cleanup);
+  return new WorkerPool(setup.source, setup.init, size, 32, logger, setup.cleanup);
 }

@@ -33,6 +33,22 @@ describe('formatPolicy', () => {
     expect(text).toContain('landlock     available: ABI 7');
     expect(text).toContain('landlock     not applied: sandbox off');
   });
+
+  it('/policy full states the network, git and environment rules, with ports and passthrough names', () => {
+    const withPorts = {
+      ...config,
+      policy: { ...config.policy, allowed_domains: ['api.example.com:443', '*.github.com'] },
+      sandbox: { ...config.sandbox, env_passthrough: ['GH_TOKEN'] },
+    } as RuneConfig;
+    const text = formatPolicy(withPorts, 'allowlist', { available: [] });
+    expect(text).toContain('api.example.com:443: fetch_url and sandboxed tools, TCP port 443 only');
+    expect(text).toContain('*.github.com: fetch_url only (any TCP port); a wildcard cannot be resolved');
+    expect(text).toMatch(/git {10}every git folder under a writable folder/);
+    expect(text).toMatch(
+      /environment {2}tools and MCP servers get only PATH, HOME, .*env_passthrough: GH_TOKEN/,
+    );
+    expect(formatPolicy(config, 'allowlist', null)).not.toContain('sandbox rules');
+  });
 });
 
 describe('rune audit helpers', () => {

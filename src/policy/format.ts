@@ -1,6 +1,8 @@
 // The text of `/policy` and `/policy full`: the mode, every list, the secrets floor and, when the
 // sandbox report is passed in, each layer. Pure; the interactive session prints it.
 import type { PolicyMode, RuneConfig } from '../config/schema.ts';
+import { describeEnvironmentRule } from '../sandbox/env.ts';
+import { describeTarget } from '../sandbox/targets.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 
 export interface PolicyLayersView {
@@ -47,6 +49,7 @@ export function formatPolicy(
   }
   if (layers === null) return `${lines.join('\n')}\n`;
   lines.push(`sandbox mode: ${config.sandbox.mode}`);
+  lines.push(...sandboxRules(config));
   if (layers === undefined) {
     lines.push('  sandbox layers: report unavailable (no sandbox report was given)');
     return `${lines.join('\n')}\n`;
@@ -60,4 +63,20 @@ export function formatPolicy(
     lines.push(`  ${layer.layer.padEnd(12)} ${layer.applied ? 'applied' : 'not applied'}: ${layer.detail}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The three rules that hold for every tool process, in words (README "Sandbox" says the same). */
+export function sandboxRules(config: RuneConfig): string[] {
+  const domains = config.policy.allowed_domains;
+  return [
+    'sandbox rules:',
+    `  network      ${
+      domains.length === 0
+        ? 'no allowed_domains: tools get an empty network namespace'
+        : 'only TCP to the addresses rune resolved for allowed_domains, at the port an entry names; every connect, shutdown and Fast Open send is checked by the net guard'
+    }`,
+    ...domains.map((entry) => `    ${describeTarget(entry)}`),
+    '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
+    `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+  ];
 }

@@ -17,6 +17,8 @@ export interface SandboxCommandOptions {
   sandbox?: string;
   layers?: boolean;
   config?: string;
+  /** The program's -v/--verbose: NDJSON diagnostics on stderr (the helper's command line among them). */
+  verbose?: boolean;
 }
 
 export function formatLayers(layers: readonly LayerReport[]): string {
@@ -42,7 +44,10 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
     env: process.env,
     ...(options.config ? { file: options.config } : {}),
   });
-  const logger = createLogger({ level: config.log_level });
+  const logger = createLogger({
+    verbose: options.verbose ?? false,
+    ...(options.verbose ? {} : { level: config.log_level }),
+  });
   const mode = (options.sandbox as SandboxMode | undefined) ?? config.sandbox.mode;
   const executor = createSandboxExecutor({ config, logger, mode });
   const policy = config.policy;

@@ -30,7 +30,8 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
   const out: string[] = [];
   if (sub === '_landlock') out.push('--no-namespaces', '--no-seccomp');
   if (sub === '_seccomp') out.push('--no-namespaces', '--no-landlock');
-  if (sub === '_net-guard') out.push('--no-landlock');
+  // The net guard alone: the host's whole tree stays in the view (writable, as without a sandbox).
+  if (sub === '_net-guard') out.push('--no-landlock', '--rw', '/');
   for (let i = 0; i < flags.length; i++) {
     const flag = flags[i];
     const value = flags[i + 1];

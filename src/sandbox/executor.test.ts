@@ -111,6 +111,31 @@ describe('sandbox executor', () => {
     expect(proc.layers.find((l) => l.layer === 'landlock')?.applied).toBe(true);
   });
 
+  it("has the helper's report merged into a spawned process's layers once it has exited", async () => {
+    // A quick command ends about when its report arrives; `exited` must wait for the report.
+    // Several at once, so the order of exit and report events varies as it does in real use.
+    const procs = Array.from({ length: 12 }, () => executor.spawn({ ...request(['/bin/true']) }));
+    await Promise.all(
+      procs.map(async (proc) => {
+        proc.stdout.resume();
+        proc.stderr.resume();
+        await proc.exited;
+        expect(proc.layers.find((l) => l.layer === 'landlock')?.detail).toMatch(/read-only \+ \d+ writable/);
+      }),
+    );
+  });
+
+  it('describes the view: what a tool sees and what is absent', async () => {
+    const namespaces = executor.describe().find((l) => l.layer === 'namespaces');
+    if (!namespaces?.applied) return; // the capability report says why (tested in capabilities)
+    expect(namespaces.detail).toMatch(/view built from the grants/);
+    expect(namespaces.detail).toMatch(/absent unless granted: \/home, \/root, \/run, \/var/);
+    const result = await executor.run(request(['/bin/true']));
+    const ran = result.layers.find((l) => l.layer === 'namespaces')?.detail ?? '';
+    expect(ran).toMatch(/read-only: \/usr .* writable: \/tmp \(private\)/);
+    expect(ran).toMatch(/hidden: .*\/etc\/shadow/);
+  });
+
   it('turns a missing layer into SANDBOX_SETUP in strict mode', async () => {
     const strict = createSandboxExecutor({ config, logger: silentLogger, mode: 'strict' });
     const missing = strict.describe().filter((l) => !l.applied);

@@ -5,12 +5,15 @@ import { type ChildProcess, spawn as spawnChild, spawnSync } from 'node:child_pr
 import {
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
-  unlinkSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
@@ -24,18 +27,23 @@ import {
   type SandboxCapabilities,
 } from './capabilities.ts';
 import { allowedEnvironment } from './env.ts';
+import { GitGuard } from './git.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
+  describeView,
   hiddenPaths,
   isInside,
+  MASKED_SYSTEM_FOLDER,
   parseReport,
   planHelperArgs,
   protectedCandidates,
   type ResolvedName,
   SYSTEM_READ_ONLY,
+  type ViewSummary,
 } from './plan.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
+import { closedSystemEntries, findClosedEntries, folderStamp, rememberClosedEntries } from './secrets.ts';
 import type {
   LayerName,
   LayerReport,
@@ -70,12 +78,33 @@ let capabilitiesCache: SandboxCapabilities | undefined;
  */
 function probeKernel(): KernelProbe {
   try {
-    const result = spawnSync(sandboxHelperPath(), ['--probe'], { encoding: 'utf8', timeout: 5000 });
-    if (result.status === 0) return JSON.parse(result.stdout) as KernelProbe;
+    // The same call lists /etc's closed entries (the view hides them), saving a second start.
+    const stamp = folderStamp(MASKED_SYSTEM_FOLDER);
+    const result = spawnSync(sandboxHelperPath(), ['--closed', MASKED_SYSTEM_FOLDER, '--probe'], {
+      encoding: 'utf8',
+      timeout: 5000,
+    });
+    if (result.status === 0) {
+      const [closed, probe] = result.stdout.trim().split('\n');
+      if (stamp !== undefined && closed)
+        rememberClosedEntries(MASKED_SYSTEM_FOLDER, stamp, JSON.parse(closed));
+      return JSON.parse(probe ?? '') as KernelProbe;
+    }
   } catch {
     // Fall through to the addon.
   }
   return runeNative().probe();
+}
+
+/** The entries of a system folder others may not read, listed by the helper (or scanned here). */
+function scanClosed(folder: string): string[] {
+  try {
+    const result = spawnSync(sandboxHelperPath(), ['--closed', folder], { encoding: 'utf8', timeout: 5000 });
+    if (result.status === 0) return JSON.parse(result.stdout) as string[];
+  } catch {
+    // The helper is not usable here: scan in Node.
+  }
+  return findClosedEntries(folder);
 }
 
 /** What this machine offers, probed once per process. */
@@ -228,6 +257,15 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
     setTimeout(() => removeCgroups(left, attempt + 1), 50 * (attempt + 1)).unref();
 }
 
+/** The real path (every symlink resolved) of a path that exists; the path itself otherwise. */
+function realPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -268,6 +306,32 @@ function cgroupsEmpty(dirs: readonly string[]): boolean {
 }
 
 /**
+ * Kills whatever the call left in its cgroups. Without a PID namespace (a container runtime's
+ * seccomp profile refuses one) a process that left the call's process group with setsid would
+ * outlive the call; the cgroup still holds it. A few rounds catch children forked meanwhile
+ * (pids.max bounds how many there can be); cgroup v1 has no cgroup.kill to do it at once.
+ */
+function killCgroupProcesses(dirs: readonly string[]): void {
+  for (let round = 0; round < 5 && !cgroupsEmpty(dirs); round++) {
+    for (const dir of dirs) {
+      let pids: string[];
+      try {
+        pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean);
+      } catch {
+        continue;
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+    }
+  }
+}
+
+/**
  * Creating and removing cgroups costs tens of ms on a cgroup v1 hierarchy (measured here: ~45 ms
  * per call), so an executor keeps the cgroups of finished calls and reuses them once empty; they
  * are removed when rune exits.
@@ -291,6 +355,7 @@ class CgroupPool {
   }
   release(dirs: string[]): void {
     if (dirs.length === 0) return;
+    killCgroupProcesses(dirs);
     if (cgroupsEmpty(dirs)) {
       this.free.push(dirs);
       return;
@@ -343,40 +408,8 @@ function listDir(dir: string): string[] {
   }
 }
 
-/**
- * The `commondir` files under the writable roots' .git folders. git takes config and hooks from
- * the folder such a file names, so a sandboxed command that plants one gets its hooks run by the
- * user's next git command outside the sandbox. A missing file cannot be bound read-only, so new
- * ones are removed when the call ends (revertGitRedirects).
- */
-function gitCommondirs(roots: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const root of roots) {
-    const git = join(root, '.git');
-    out.push(join(git, 'commondir'));
-    for (const name of listDir(join(git, 'worktrees'))) out.push(join(git, 'worktrees', name, 'commondir'));
-  }
-  return out.filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
-}
-
-function revertGitRedirects(prepared: Prepared, logger: Logger): string | undefined {
-  if (!prepared.gitRoots || prepared.gitRoots.length === 0) return undefined;
-  const planted = gitCommondirs(prepared.gitRoots).filter((path) => !prepared.commondirs?.has(path));
-  if (planted.length === 0) return undefined;
-  const failed = planted.filter((path) => {
-    try {
-      unlinkSync(path);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  const message =
-    failed.length === 0
-      ? `rune sandbox: removed ${planted.join(', ')} created by the command (it would point git at other hooks and config)`
-      : `rune sandbox: the command created ${failed.join(', ')}, which points git at other hooks and config, and it could not be removed: delete it before running git`;
-  logger.warn('sandbox.git_redirect_removed', { message });
-  return `${message}\n`;
+function removeCallTmp(prepared: Prepared): void {
+  if (prepared.tmpDir) rmSync(prepared.tmpDir, { recursive: true, force: true });
 }
 
 /** The layers a call would get, from the capabilities alone (before anything ran). */
@@ -413,7 +446,9 @@ export function expectedLayers(
     {
       layer: 'namespaces',
       applied: ns,
-      detail: ns ? 'user+mount+pid namespaces, private /proc and /tmp' : (nsDetail ?? 'unavailable'),
+      detail: ns
+        ? "user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; absent unless granted: /home, /root, /run, /var, the host's sockets, disks and terminals"
+        : `${nsDetail ?? 'unavailable'}; without the view, seccomp refuses new UNIX sockets, inet sockets, System V IPC, inotify, xattr changes and terminal-control ioctls, and Landlock keeps the host's disks, ptys, /dev/shm and hidden files of read-only folders out`,
     },
     {
       layer: 'rlimits',
@@ -435,9 +470,12 @@ interface Prepared {
   notes: LayerReport[];
   cgroupDirs: string[];
   sandboxed: boolean;
-  /** Writable roots whose .git gets new `commondir` files removed after the call, and those there before. */
+  /** What the view holds (namespaces layer). */
+  view?: ViewSummary;
+  /** Without a view: the call's own temporary folder on the host, removed when it ends. */
+  tmpDir?: string;
+  /** Writable roots whose git folders are judged after the call (src/sandbox/git.ts). */
   gitRoots?: string[];
-  commondirs?: Set<string>;
 }
 
 export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
@@ -446,6 +484,28 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
   let cgroups: CgroupPlan | undefined;
   let pool: CgroupPool | undefined;
   const caps = (): SandboxCapabilities => sandboxCapabilities();
+  let guard: GitGuard | undefined;
+  const gitGuard = (): GitGuard => {
+    guard ??= new GitGuard(logger, process.env.HOME, join(runeHome(), 'state'));
+    return guard;
+  };
+  /** Long-lived sandboxed processes with writable roots (MCP servers): they may write any time. */
+  const liveWriters = new Set<Prepared>();
+  /** After a call: judges its writable roots' git folders; the text tells the model what was undone. */
+  const gitAfter = (prepared: Prepared, endsCall = true): string => {
+    if (!prepared.gitRoots || prepared.gitRoots.length === 0) return '';
+    const roots = [...prepared.gitRoots, ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    try {
+      const message = gitGuard().check([...new Set(roots)], endsCall);
+      return message ? `${message}\n` : '';
+    } catch (error) {
+      logger.warn('sandbox.git_check_failed', {
+        message: `git check after the call failed: ${(error as Error).message}`,
+      });
+      return '';
+    }
+  };
+
   const cgroupPlan = (): CgroupPlan => {
     cgroups ??= planCgroups(caps(), config);
     return cgroups;
@@ -501,30 +561,56 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       };
     }
     const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
-    const rwRoots = request.readWritePaths.map((p) => resolve(cwd, p));
-    const roRoots = request.readOnlyPaths.map((p) => resolve(cwd, p));
+    // Every grant, hidden and protected path is resolved to its real path once, here: the view puts
+    // each grant at its real place and hides by real path; the helper refuses a path that turned
+    // into a symlink since. A grant named through a symlink keeps that name as a symlink.
+    const realCwd = realPath(cwd);
+    const links: { path: string; target: string }[] = [];
+    const realGrant = (path: string): string => {
+      const absolute = resolve(cwd, path);
+      const real = realPath(absolute);
+      if (real !== absolute && !links.some((l) => l.path === absolute))
+        links.push({ path: absolute, target: real });
+      return real;
+    };
+    if (realCwd !== cwd) links.push({ path: cwd, target: realCwd });
+    // Without a view there is no private /tmp: the call gets its own folder instead (TMPDIR), made
+    // here with mode 0700 and removed when the call ends.
+    const callTmp = namespaces ? undefined : mkdtempSync(join(tmpdir(), 'rune-call-'));
+    if (callTmp) env.TMPDIR = callTmp;
+    const rwRoots = [...new Set([...request.readWritePaths, ...(callTmp ? [callTmp] : [])].map(realGrant))];
+    const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
     const protectedPaths: string[] = [];
-    const pinPaths: string[] = [];
-    const home = resolve(runeHome());
+    const home = realPath(resolve(runeHome()));
     for (const root of rwRoots) {
+      // Only what exists can be bound read-only (and is worth naming in the report).
       protectedPaths.push(
-        ...protectedCandidates(root, listDir(root), listDir(join(root, '.git', 'modules'))),
+        ...protectedCandidates(root, listDir(root))
+          .filter((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined)
+          .map(realPath),
       );
-      pinPaths.push(join(root, '.git'));
       if (isInside(home, root)) protectedPaths.push(home);
     }
-    const hidePaths = [
+    // Every git folder under the writable roots: config, hooks, info, commondir and .git files
+    // read-only in the view, .git folders pinned (src/sandbox/git.ts). Its paths are real already.
+    const git = gitGuard().prepare(rwRoots, liveWriters.size === 0);
+    protectedPaths.push(...git.protect);
+    const pinPaths = git.pin;
+    const hidePaths = new Set([
       ...hiddenPaths(
         request.env.HOME ?? process.env.HOME,
         // rune's own folder (rune.toml with the API key, sessions, audit log) is part of the floor.
         [...config.policy.denied_paths, home, ...(request.env.HOME ? [join(request.env.HOME, '.rune')] : [])],
-        [...SYSTEM_READ_ONLY, cwd, ...roRoots, ...rwRoots],
-        [...roRoots, ...rwRoots],
+        [...SYSTEM_READ_ONLY, realCwd, ...roRoots, ...rwRoots],
+        [...request.readOnlyPaths, ...request.readWritePaths].map((p) => resolve(cwd, p)),
+        realPath,
       ),
       ...listDir('/etc/ssh')
         .filter((n) => n.endsWith('_key'))
         .map((n) => join('/etc/ssh', n)),
-    ];
+      // Everything else of /etc that others may not read, as a class (shadow-, keys, passwords…).
+      ...closedSystemEntries(MASKED_SYSTEM_FOLDER, scanClosed),
+    ]);
     const plan = cgroupPlan();
     let cgroupDirs: string[] = [];
     let cgroupError: string | undefined;
@@ -537,13 +623,19 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         logger.warn('sandbox.cgroup_failed', { message: cgroupError });
       }
     }
-    const { args, notes } = planHelperArgs({
-      request: { ...request, cwd },
+    const {
+      args,
+      notes: planNotes,
+      view,
+    } = planHelperArgs({
+      request: { ...request, cwd: realCwd, readOnlyPaths: roRoots, readWritePaths: rwRoots },
+      links,
+      ...(env.TMPDIR ? { tmpDir: env.TMPDIR } : {}),
       strict: mode === 'strict',
       namespaces,
       protectedPaths,
       pinPaths,
-      hidePaths,
+      hidePaths: [...hidePaths],
       resolved,
       limits: {
         fsizeBytes: (config.sandbox.max_file_mb ?? 1024) * 1024 * 1024,
@@ -555,7 +647,20 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       reportFd: REPORT_FD,
     });
+    const gitNote = [
+      ...(git.pin.length + git.protect.length > 0
+        ? [
+            `git folders under writable roots: config, hooks, info and .git files read-only (${git.protect.length} path(s))`,
+          ]
+        : []),
+      ...git.notes,
+    ].join('; ');
+    const notes = gitNote
+      ? [...planNotes, { layer: 'namespaces' as const, applied: true, detail: gitNote }]
+      : planNotes;
     const prefix = plan.kind === 'systemd' ? plan.prefix : [];
+    // The exact command line, for debugging and for bench/sandbox.mjs to replay a tool call.
+    logger.debug('sandbox.helper_argv', { argv: [helper, ...args] });
     const cgroupReport: LayerReport =
       cgroupError !== undefined
         ? { layer: 'cgroups', applied: false, detail: `creating the cgroup failed: ${cgroupError}` }
@@ -566,10 +671,11 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cwd,
       base: base.map((l) => (l.layer === 'cgroups' ? cgroupReport : l)),
       notes,
+      view,
+      ...(callTmp ? { tmpDir: callTmp } : {}),
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
-      commondirs: new Set(gitCommondirs(rwRoots)),
     };
   };
 
@@ -602,6 +708,17 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         applied: false,
         detail: parsed.setupError ?? 'not reported by the sandbox helper',
       };
+      if (name === 'namespaces' && prepared.view && report.applied)
+        return {
+          ...report,
+          detail: `${report.detail}; ${describeView(prepared.view)}${note ? `; ${note.detail}` : ''}`,
+        };
+      if (name === 'namespaces' && !report.applied) {
+        // The helper says what it stood in with; the capability probe says why there was no view.
+        const why = prepared.base.find((l) => l.layer === 'namespaces');
+        if (why && !why.applied && !report.detail.includes(why.detail.split(';')[0] ?? ''))
+          return { ...report, detail: `${why.detail.split(';')[0]}; ${report.detail}` };
+      }
       return note ? { ...report, detail: `${report.detail}; ${note.detail}` } : report;
     });
     return parsed.setupError === undefined ? { layers } : { layers, setupError: parsed.setupError };
@@ -664,7 +781,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
-    const reverted = revertGitRedirects(prepared, logger) ?? '';
+    const reverted = gitAfter(prepared);
+    removeCallTmp(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
       throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -692,19 +810,24 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
     const resolved = mode === 'off' ? [] : resolveTargetsSync(request.allowedDomains);
     const prepared = prepare(request, resolved);
+    if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.add(prepared);
     const child = start(prepared);
     const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
-    void readReport(child).then((text) => {
+    const reported = readReport(child).then((text) => {
       const merged = mergeLayers(prepared, text).layers;
       layers.splice(0, layers.length, ...merged);
     });
+    // Resolves once the helper's report is merged too, so `layers` is final by then (the report
+    // pipe and the exit race each other: a quick command can end before its report is read).
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((done) => {
       child.on('error', () => done({ exitCode: 127, signal: null }));
       child.on('exit', (exitCode, signal) => {
         killGroup(child.pid);
         pool?.release(prepared.cgroupDirs);
-        revertGitRedirects(prepared, logger);
-        done({ exitCode, signal });
+        if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.delete(prepared);
+        gitAfter(prepared);
+        removeCallTmp(prepared);
+        void reported.then(() => done({ exitCode, signal }));
       });
     });
     const kill = (signal: NodeJS.Signals = 'SIGKILL') => killGroup(child.pid, signal);
@@ -722,5 +845,12 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     };
   };
 
-  return { run, spawn, describe };
+  const checkGit = (roots: readonly string[]): string | undefined => {
+    if (mode === 'off') return undefined;
+    const all = [...roots.map((p) => resolve(p)), ...[...liveWriters].flatMap((p) => p.gitRoots ?? [])];
+    if (all.length === 0) return undefined;
+    return gitAfter({ gitRoots: [...new Set(all)] } as Prepared, false) || undefined;
+  };
+
+  return { run, spawn, describe, checkGit };
 }

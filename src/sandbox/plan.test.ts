@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { helperArgsFor } from './entry.ts';
 import {
+  describeView,
   hiddenPaths,
   isInside,
   type PlanInput,
@@ -32,20 +33,53 @@ const pairs = (args: string[], flag: string) => args.flatMap((a, i) => (a === fl
 describe('planHelperArgs', () => {
   it('makes the working directory and relative paths absolute, read-only unless listed writable', () => {
     const { args } = planHelperArgs(base);
-    expect(pairs(args, '--ro')).toContain('/work/p');
-    expect(pairs(args, '--ro')).toContain('/work/p/ref');
-    expect(pairs(args, '--ro')).toContain('/usr');
-    expect(pairs(args, '--rw')).toEqual(expect.arrayContaining(['/work/p/out', '/tmp', '/dev/null']));
-    expect(pairs(args, '--rw')).not.toContain('/work/p');
+    expect(pairs(args, '--ro')).toEqual(['/work/p', '/work/p/ref']);
+    expect(pairs(args, '--rw')).toEqual(['/work/p/out']);
     expect(pairs(args, '--protect')).toEqual(['/work/p/out/.env']);
     expect(pairs(args, '--cwd')).toEqual(['/work/p']);
     expect(args.slice(args.indexOf('--') + 1)).toEqual(['/bin/sh', '-c', 'ls']);
   });
 
-  it('gives no writable /tmp without namespaces (it would be the host /tmp)', () => {
-    const { args } = planHelperArgs({ ...base, namespaces: false });
-    expect(pairs(args, '--rw')).not.toContain('/tmp');
-    expect(args).toContain('--no-namespaces');
+  it('builds the view from system folders and grants only (the helper makes /proc, /sys, /dev, /tmp)', () => {
+    const { args } = planHelperArgs(base);
+    expect(pairs(args, '--sys')).toEqual([
+      '/usr',
+      '/bin',
+      '/sbin',
+      '/lib',
+      '/lib32',
+      '/lib64',
+      '/libx32',
+      '/etc',
+      '/opt',
+    ]);
+    for (const own of ['/proc', '/sys', '/dev', '/dev/null', '/dev/pts', '/tmp', '/dev/shm'])
+      expect([...pairs(args, '--ro'), ...pairs(args, '--rw'), ...pairs(args, '--sys')]).not.toContain(own);
+  });
+
+  it('a path granted both ways is writable, not also read-only', () => {
+    const { args } = planHelperArgs({ ...base, request: { ...base.request, readWritePaths: ['/work/p'] } });
+    expect(pairs(args, '--rw')).toEqual(['/work/p']);
+    expect(pairs(args, '--ro')).toEqual(['/work/p/ref']);
+  });
+
+  it('passes a grant named through a symlink as a link to its real path', () => {
+    const { args } = planHelperArgs({ ...base, links: [{ path: '/work/p/docs', target: '/home/u' }] });
+    const at = args.indexOf('--link');
+    expect(args.slice(at, at + 3)).toEqual(['--link', '/work/p/docs', '/home/u']);
+  });
+
+  it("makes the command's TMPDIR in the private /tmp when it lies there, and only then", () => {
+    expect(pairs(planHelperArgs({ ...base, tmpDir: '/tmp/user/1000' }).args, '--tmpdir')).toEqual([
+      '/tmp/user/1000',
+    ]);
+    expect(planHelperArgs({ ...base, tmpDir: '/var/tmp' }).args).not.toContain('--tmpdir');
+    expect(planHelperArgs({ ...base, tmpDir: 'relative' }).args).not.toContain('--tmpdir');
+  });
+
+  it('says --no-namespaces when the machine has none', () => {
+    expect(planHelperArgs({ ...base, namespaces: false }).args).toContain('--no-namespaces');
+    expect(planHelperArgs(base).args).not.toContain('--no-namespaces');
   });
 
   it('allows exactly the resolved addresses and writes them into the hosts list', () => {
@@ -95,15 +129,8 @@ describe('planHelperArgs', () => {
 });
 
 describe('protected paths', () => {
-  it("covers each submodule's hooks and config under .git/modules", () => {
-    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/hooks');
-    expect(protectedCandidates('/r', [], ['sub'])).toContain('/r/.git/modules/sub/config');
-  });
-
-  it('covers git hooks and config, rune config and every .env file at the root', () => {
+  it('covers rune config and every .env file at the root (git folders: git.ts)', () => {
     expect(protectedCandidates('/r', ['.env', '.env.local', 'src', '.envrc'])).toEqual([
-      '/r/.git/hooks',
-      '/r/.git/config',
       '/r/rune.toml',
       '/r/.rune',
       '/r/.env',
@@ -120,7 +147,52 @@ describe('protected paths', () => {
   });
 });
 
+describe('the view report', () => {
+  it('names read-only and writable binds, what is hidden and which host folders are absent', () => {
+    const { view } = planHelperArgs(base);
+    const text = describeView(view);
+    expect(text).toMatch(/read-only: \/usr .*\/etc .*\/work\/p \/work\/p\/ref/);
+    expect(text).toMatch(/writable: \/tmp \(private\) \/dev\/shm \(private\) \/work\/p\/out/);
+    expect(text).toMatch(/read-only inside writable: \/work\/p\/out\/\.env/);
+    expect(text).toMatch(/hidden: \/etc\/shadow/);
+    expect(text).toMatch(/absent: \/home \/root \/run \/var \/srv/);
+  });
+
+  it('does not call a folder absent when a grant lives in it', () => {
+    const { view } = planHelperArgs({
+      ...base,
+      request: { ...base.request, readWritePaths: ['/var/tmp/build'] },
+    });
+    expect(view.absent).not.toContain('/var');
+    expect(view.absent).toContain('/home');
+  });
+});
+
 describe('hiddenPaths', () => {
+  it('decides on real paths: a grant reaching the home folder through a symlink still hides its stores', () => {
+    // docs -> /home/u: the executor passes the real root; the stores are hidden at their real place.
+    const real = (p: string) => (p.startsWith('/work/p/docs') ? p.replace('/work/p/docs', '/home/u') : p);
+    const hidden = hiddenPaths('/home/u', [], ['/work/p', '/home/u'], ['/work/p/docs'], real);
+    expect(hidden).toEqual(expect.arrayContaining(['/home/u/.ssh', '/home/u/.aws']));
+  });
+
+  it('hides a store that is itself a symlink at its target too', () => {
+    const real = (p: string) => (p === '/home/u/.ssh' ? '/data/keys' : p);
+    const hidden = hiddenPaths('/home/u', [], ['/home/u', '/data'], [], real);
+    expect(hidden).toEqual(expect.arrayContaining(['/home/u/.ssh', '/data/keys']));
+  });
+
+  it('keeps a store granted by name, under either of its names', () => {
+    const real = (p: string) => (p === '/home/u/aws-link' ? '/home/u/.aws' : p);
+    expect(hiddenPaths('/home/u', [], ['/home/u'], ['/home/u/aws-link'], real)).not.toContain('/home/u/.aws');
+  });
+
+  it('hides the backups and variants of the system secrets', () => {
+    expect(hiddenPaths(undefined, [], ['/etc'], [])).toEqual(
+      expect.arrayContaining(['/etc/shadow-', '/etc/gshadow-', '/etc/sudoers.d', '/etc/ssl/private']),
+    );
+  });
+
   it('hides system secrets, denied paths (with ~) and home credentials not allowed by name', () => {
     const hidden = hiddenPaths(
       '/home/u',
@@ -152,6 +224,23 @@ describe('hiddenPaths', () => {
 });
 
 describe('parseReport', () => {
+  it('keeps every line of a layer: what stood in for a missing namespace is not overwritten', () => {
+    const { layers } = parseReport(
+      [
+        'namespaces\tskipped\tnot used for this call (--no-namespaces)',
+        'namespaces\tskipped\tno view: seccomp refuses new UNIX sockets',
+        'seccomp\tapplied\tx86_64 only',
+        'seccomp\tapplied\tstanding in for the missing view',
+      ].join('\n'),
+    );
+    expect(layers.get('namespaces')).toEqual({
+      layer: 'namespaces',
+      applied: false,
+      detail: 'not used for this call (--no-namespaces); no view: seccomp refuses new UNIX sockets',
+    });
+    expect(layers.get('seccomp')?.detail).toBe('x86_64 only; standing in for the missing view');
+  });
+
   it('keeps a layer applied when one of its steps was skipped, and surfaces setup failures', () => {
     const { layers, setupError } = parseReport(
       [

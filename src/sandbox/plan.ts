@@ -1,12 +1,15 @@
 // Turns one sandbox request into the helper's command line: which paths are read-only, writable,
 // protected or hidden, which addresses the net guard lets through, which limits apply. Pure: the
-// file-system facts it needs (protected files found, resolved addresses) are passed in.
+// file-system facts it needs (real paths, protected files found, resolved addresses) are passed in.
 import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { allowAddrArg } from './targets.ts';
 import type { LayerReport, SandboxRequest } from './types.ts';
 
-/** Folders every command needs to read and run programs. */
+/**
+ * System folders of the view, bound read-only (a symlink such as /bin -> usr/bin stays a symlink).
+ * The helper adds its own /proc, /sys, /dev and /tmp; nothing else of the host exists in the view.
+ */
 export const SYSTEM_READ_ONLY = [
   '/usr',
   '/bin',
@@ -17,24 +20,25 @@ export const SYSTEM_READ_ONLY = [
   '/libx32',
   '/etc',
   '/opt',
-  '/proc',
-  '/sys',
-  '/dev',
 ];
 
-/** Device files and folders a command may write; /tmp is the private tmpfs of the call. */
-export const SYSTEM_READ_WRITE = [
-  '/dev/null',
-  '/dev/zero',
-  '/dev/full',
-  '/dev/tty',
-  '/dev/ptmx',
-  '/dev/pts',
-  '/dev/shm',
-];
+/** The system folder whose entries others may not read are hidden as a class (shadow-, keys…). */
+export const MASKED_SYSTEM_FOLDER = '/etc';
 
-/** Files that are readable by root under /etc but none of a tool's business. */
-export const HIDDEN_SYSTEM_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/sudoers', '/etc/security/opasswd'];
+/**
+ * Files that are readable by root under /etc but none of a tool's business: hidden by name even
+ * when their mode is looser than it should be (the helper hides the unreadable ones as a class).
+ */
+export const HIDDEN_SYSTEM_FILES = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/security/opasswd',
+  '/etc/ssl/private',
+];
 
 /** Credential stores under the home folder: hidden even when a writable root contains them. */
 export const HOME_CREDENTIALS = [
@@ -57,37 +61,49 @@ export const HOME_CREDENTIALS = [
   '.cargo/credentials',
   '.cargo/credentials.toml',
   '.terraform.d/credentials.tfrc.json',
+  // Container runtimes keep API sockets (root on the host) and TLS client keys here: a read-only
+  // grant of the home folder would not stop connect(2) on a socket.
+  '.docker',
+  '.colima',
+  '.lima',
+  '.rd',
+  '.local/share/containers/podman/machine',
 ];
 
 /**
- * Paths replaced by an empty file or folder inside the mount namespace: system secrets, the
- * policy's denied_paths, and the home folder's credential stores unless allowed by name. Only
- * those inside an allowed root need it; elsewhere Landlock already refuses them (with EACCES).
+ * Paths replaced by an empty file or folder in the view: system secrets, the policy's
+ * denied_paths, and the home folder's credential stores unless allowed by name. Decided on real
+ * paths (`real` resolves symlinks; `roots` are real already), so a grant that reaches a store
+ * through any symlink (`docs -> ~`) still hides it. Only those inside a root need it: elsewhere
+ * they are not in the view at all.
  */
 export function hiddenPaths(
   home: string | undefined,
   deniedPaths: readonly string[],
   roots: readonly string[],
   namedAllowed: readonly string[],
+  real: (path: string) => string = (path) => path,
 ): string[] {
-  const named = new Set(namedAllowed.map((p) => resolve(p)));
+  const named = new Set(namedAllowed.flatMap((p) => [resolve(p), real(resolve(p))]));
   const expand = (p: string) => (home && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : p);
-  const out = [...HIDDEN_SYSTEM_FILES, ...deniedPaths.map((p) => resolve(expand(p)))];
-  if (home) for (const p of HOME_CREDENTIALS) if (!named.has(join(home, p))) out.push(join(home, p));
+  const candidates = [...HIDDEN_SYSTEM_FILES, ...deniedPaths.map((p) => resolve(expand(p)))];
+  if (home) {
+    for (const p of HOME_CREDENTIALS) {
+      const path = join(home, p);
+      if (!named.has(path) && !named.has(real(path))) candidates.push(path);
+    }
+  }
+  const out = candidates.flatMap((p) => [p, real(p)]);
   return [...new Set(out)].filter((p) => roots.some((root) => isInside(p, resolve(root))));
 }
 
-/** Names (relative to a writable root) that stay read-only even inside it. */
-export function protectedCandidates(
-  root: string,
-  entries: readonly string[],
-  submodules: readonly string[] = [],
-): string[] {
-  const out = ['.git/hooks', '.git/config', 'rune.toml', '.rune'].map((p) => join(root, p));
+/**
+ * Names (relative to a writable root) that stay read-only even inside it. Git folders are found
+ * and protected by src/sandbox/git.ts.
+ */
+export function protectedCandidates(root: string, entries: readonly string[]): string[] {
+  const out = ['rune.toml', '.rune'].map((p) => join(root, p));
   for (const name of entries) if (name.startsWith('.env')) out.push(join(root, name));
-  // A submodule's git folder (.git/modules/NAME) has hooks and config of its own.
-  for (const name of submodules)
-    out.push(...['hooks', 'config'].map((p) => join(root, '.git/modules', name, p)));
   return out;
 }
 
@@ -107,7 +123,12 @@ export interface ResolvedName {
 }
 
 export interface PlanInput {
+  /** The command's TMPDIR: made (empty, private) in the view's /tmp when it lies there. */
+  tmpDir?: string;
+  /** Paths are real (symlinks resolved) and absolute, or relative to the real `cwd`. */
   request: Pick<SandboxRequest, 'argv' | 'cwd' | 'readOnlyPaths' | 'readWritePaths' | 'allowedDomains'>;
+  /** Grants named through a symlink: the view gets the same symlink pointing at the real path. */
+  links?: { path: string; target: string }[];
   strict: boolean;
   namespaces: boolean;
   /** Protected paths that exist (found by the caller under the writable roots). */
@@ -126,16 +147,36 @@ export interface Plan {
   args: string[];
   /** Layer reports decided here rather than by the helper (the DNS view of wildcard names). */
   notes: LayerReport[];
+  /** What the view holds, for the namespaces layer's report. */
+  view: ViewSummary;
 }
+
+export interface ViewSummary {
+  readOnly: string[];
+  writable: string[];
+  protected: string[];
+  hidden: string[];
+  /** Well-known host folders that do not exist in the view. */
+  absent: string[];
+}
+
+/** Host folders worth naming when they are absent from the view. */
+const NOTABLE_ABSENT = ['/home', '/root', '/run', '/var', '/srv', '/mnt', '/media', '/boot'];
 
 export function planHelperArgs(input: PlanInput): Plan {
   const { request } = input;
   const cwd = resolve(request.cwd);
   const rw = [...new Set(request.readWritePaths.map((p) => resolve(cwd, p)))];
-  const ro = [...new Set([...SYSTEM_READ_ONLY, cwd, ...request.readOnlyPaths.map((p) => resolve(cwd, p))])];
+  const ro = [...new Set([cwd, ...request.readOnlyPaths.map((p) => resolve(cwd, p))])].filter(
+    (p) => !rw.includes(p),
+  );
   const args: string[] = ['--report', String(input.reportFd), '--cwd', cwd];
+  for (const p of SYSTEM_READ_ONLY) args.push('--sys', p);
   for (const p of ro) args.push('--ro', p);
-  for (const p of [...SYSTEM_READ_WRITE, ...(input.namespaces ? ['/tmp'] : []), ...rw]) args.push('--rw', p);
+  for (const p of rw) args.push('--rw', p);
+  for (const link of input.links ?? []) args.push('--link', link.path, link.target);
+  if (input.tmpDir && isAbsolute(input.tmpDir) && isInside(resolve(input.tmpDir), '/tmp'))
+    args.push('--tmpdir', resolve(input.tmpDir));
   for (const p of input.pinPaths) args.push('--pin', p);
   for (const p of input.protectedPaths) args.push('--protect', p);
   for (const p of input.hidePaths) args.push('--hide', p);
@@ -168,10 +209,35 @@ export function planHelperArgs(input: PlanInput): Plan {
     if (unresolved.length > 0) parts.push(`did not resolve: ${unresolved.join(', ')}`);
     notes.push({ layer: 'dns', applied: true, detail: parts.join('; ') });
   }
-  return { args, notes };
+  const granted = [...SYSTEM_READ_ONLY, ...ro, ...rw, ...(input.links ?? []).map((l) => l.path)];
+  const view: ViewSummary = {
+    readOnly: [...SYSTEM_READ_ONLY, '/sys', ...ro],
+    writable: ['/tmp (private)', '/dev/shm (private)', ...rw],
+    protected: input.protectedPaths,
+    hidden: input.hidePaths,
+    absent: NOTABLE_ABSENT.filter((folder) => !granted.some((p) => isInside(p, folder))),
+  };
+  return { args, notes, view };
 }
 
-/** Parses the helper's "layer<TAB>state<TAB>detail" lines; the last line of a layer wins. */
+/** The view in one line: read-only and writable binds, what is hidden and what is absent. */
+export function describeView(view: ViewSummary): string {
+  const list = (paths: readonly string[]) => (paths.length > 0 ? paths.join(' ') : 'none');
+  const parts = [
+    `read-only: ${list(view.readOnly)}`,
+    `writable: ${list(view.writable)}`,
+    ...(view.protected.length > 0 ? [`read-only inside writable: ${list(view.protected)}`] : []),
+    `hidden: ${list(view.hidden)}`,
+    `absent: ${list([...view.absent, 'everything else not granted'])}`,
+  ];
+  return parts.join('; ');
+}
+
+/**
+ * Parses the helper's "layer<TAB>state<TAB>detail" lines. A layer is applied when any of its lines
+ * says so; every other line of the layer adds its detail (a partial skip must not hide that the
+ * layer applied, nor an applied step what was lost).
+ */
 export function parseReport(text: string): { layers: Map<string, LayerReport>; setupError?: string } {
   const layers = new Map<string, LayerReport>();
   let setupError: string | undefined;
@@ -183,21 +249,16 @@ export function parseReport(text: string): { layers: Map<string, LayerReport>; s
       if (state === 'failed') setupError = `${layer}: ${detail}`;
       continue;
     }
+    const name = layer as LayerReport['layer'];
     const previous = layers.get(layer);
-    // A partial skip (one bind failed) must not hide that the layer itself applied, and vice versa.
-    if (previous?.applied && state !== 'applied') {
-      previous.detail += `; ${state}: ${detail}`;
-      continue;
+    if (!previous) {
+      layers.set(layer, { layer: name, applied: state === 'applied', detail });
+    } else if (state === 'applied' && !previous.applied) {
+      layers.set(layer, { layer: name, applied: true, detail: `${detail}; ${previous.detail}` });
+    } else {
+      const prefix = previous.applied && state !== 'applied' ? `${state}: ` : '';
+      previous.detail += `; ${prefix}${detail}`;
     }
-    if (previous && !previous.applied && state === 'applied') {
-      layers.set(layer, {
-        layer: layer as LayerReport['layer'],
-        applied: true,
-        detail: `${detail}; ${previous.detail}`,
-      });
-      continue;
-    }
-    layers.set(layer, { layer: layer as LayerReport['layer'], applied: state === 'applied', detail });
   }
   return setupError === undefined ? { layers } : { layers, setupError };
 }

@@ -74,5 +74,6 @@ describe('strictModeError', () => {
       `\n  network: no network namespace: needs a user namespace first: ${cause}\n`,
     );
     expect(error?.message).toContain('set source.sandbox.mode to auto');
+    expect(strictModeError(container, '--sandbox')?.message).toContain('or pass --sandbox auto to run');
   });
 });

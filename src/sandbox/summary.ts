@@ -50,8 +50,9 @@ export function strictModeError(layers: readonly LayerReport[], setting: string)
   const missing = skippedLayers(layers);
   if (missing.length === 0) return undefined;
   const lines = missing.map((layer) => `  ${layer.layer}: ${layer.detail}`);
+  const auto = setting.startsWith('--') ? `pass ${setting} auto` : `set ${setting} to auto`;
   return new RuneError(
     'SANDBOX_SETUP',
-    `${setting} is strict, but ${missing.length} sandbox layer${missing.length > 1 ? 's are' : ' is'} missing here (${missing.map((layer) => layer.layer).join(', ')}), so nothing was run:\n${lines.join('\n')}\n  Run where these layers are available, or set ${setting} to auto to run with the layers there are.`,
+    `${setting} is strict, but ${missing.length} sandbox layer${missing.length > 1 ? 's are' : ' is'} missing here (${missing.map((layer) => layer.layer).join(', ')}), so nothing was run:\n${lines.join('\n')}\n  Run where these layers are available, or ${auto} to run with the layers there are.`,
   );
 }

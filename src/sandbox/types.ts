@@ -53,6 +53,7 @@ export interface SandboxedProcess {
   readonly stdin: NodeJS.WritableStream;
   readonly stdout: NodeJS.ReadableStream;
   readonly stderr: NodeJS.ReadableStream;
+  /** What the sandbox expects until the helper reports; final once `exited` has resolved. */
   readonly layers: LayerReport[];
   /** Resolves when the process (and its group) has exited. */
   readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
@@ -68,4 +69,10 @@ export interface SandboxExecutor {
   spawn(request: Omit<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin'>): SandboxedProcess;
   /** The layers a call would get on this machine, with reasons for the skipped ones. */
   describe(): LayerReport[];
+  /**
+   * After a tool wrote outside the sandbox (write_file) or talked to a long-lived sandboxed process:
+   * judges the git folders under these writable roots (and those of live sandboxed processes),
+   * undoes settings that would run programs, and returns what was undone for the model.
+   */
+  checkGit?(roots: readonly string[]): string | undefined;
 }

@@ -86,7 +86,7 @@ describe('source.mcp', () => {
     const without = await resource.step('check', { source: source([entry]) });
     expect(without.code).toBe(11);
     expect(without.stderr).toContain(
-      'a Concourse step cannot log in: give source.mcp entry "secure" a bearer_token (for example ((secure_mcp_token)) from your credential manager)',
+      'a Concourse step cannot start an OAuth login (`rune mcp login` needs a browser): give source.mcp entry "secure" a bearer_token from your credential manager, e.g. ((secure_mcp_token))',
     );
     expect((await oauth.stats()).authorizations).toBe(0);
 
@@ -111,19 +111,24 @@ describe('source.mcp', () => {
     const token = JSON.parse(readFileSync(join(runeHome, 'mcp-auth', 'secure.json'), 'utf8')).tokens
       .access_token;
 
+    const apiKey = 'header-key-7f3e9a1c5b2d';
     mock.script([
-      { toolCalls: [{ name: 'echo', arguments: { message: `token is ${token}` } }] },
+      { toolCalls: [{ name: 'echo', arguments: { message: `token is ${token}, key is ${apiKey}` } }] },
       { text: 'Done.' },
     ]);
-    const withToken = await resource.step('check', { source: source([{ ...entry, bearer_token: token }]) });
+    const withToken = await resource.step('check', {
+      source: source([{ ...entry, bearer_token: token, headers: { 'X-Api-Key': apiKey } }]),
+    });
     expect(protocolValue(withToken)).toHaveLength(1);
     // The tool ran on the server, which takes no request without the token; even its echo of the
     // token reaches the model redacted…
     expect((await oauth.stats()).toolCalls).toBe(1);
-    expect(toolResult()).toEqual(['Echo: token is [REDACTED]']);
+    expect(toolResult()).toEqual(['Echo: token is [REDACTED], key is [REDACTED]']);
     // …and neither the build log nor stdout shows it, though the model's own call carried it.
     expect(withToken.stderr).toContain('→ echo');
-    expect(withToken.stderr).not.toContain(token);
-    expect(withToken.stdout).not.toContain(token);
+    for (const secret of [token, apiKey]) {
+      expect(withToken.stderr).not.toContain(secret);
+      expect(withToken.stdout).not.toContain(secret);
+    }
   });
 });

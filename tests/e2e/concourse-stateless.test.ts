@@ -59,9 +59,12 @@ describe('stateless check', () => {
   it('fails the check when the model fails, with nothing on stdout', async () => {
     mock.script([{ status: 401, text: 'bad key' }]);
     const result = await resource.step('check', { source: source() });
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(7);
     expect(result.stdout).toBe('');
     expect(result.stderr).not.toContain(KEY);
+    // The key came from the source, not from a command-line flag.
+    expect(result.stderr).toContain('(key from source.api_key)');
+    expect(result.stderr).not.toContain('--api-key');
   });
 
   it('names the source keys to set when the key or the model is missing, not the CLI flags', async () => {
@@ -208,6 +211,13 @@ describe('policy in Concourse', () => {
       expect(tools[1].content).not.toContain('not an input');
       expect(tools[1].content).toMatch(/block|denied|not allowed/i);
       expect(put.stderr).toMatch(/blocked/);
+      // The way out is named as a pipeline author writes it, never as a CLI flag.
+      expect(tools[1].content).toContain(
+        mode === 'allowlist'
+          ? `(add '${join(base, 'beside.txt')}' to source.policy.allowed_files_ro to allow it)`
+          : 'nobody can be asked in this mode (allow it in source.policy instead)',
+      );
+      expect(put.stderr).not.toMatch(/--yes|\[policy\]/);
     },
   );
 });

@@ -105,6 +105,31 @@ def fastopen_sendmsg(addr):
     return {"sendmsg": n, "data": s.recv(200).decode()}
 
 
+def fastopen_sendmmsg(addr):
+    # sendmmsg with MSG_FASTOPEN: a batch that would connect with its first message; refused.
+    class IOVec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+    class MsgHdr(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(IOVec)),
+                    ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                    ("flags", ctypes.c_int)]
+
+    class MMsgHdr(ctypes.Structure):
+        _fields_ = [("hdr", MsgHdr), ("len", ctypes.c_uint)]
+
+    s = socket.socket()
+    buf = ctypes.create_string_buffer(b"tfo")
+    iov = IOVec(ctypes.cast(buf, ctypes.c_void_p), 3)
+    name, namelen = sockaddr(addr)
+    msg = MMsgHdr(MsgHdr(ctypes.cast(name, ctypes.c_void_p), namelen, ctypes.pointer(iov), 1, None, 0, 0), 0)
+    r = libc.sendmmsg(s.fileno(), ctypes.byref(msg), 1, socket.MSG_FASTOPEN)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "sendmmsg")
+    s.settimeout(5)
+    return s.recv(200)
+
+
 def sendto_elsewhere_on_connected(addr):
     # TCP ignores the address of a connected socket: the bytes go to the allowed peer only.
     s = socket.create_connection(resolve(ALLOWED), timeout=5)
@@ -218,7 +243,24 @@ def python_connect_returns_zero():
     return exchange(s)
 
 
+def options_kept():
+    # Options set before connect() are carried over to the socket the guard installs.
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 77)
+    s.settimeout(5)
+    s.connect(resolve(ALLOWED))
+    return {
+        "nodelay": s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+        "keepalive": s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+        "keepidle": s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+        "data": exchange(s).decode(),
+    }
+
+
 run("connect blocking allowed", lambda: blocking_connect(ALLOWED))
+run("connect keeps socket options", options_kept)
 run("connect python allowed", python_connect_returns_zero)
 run("connect nonblocking allowed", lambda: nonblocking_connect(ALLOWED))
 run("connect from a thread allowed", from_thread)
@@ -232,6 +274,8 @@ run("fastopen sendmsg allowed", lambda: fastopen_sendmsg(ALLOWED))
 run("fastopen blocking other port", lambda: fastopen(OTHER_PORT_SAME_NAME))
 run("fastopen nonblocking other port", lambda: fastopen(OTHER_PORT_SAME_NAME, blocking=False))
 run("fastopen sendmsg other address", lambda: fastopen_sendmsg(OTHER_ADDRESS))
+run("fastopen sendmmsg other address", lambda: fastopen_sendmmsg(OTHER_ADDRESS))
+run("fastopen sendmmsg allowed", lambda: fastopen_sendmmsg(ALLOWED))
 run("sendto other port on a connected socket", lambda: sendto_elsewhere_on_connected(OTHER_PORT_SAME_NAME))
 run("disconnect then connect other port", lambda: disconnect_then(then_connect(OTHER_PORT_SAME_NAME)))
 run("disconnect then fastopen other port", lambda: disconnect_then(then_fastopen(OTHER_PORT_SAME_NAME)))

@@ -160,6 +160,12 @@ describe('net guard: Python, blocking and non-blocking, every way to address a p
     expect(nonblocking.connect).toBe('EINPROGRESS');
     expect(nonblocking.peer).toEqual(['127.0.0.1', allowedPort]);
     reached('connect nonblocking allowed');
+    expect(check('connect keeps socket options').reply).toEqual({
+      nodelay: 1,
+      keepalive: 1,
+      keepidle: 77,
+      data: expect.stringContaining('ALLOWED:ping'),
+    });
   });
 
   it('reaches it with Fast Open through sendto and sendmsg, blocking and not', () => {
@@ -186,8 +192,11 @@ describe('net guard: Python, blocking and non-blocking, every way to address a p
       'fastopen blocking other port',
       'fastopen nonblocking other port',
       'fastopen sendmsg other address',
+      'fastopen sendmmsg other address',
     ])
       refused(name);
+    // sendmmsg with Fast Open is not served at all (EOPNOTSUPP, as with client Fast Open off).
+    expect(check('fastopen sendmmsg allowed').error).toMatch(/^(EOPNOTSUPP|ENOTSUP)$/);
   });
 
   it('sends the bytes of a sendto() with another address on a connected socket to its peer only', () => {
@@ -283,6 +292,46 @@ describe('net guard: curl and Node', () => {
     expect(lines[3]).toBe('ALLOWED:GET /fetch HTTP/1.1');
     expect(lines[4]).toMatch(/^E[A-Z]+$/);
     expect(otherHits).toEqual([]);
+  });
+
+  it('IPv6: an allowed [::1]:PORT is reached, also by an IPv4-mapped address of an allowed IPv4 entry', async () => {
+    const v6 = createServer((socket) => socket.end('V6-ALLOWED\n'));
+    const v6port = await new Promise<number>((resolve, reject) => {
+      v6.once('error', reject);
+      v6.listen(0, '::1', () => resolve((v6.address() as { port: number }).port));
+    });
+    servers.push(v6);
+    const py = [
+      'import socket',
+      'def get(family, addr):',
+      '    try:',
+      '        s = socket.socket(family); s.settimeout(5); s.connect(addr); s.sendall(b"x"); return s.recv(200).decode().replace("\\r\\n", " ").strip()',
+      '    except OSError as e:',
+      '        return type(e).__name__',
+      `print(get(socket.AF_INET6, ("::1", ${v6port})))`,
+      `print(get(socket.AF_INET, ("127.0.0.1", ${v6port})))`,
+      `print(get(socket.AF_INET6, ("::ffff:127.0.0.1", ${allowedPort})))`,
+      `print(get(socket.AF_INET6, ("::ffff:127.0.0.1", ${otherPort})))`,
+    ].join('\n');
+    const result = await runRune(
+      [
+        'sandbox',
+        '--allow-domain',
+        `[::1]:${v6port}`,
+        '--allow-domain',
+        `127.0.0.1:${allowedPort}`,
+        '--',
+        PY,
+        '-c',
+        py,
+      ],
+      { cwd: tempDir('rune-guard-cwd-'), env: cleanEnv() },
+    );
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('V6-ALLOWED');
+    expect(lines[1]).not.toContain('ALLOWED');
+    expect(lines[2]).toContain('ALLOWED:x');
+    expect(lines[3]).not.toMatch(/ALLOWED|OTHER/);
   });
 
   it('an entry without a port allows every port of that name', async () => {

@@ -159,7 +159,8 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.type('/nosuch');
     await term.waitFor('unknown command /nosuch');
     term.type('/policy full');
-    await term.waitFor(/sandbox mode: auto\nlayers on this machine:/);
+    // The sandbox rules (network, git, environment) come between the mode and the layers.
+    await term.waitFor(/sandbox mode: auto\nsandbox rules:\n(.*\n)+layers on this machine:/);
     term.type('/version');
     await term.waitFor(/^rune \d+\.\d+\.\d+$/m);
     term.type('/config');

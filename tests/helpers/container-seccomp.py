@@ -3,6 +3,10 @@
 and Podman give an unprivileged container (no CAP_SYS_ADMIN), built here with libseccomp.
 
     /usr/bin/python3 tests/helpers/container-seccomp.py -- COMMAND ARGS...
+    /usr/bin/python3 tests/helpers/container-seccomp.py --export-bpf FILE
+
+The second form writes the filter as a BPF program instead, for `bwrap --seccomp FD`, which loads
+it right before the command as a runtime does (after the root file system and the user are set).
 
 What the runtimes' profile does, and so does this filter: every system call not on the allow list
 fails with EPERM; clone() with any namespace flag fails with EPERM; clone3() fails with ENOSYS
@@ -84,6 +88,10 @@ def build() -> "seccomp.SyscallFilter":
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--export-bpf":
+        with open(argv[1], "wb") as out:
+            build().export_bpf(out)
+        return 0
     if "--" in argv:
         argv = argv[argv.index("--") + 1 :]
     if not argv:

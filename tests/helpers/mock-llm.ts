@@ -43,6 +43,8 @@ export interface MockStepSpec {
   disconnect?: boolean;
   /** Streaming only: send this many SSE events, then drop the connection (a stream broken midway). */
   cutAfter?: number;
+  /** Streaming only: send this many SSE events, then nothing more, keeping the connection open (a model stalled mid-answer). */
+  hangAfter?: number;
   /** Characters per streamed text chunk and per tool-argument chunk. Default 4. */
   chunkSize?: number;
   /** Model name reported back. Default: the requested model. */
@@ -222,8 +224,10 @@ export async function startMockLlm(): Promise<MockLlm> {
         'cache-control': 'no-cache',
         ...step.headers,
       });
-      const events = step.cutAfter === undefined ? out.events : out.events.slice(0, step.cutAfter);
+      const cut = step.cutAfter ?? step.hangAfter;
+      const events = cut === undefined ? out.events : out.events.slice(0, cut);
       for (const event of events) res.write(event);
+      if (step.hangAfter !== undefined) return; // the socket is destroyed on close()
       if (step.cutAfter !== undefined) {
         // Let the written events reach the client before the connection drops.
         await sleep(20);

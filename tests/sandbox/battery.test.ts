@@ -1,7 +1,10 @@
 // The sandbox attack battery: each case tries one escape through `rune sandbox` (the stack the
 // agent's tools get) and names the layer that must stop it. A case is skipped, with the reason
-// printed, only when that layer is not applied on the machine running the test.
-import { execFileSync, spawn } from 'node:child_process';
+// printed, only when that layer is not applied on the machine running the test. The battery runs
+// twice: as the host runs rune, and under a container runtime's default seccomp profile (no
+// namespaces), where a case names what still stops it (`fallback`) or what the report must list
+// as lost. The view's own classes are in view.test.ts.
+import { execFileSync } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import {
   chmodSync,
@@ -18,7 +21,8 @@ import {
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunResult, requireBinary } from '../helpers/rune.ts';
+import type { RunResult } from '../helpers/rune.ts';
+import { containerModeProblem, type LayerState, type Mode, parseLayers, runSandbox } from './harness.ts';
 
 type Layer =
   | 'landlock'
@@ -29,7 +33,8 @@ type Layer =
   | 'rlimits'
   | 'cgroups'
   | 'env-scrub'
-  | 'fd-close';
+  | 'fd-close'
+  | 'executor';
 
 const FAKE_KEY =
   '-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE-KEY-rune-battery-4242\n-----END OPENSSH PRIVATE KEY-----\n';
@@ -42,7 +47,8 @@ const home = join(root, 'home');
 const project = join(root, 'project');
 const work = join(root, 'work');
 const extra = join(root, 'extra');
-let applied = new Map<string, { applied: boolean; detail: string }>();
+let applied = new Map<string, LayerState>();
+let mode: Mode = 'host';
 let server: Server;
 let serverPort = 0;
 let udp: UdpSocket;
@@ -54,36 +60,23 @@ function sandbox(
   script: string,
   options: { flags?: string[]; env?: Record<string, string>; stdio?: number[]; global?: string[] } = {},
 ): Promise<RunResult> {
-  const args = [
-    ...(options.global ?? []),
-    'sandbox',
-    '--layers',
-    '--allow-write',
-    work,
-    ...(options.flags ?? []),
-  ];
-  args.push('--', '/bin/sh', '-c', script);
-  return new Promise((resolve, reject) => {
-    const child = spawn(requireBinary(), args, {
-      cwd: project,
-      env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe', ...(options.stdio ?? [])],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin?.end('');
+  return runSandbox({
+    mode,
+    ...(options.stdio ? { extraFds: options.stdio } : {}),
+    args: [
+      ...(options.global ?? []),
+      'sandbox',
+      '--layers',
+      '--allow-write',
+      work,
+      ...(options.flags ?? []),
+      '--',
+      '/bin/sh',
+      '-c',
+      script,
+    ],
+    cwd: project,
+    env: { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', ...options.env },
   });
 }
 
@@ -94,7 +87,8 @@ function pySyscall(nr: number | string, ...args: (number | string)[]): string {
 }
 
 function requireLayer(layer: Layer, context: { skip: (note?: string) => void }): void {
-  if (layer === 'env-scrub' || layer === 'fd-close') return; // done by rune and the helper on every call
+  // Done by rune, the executor and the helper on every call.
+  if (layer === 'env-scrub' || layer === 'fd-close' || layer === 'executor') return;
   const state = applied.get(layer);
   if (!state?.applied) {
     const why = `battery: skipping, layer ${layer} is not applied here: ${state?.detail ?? 'not reported'}`;
@@ -108,6 +102,11 @@ const noKey = (r: RunResult) => expect(r.stdout + r.stderr).not.toContain('FAKE-
 interface Case {
   name: string;
   layer: Layer;
+  /**
+   * Under a container runtime's seccomp profile (no namespaces): the layer that still stops the
+   * case when it is not `layer`, or what the layer report must name as lost.
+   */
+  fallback?: Layer | { lost: RegExp };
   run: () => Promise<void>;
 }
 
@@ -118,7 +117,8 @@ const cases: Case[] = [
     run: async () => {
       const r = await sandbox('cat "$HOME/.ssh/id_rsa"');
       noKey(r);
-      expect(r.stderr).toMatch(/Permission denied/);
+      // Absent from the view; refused by Landlock where there is no view.
+      expect(r.stderr).toMatch(/No such file or directory|Permission denied/);
     },
   },
   {
@@ -129,7 +129,7 @@ const cases: Case[] = [
         `${PY} -c 'import os; print(open(os.path.expanduser("~/.ssh/id_rsa")).read())'`,
       );
       noKey(r);
-      expect(r.stderr).toMatch(/PermissionError/);
+      expect(r.stderr).toMatch(/FileNotFoundError|PermissionError/);
     },
   },
   {
@@ -140,7 +140,7 @@ const cases: Case[] = [
         `node -e 'process.stdout.write(require("fs").readFileSync(process.env.HOME + "/.ssh/id_rsa", "utf8"))'`,
       );
       noKey(r);
-      expect(r.stderr).toMatch(/EACCES/);
+      expect(r.stderr).toMatch(/ENOENT|EACCES/);
     },
   },
   {
@@ -359,6 +359,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: "connect to a server on the host's loopback",
     layer: 'network',
+    fallback: 'seccomp',
     run: async () => {
       const r = await sandbox(`curl --http0.9 -sS -m 3 http://127.0.0.1:${serverPort}/`);
       expect(r.stdout).not.toContain('HOSTSERVER');
@@ -368,6 +369,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'connect to an IP literal that no allowed name resolved to',
     layer: 'network',
+    fallback: 'seccomp',
     run: async () => {
       const r = await sandbox(`curl --http0.9 -sS -m 3 http://127.0.0.2:${serverPort}/`, {
         flags: ['--allow-domain', 'localhost'],
@@ -378,6 +380,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'connect to a name that is not allowed',
     layer: 'dns',
+    fallback: 'seccomp',
     run: async () => {
       const r = await sandbox(`curl --http0.9 -sS -m 3 http://other.invalid:${serverPort}/`, {
         flags: ['--allow-domain', 'example.invalid'],
@@ -388,6 +391,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'DNS of a name that is not allowed (getent hosts)',
     layer: 'dns',
+    fallback: 'seccomp',
     run: async () => {
       const r = await sandbox('getent hosts other.invalid', { flags: ['--allow-domain', 'example.invalid'] });
       expect(r.code).not.toBe(0);
@@ -397,6 +401,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'UDP to the host never leaves, even with an allowed name',
     layer: 'network',
+    fallback: 'seccomp',
     run: async () => {
       const before = udpReceived;
       await sandbox(
@@ -412,6 +417,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'an abstract unix socket of the host',
     layer: 'network',
+    fallback: 'seccomp',
     run: async () => {
       const r = await sandbox(
         `${PY} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("\\0rune-battery-${process.pid}"); print(s.recv(20))'`,
@@ -423,6 +429,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'control: an allowed name reaches its address through the net guard, nothing else does',
     layer: 'network',
+    fallback: { lost: /no network namespace: inet sockets refused/ },
     run: async () => {
       const r = await sandbox(
         `curl --http0.9 -sS -m 5 http://localhost:${serverPort}/; echo; getent hosts localhost`,
@@ -436,6 +443,8 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'a background process outliving its call',
     layer: 'namespaces',
+    // Without a PID namespace the call's cgroup still holds what left its process group.
+    fallback: 'cgroups',
     run: async () => {
       const marker = `${300 + (process.pid % 97)}.4242`;
       await sandbox(
@@ -451,6 +460,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'signal a host process',
     layer: 'namespaces',
+    fallback: 'landlock',
     run: async () => {
       const r = await sandbox(`kill -0 ${process.pid} && echo reached`);
       expect(r.stdout).not.toContain('reached');
@@ -459,6 +469,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'overwrite .git/hooks and .env inside the writable folder',
     layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
     run: async () => {
       const r = await sandbox(
         `echo evil > ${work}/.git/hooks/pre-commit; echo TOKEN=x >> ${work}/.env; echo '[core] hooksPath=/tmp' >> ${work}/.git/config; mv ${work}/.git ${work}/gone; echo done`,
@@ -474,6 +485,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     // user runs outside the sandbox would run a hook written by the sandboxed command.
     name: 'redirect git to planted hooks with .git/commondir',
     layer: 'namespaces',
+    fallback: 'executor',
     run: async () => {
       const r = await sandbox(
         `mkdir -p ${work}/evil/hooks && echo ../evil > ${work}/.git/commondir; mkdir -p ${work}/.git/worktrees/w && echo ../../../evil > ${work}/.git/worktrees/w/commondir; echo done`,
@@ -489,6 +501,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     // `git submodule update` or commit inside the submodule.
     name: 'plant a hook in a submodule git folder (.git/modules/NAME/hooks)',
     layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
     run: async () => {
       mkdirSync(join(work, '.git', 'modules', 'sub', 'hooks'), { recursive: true });
       writeFileSync(join(work, '.git', 'modules', 'sub', 'config'), '[core]\n');
@@ -504,6 +517,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     // rune's own folder holds rune.toml with the API key, sessions and the audit log.
     name: "rune's own config (~/.rune/rune.toml) while the home folder is readable or writable",
     layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
     run: async () => {
       for (const flag of ['--allow-read', '--allow-write']) {
         const r = await sandbox('cat "$HOME/.rune/rune.toml"; ls -a "$HOME/.rune"', { flags: [flag, home] });
@@ -515,6 +529,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: '~/.ssh while the whole home folder is writable',
     layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
     run: async () => {
       const r = await sandbox(
         'cat "$HOME/.ssh/id_rsa"; ls -a "$HOME/.ssh"; echo x > "$HOME/.ssh/authorized_keys"',
@@ -529,6 +544,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'a denied_paths entry inside a writable folder',
     layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
     run: async () => {
       const config = join(root, 'denied.toml');
       writeFileSync(config, `[policy]\ndenied_paths = ["${join(work, 'vault')}"]\n`);
@@ -545,6 +561,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: '/etc/shadow and host keys are hidden',
     layer: 'namespaces',
+    fallback: 'landlock',
     run: async () => {
       const r = await sandbox('cat /etc/shadow; echo end');
       expect(r.stdout).not.toMatch(/^root:/m);
@@ -553,6 +570,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'files left in /tmp and /dev/shm reach the host',
     layer: 'namespaces',
+    fallback: 'landlock',
     run: async () => {
       const name = `rune-battery-${process.pid}`;
       await sandbox(`echo x > /tmp/${name}; echo x > /dev/shm/${name}`);
@@ -654,16 +672,6 @@ describe('sandbox attack battery', () => {
     udpPort = udp.address().port;
     abstract = createServer((socket) => socket.end('HOSTSERVER\n'));
     await new Promise<void>((r) => abstract.listen(`\0rune-battery-${process.pid}`, r));
-
-    const probe = await sandbox('true');
-    expect(probe.code).toBe(0);
-    applied = new Map();
-    for (const line of probe.stderr.split('\n')) {
-      const m = /^ {2}(\S+)\s+(applied|SKIPPED)\s+(.*)$/.exec(line);
-      if (m?.[1] && m[2] && m[3] !== undefined)
-        applied.set(m[1], { applied: m[2] === 'applied', detail: m[3] });
-    }
-    console.warn(`battery: layers on this machine:\n${probe.stderr}`);
   });
 
   afterAll(() => {
@@ -684,10 +692,35 @@ describe('sandbox attack battery', () => {
     }
   });
 
-  for (const c of cases) {
-    it(`[${c.layer}] ${c.name}`, async (context) => {
-      requireLayer(c.layer, context);
-      await c.run();
-    });
+  for (const runMode of ['host', 'container'] as const) {
+    describe(
+      runMode === 'host' ? 'as the host runs it' : "under a container runtime's seccomp profile",
+      () => {
+        let unavailable: string | undefined;
+        beforeAll(async () => {
+          mode = runMode;
+          unavailable = runMode === 'container' ? containerModeProblem() : undefined;
+          if (unavailable) return;
+          const probe = await sandbox('true');
+          expect(probe.code).toBe(0);
+          applied = parseLayers(probe.stderr);
+          console.warn(`battery (${runMode}): layers on this machine:\n${probe.stderr}`);
+        });
+
+        for (const c of cases) {
+          it(`[${c.layer}] ${c.name}`, async (context) => {
+            if (unavailable) context.skip(`battery: skipping the container mode: ${unavailable}`);
+            mode = runMode;
+            const fallback = runMode === 'container' ? c.fallback : undefined;
+            if (fallback && typeof fallback === 'object') {
+              expect(applied.get('namespaces')?.detail).toMatch(fallback.lost);
+              return;
+            }
+            requireLayer(fallback ?? c.layer, context);
+            await c.run();
+          });
+        }
+      },
+    );
   }
 });

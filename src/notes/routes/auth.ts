@@ -32,8 +32,10 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   const login = (reply: FastifyReply, req: FastifyRequest, p: SessionSubject) => {
     // A new id at every login, and the old session (if any) ends: no fixation.
-    if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
-    const session = auth.createSession(p);
+    const session = app.notes.store.tx(() => {
+      if (req.principal?.sessionHash) auth.endSession(req.principal.sessionHash);
+      return auth.createSession(p);
+    });
     reply.setCookie(SESSION_COOKIE, session.id, cookieOptions(req, 14 * 86400));
     return session;
   };

@@ -24,6 +24,7 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     const update = requireString(body, 'update', Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4);
     const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
     if (!BASE64.test(update)) throw badRequest('update: expected base64');
+    // Returns once the update is committed to the update log: the answer means it is kept.
     // Broadcast under the id the server stamps for this person and tab, never the one sent.
     collab.apply(file, Buffer.from(update, 'base64'), user, stampClientId(user.subject, chosen));
     return { ok: true };

@@ -45,8 +45,11 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     const isPublic = optionalBool(body, 'public') ?? true;
     if (store.findFile(note.id, name))
       throw new ApiError(409, 'CONFLICT', `a file named '${name}' exists in this note`);
-    const file = store.createFile(note.id, name, content, isPublic, user.name);
-    publishFile('file.created', file);
+    const file = store.tx(() => {
+      const created = store.createFile(note.id, name, content, isPublic, user.name);
+      publishFile('file.created', created);
+      return created;
+    });
     return reply.status(201).send(toFile(file, true));
   });
 
@@ -92,8 +95,11 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     if (fields.name && fields.name !== file.name && store.findFile(note.id, fields.name)) {
       throw new ApiError(409, 'CONFLICT', `a file named '${fields.name}' exists in this note`);
     }
-    const updated = store.updateFile(file.id, fields);
-    publishFile('file.updated', updated);
+    const updated = store.tx(() => {
+      const row = store.updateFile(file.id, fields);
+      publishFile('file.updated', row);
+      return row;
+    });
     return { ...toFile(updated), content: collab.text(updated) };
   });
 
@@ -103,18 +109,22 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     const note = req.note(req.params.note);
     const file = req.file(note, req.params.file, { deleted: purge });
     req.need(purge ? 'admin' : 'user');
-    collab.close(file.id);
-    if (purge) {
-      if (!file.deleted_at) throw new ApiError(409, 'CONFLICT', 'delete the file first, then purge it');
-      store.purgeFile(file.id);
-      return { ok: true };
-    }
-    store.setFileDeleted(file.id, true);
-    hub.publish({
-      name: 'file.deleted',
-      noteId: note.id,
-      fileId: file.id,
-      data: { note_id: note.id, file_id: file.id },
+    if (purge && !file.deleted_at)
+      throw new ApiError(409, 'CONFLICT', 'delete the file first, then purge it');
+    store.tx(() => {
+      // Live edits not yet in a revision become one first, so the trash holds the text as it was.
+      collab.close(file.id);
+      if (purge) {
+        store.purgeFile(file.id);
+        return;
+      }
+      store.setFileDeleted(file.id, true);
+      hub.publish({
+        name: 'file.deleted',
+        noteId: note.id,
+        fileId: file.id,
+        data: { note_id: note.id, file_id: file.id },
+      });
     });
     return { ok: true };
   });
@@ -126,8 +136,11 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     if (!file.deleted_at) return toFile(file, true);
     if (store.findFile(note.id, file.name))
       throw new ApiError(409, 'CONFLICT', `a file named '${file.name}' exists; rename it first`);
-    const restored = store.setFileDeleted(file.id, false);
-    publishFile('file.created', restored);
+    const restored = store.tx(() => {
+      const row = store.setFileDeleted(file.id, false);
+      publishFile('file.created', row);
+      return row;
+    });
     return toFile(restored, true);
   });
 

@@ -41,6 +41,8 @@ export interface NotesContext {
   originOf(req: FastifyRequest): string;
   /** Whether cookies must be Secure. */
   secure(req: FastifyRequest): boolean;
+  /** Resolves once what was committed is as durable as `[notes] synchronous` promises. */
+  durable(): Promise<void>;
   publishNote(name: string, note: NoteRow): void;
   publishFile(name: string, file: FileRow): void;
 }
@@ -136,8 +138,28 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     }
   });
 
+  // The rule of every answer to a change: it leaves only once what the change committed is durable
+  // (with synchronous = full, on disk; see durable.ts). Routes commit before they return.
   // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need.
-  app.addHook('onSend', async (_req, reply, payload) => {
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (MUTATING.has(req.method)) {
+      try {
+        await context.durable();
+      } catch (error) {
+        // Whatever the route meant to say, the change is not known to be kept: no success answer.
+        logger.error('notes.fsync_failed', {
+          message: `${req.method} ${req.url}: ${(error as Error).message}`,
+        });
+        reply.status(500).header('content-type', 'application/json; charset=utf-8');
+        reply.removeHeader('set-cookie');
+        reply.removeHeader('location');
+        payload = JSON.stringify({
+          code: 'INTERNAL',
+          message:
+            'the change could not be synced to disk, so it may not be kept; try again (see the server log)',
+        });
+      }
+    }
     if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
       reply.header('Content-Security-Policy', PAGE_CSP);
     }

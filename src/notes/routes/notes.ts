@@ -26,8 +26,11 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     const name = checkNoteName(body.name);
     const isPublic = optionalBool(body, 'public') ?? false;
     if (store.findNote(name)) throw new ApiError(409, 'CONFLICT', `a note named '${name}' exists`);
-    const note = store.createNote(name, isPublic);
-    publishNote('note.created', note);
+    const note = store.tx(() => {
+      const created = store.createNote(name, isPublic);
+      publishNote('note.created', created);
+      return created;
+    });
     return reply.status(201).send(toNote(note));
   });
 
@@ -57,8 +60,11 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     if (fields.name && fields.name !== note.name && store.findNote(fields.name)) {
       throw new ApiError(409, 'CONFLICT', `a note named '${fields.name}' exists`);
     }
-    const updated = store.updateNote(note.id, fields);
-    publishNote('note.updated', updated);
+    const updated = store.tx(() => {
+      const row = store.updateNote(note.id, fields);
+      publishNote('note.updated', row);
+      return row;
+    });
     // Visibility may have shrunk: streams of guests watching this note close now.
     hub.recheck(note.id);
     return toNote(updated);
@@ -72,14 +78,18 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     if (purge) {
       if (!note.deleted_at)
         throw new ApiError(409, 'CONFLICT', 'delete the note first, then purge it from the trash');
-      for (const file of store.listFiles(note.id, { publicOnly: false, deleted: true }))
-        collab.close(file.id);
-      for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false }))
-        collab.close(file.id);
-      const hashes = (
-        db.prepare('select hash from uploads where note_id = ?').all(note.id) as Array<{ hash: string }>
-      ).map((r) => r.hash);
-      store.purgeNote(note.id);
+      const hashes = store.tx(() => {
+        for (const file of store.listFiles(note.id, { publicOnly: false, deleted: true }))
+          collab.close(file.id);
+        for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false }))
+          collab.close(file.id);
+        const held = (
+          db.prepare('select hash from uploads where note_id = ?').all(note.id) as Array<{ hash: string }>
+        ).map((r) => r.hash);
+        store.purgeNote(note.id);
+        return held;
+      });
+      // Files go only once the purge is committed: a crash before leaves the note whole.
       chat.removeWorkspace(note.id);
       // Upload bytes are stored once per content hash and may be shared with other notes: remove
       // only those no note references any more. No await in between, so no upload can interleave.
@@ -90,9 +100,12 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
       return { ok: true };
     }
     chat.cancel(note.id);
-    for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false })) collab.close(file.id);
-    store.setNoteDeleted(note.id, true);
-    hub.publish({ name: 'note.deleted', noteId: note.id, data: { note_id: note.id } });
+    store.tx(() => {
+      for (const file of store.listFiles(note.id, { publicOnly: false, deleted: false }))
+        collab.close(file.id);
+      store.setNoteDeleted(note.id, true);
+      hub.publish({ name: 'note.deleted', noteId: note.id, data: { note_id: note.id } });
+    });
     hub.recheck(note.id);
     return { ok: true };
   });
@@ -103,8 +116,11 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     if (!note.deleted_at) return toNote(note);
     if (store.findNote(note.name))
       throw new ApiError(409, 'CONFLICT', `a note named '${note.name}' exists; rename it first`);
-    const restored = store.setNoteDeleted(note.id, false);
-    publishNote('note.created', restored);
+    const restored = store.tx(() => {
+      const row = store.setNoteDeleted(note.id, false);
+      publishNote('note.created', row);
+      return row;
+    });
     return toNote(restored);
   });
 

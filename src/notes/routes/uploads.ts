@@ -1,15 +1,48 @@
 // Uploads: raw bytes stored once per content hash, served so that a browser never runs them.
 // This plugin takes any body as bytes (its own content-type parser, up to notes.max_upload_mb).
-import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The bytes are on disk (and with synchronous = full, on stable storage) before the row that
+// names them is committed, and the row before the 201.
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
 import type { Params, Query } from './kit.ts';
 
+/**
+ * Writes the bytes to a temporary file next to `path` (fsynced when `sync`), off the event loop.
+ * The caller renames it into place and commits the row without an await in between.
+ */
+async function writeTemporary(path: string, bytes: Buffer, sync: boolean): Promise<string> {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'wx', 0o600);
+  try {
+    await handle.writeFile(bytes);
+    if (sync) await handle.sync();
+  } catch (error) {
+    await handle.close();
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return tmp;
+}
+
+/** Makes a rename in `dir` durable. */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function uploadRoutes(app: FastifyInstance): Promise<void> {
   const { store, db, dataDir, config } = app.notes;
   const maxUpload = (config.notes.max_upload_mb ?? 10) * 1024 * 1024;
+  const sync = (config.notes.synchronous ?? 'full') === 'full';
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxUpload }, (_req, body, done) =>
@@ -32,12 +65,16 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
         .toLowerCase();
       const hash = createHash('sha256').update(bytes).digest('hex');
       const path = join(dataDir, 'uploads', hash);
-      try {
-        readFileSync(path, { flag: 'r' });
-      } catch {
-        const tmp = `${path}.${process.pid}.tmp`;
-        writeFileSync(tmp, bytes, { mode: 0o600 });
+      const tmp = existsSync(path) ? null : await writeTemporary(path, bytes, sync);
+      // From here on no await: a purge cannot remove the bytes between their rename and the row.
+      const current = store.noteById(note.id);
+      if (!current || current.deleted_at) {
+        if (tmp) rmSync(tmp, { force: true });
+        throw notFound(`note '${req.params.note}'`);
+      }
+      if (tmp) {
         renameSync(tmp, path);
+        if (sync) syncFolder(dirname(path));
       }
       db.prepare(
         'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',

@@ -1,0 +1,362 @@
+// The resource as operators really deploy it: the Dockerfile's image (a Debian 12 minbase root
+// built by mmdebstrap from the Dockerfile's own instructions), the step run as uid 10001 with
+// root-owned /tmp/build volumes, Concourse's variables and no TTY — plainly, inside a user
+// namespace, and under the seccomp profile a container runtime gives unprivileged containers.
+// Only the model is mocked. The image root is cached in tests/e2e/.concourse-image/ (gitignored),
+// keyed by the Dockerfile's runtime stage, so CI builds it once and a local re-run is fast.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import {
+  buildImage,
+  type Confinement,
+  type ContainerRun,
+  type Image,
+  imagePrerequisites,
+  runInImage,
+} from '../helpers/concourse-image.ts';
+import { useMockLlm } from '../helpers/mock-llm.ts';
+import { type RunResult, requireBinary, tempDir } from '../helpers/rune.ts';
+import { BUILD_ENV } from './concourse-harness.ts';
+
+const KEY = 'sk-proj-imageSecretKey0123456789abcdefgh';
+const prerequisites = imagePrerequisites();
+const CONFINEMENTS: Confinement[] = ['plain', 'userns', 'seccomp'];
+
+interface Pipeline {
+  resources: { name: string; type: string; source: Record<string, unknown> }[];
+  jobs: { name: string; plan: Record<string, unknown>[] }[];
+}
+
+/** The example pipeline's pieces, with its credential variable filled in and the mock as provider. */
+function examplePipeline(baseUrl: string) {
+  const text = readFileSync(join(import.meta.dirname, '../../examples/pipeline.yml'), 'utf8');
+  const pipeline = parse(text.replaceAll('((openai_api_key))', KEY)) as Pipeline;
+  const resource = (name: string) => {
+    const found = pipeline.resources.find((r) => r.name === name);
+    if (!found) throw new Error(`examples/pipeline.yml has no resource ${name}`);
+    return { ...found.source, base_url: baseUrl };
+  };
+  const put = pipeline.jobs
+    .find((job) => job.name === 'review-commit')
+    ?.plan.find((step) => step.put === 'review') as { params: Record<string, unknown> } | undefined;
+  if (!put) throw new Error('examples/pipeline.yml: the review-commit job has no put to review');
+  return { check: resource('release-notes-check'), review: resource('review'), reviewParams: put.params };
+}
+
+/** The commands the example's review prompt tells the agent to run (in backquotes). */
+function promptCommands(prompt: string): string[] {
+  return [...prompt.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
+}
+
+describe.skipIf(!prerequisites.ok)(
+  `the resource image under bubblewrap${prerequisites.ok ? '' : ` (skipped: ${prerequisites.reason})`}`,
+  () => {
+    const mock = useMockLlm();
+    let image: Image;
+    let binary: string;
+
+    beforeAll(() => {
+      binary = requireBinary();
+      image = buildImage((line) => process.stderr.write(`concourse-image: ${line}\n`));
+    }, 1_200_000);
+
+    /** A Concourse build: /tmp/build/<id>/ with the step's folders, owned by root as volumes are. */
+    function build(): { host: string; id: string; dir: string } {
+      const host = tempDir('rune-build-');
+      chmodSync(host, 0o755);
+      const id = Math.random().toString(16).slice(2, 10);
+      mkdirSync(join(host, id), { mode: 0o755 });
+      return { host, id, dir: `/tmp/build/${id}` };
+    }
+
+    function home(owner = image.uid): string {
+      const dir = tempDir('rune-image-home-');
+      chownSync(dir, owner, image.gid);
+      chmodSync(dir, 0o755);
+      return dir;
+    }
+
+    /** A root-owned git repository with one commit, as the git resource leaves it. */
+    function repository(at: string): void {
+      mkdirSync(at, { recursive: true });
+      writeFileSync(join(at, 'README.md'), '# demo\n\nA tiny project.\n');
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+          cwd: at,
+          env: {
+            PATH: process.env.PATH,
+            GIT_AUTHOR_NAME: 'Ada',
+            GIT_AUTHOR_EMAIL: 'ada@example.com',
+            GIT_COMMITTER_NAME: 'Ada',
+            GIT_COMMITTER_EMAIL: 'ada@example.com',
+            GIT_CONFIG_GLOBAL: '/dev/null',
+            GIT_CONFIG_NOSYSTEM: '1',
+          },
+        });
+      git('init', '-q');
+      git('add', 'README.md');
+      git('commit', '-q', '-m', 'Add the README of the demo');
+    }
+
+    function step(
+      confinement: Confinement,
+      name: 'check' | 'in' | 'out',
+      input: unknown,
+      options: { build: { host: string }; folder?: string; home: string } & Pick<
+        Partial<ContainerRun>,
+        'env' | 'homeReadOnly' | 'tmpNotWritable'
+      >,
+    ): Promise<RunResult> {
+      return runInImage(image, binary, {
+        confinement,
+        argv: [`/opt/resource/${name}`, ...(options.folder ? [options.folder] : [])],
+        input: JSON.stringify(input),
+        build: options.build.host,
+        home: options.home,
+        cwd: name === 'out' && options.folder ? options.folder : image.workdir,
+        env: { ...BUILD_ENV, ...options.env },
+        ...(options.homeReadOnly ? { homeReadOnly: true } : {}),
+        ...(options.tmpNotWritable ? { tmpNotWritable: true } : {}),
+      });
+    }
+
+    /** Exactly one JSON value on stdout, the layer summary once on stderr, the key nowhere. */
+    function protocol(result: RunResult): unknown {
+      if (result.code !== 0) {
+        throw new Error(
+          `step failed with ${result.code}:\nstderr: ${result.stderr}\nstdout: ${result.stdout}`,
+        );
+      }
+      expect(result.stdout.endsWith('\n')).toBe(true);
+      expect(result.stdout.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr.match(/sandbox layers in force:/g)).toHaveLength(1);
+      expect(result.stderr).toMatch(/sandbox layer SKIPPED: cgroups: \S/);
+      expect(result.stderr).not.toContain(KEY);
+      return JSON.parse(result.stdout);
+    }
+
+    it("is built from the Dockerfile's own runtime stage: its packages, user, binary and git trust", () => {
+      expect(image.packages).toEqual(expect.arrayContaining(['ca-certificates', 'git']));
+      expect(image).toMatchObject({ uid: 10001, user: 'rune', binary: { dest: '/opt/resource/rune' } });
+      expect(existsSync(join(image.root, 'usr/bin/git'))).toBe(true);
+      expect(readFileSync(join(image.root, 'etc/gitconfig'), 'utf8')).toMatch(/directory = \*/);
+      for (const name of ['check', 'in', 'out']) {
+        expect(execFileSync('readlink', [join(image.root, 'opt/resource', name)], { encoding: 'utf8' })).toBe(
+          'rune\n',
+        );
+      }
+    });
+
+    for (const confinement of CONFINEMENTS) {
+      describe(confinement, () => {
+        it("check → in → out: the example pipeline's review job runs its tool calls", async () => {
+          const example = examplePipeline(mock.baseUrl);
+          const b = build();
+          const h = home();
+
+          mock.script([{ text: '20.20.0' }]);
+          const versions = protocol(
+            await step(confinement, 'check', { source: example.check, version: null }, { build: b, home: h }),
+          );
+          expect(versions).toEqual([{ ref: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
+          const version = (versions as Record<string, string>[])[0]!;
+
+          // Concourse (since it chowns volumes for a non-root image user) gives in a writable destination.
+          mkdirSync(join(b.host, b.id, 'get'));
+          chownSync(join(b.host, b.id, 'get'), image.uid, image.gid);
+          mock.script([{ text: '20.20.0' }]);
+          const got = protocol(
+            await step(
+              confinement,
+              'in',
+              { source: example.check, version },
+              { build: b, home: h, folder: `${b.dir}/get` },
+            ),
+          ) as { version: unknown; metadata: { name: string; value: string }[] };
+          expect(got.version).toEqual(version);
+          expect(got.metadata).toContainEqual({ name: 'digest_matched', value: 'true' });
+          expect(got.metadata).toContainEqual({
+            name: 'build_url',
+            value: 'https://ci.example.com/teams/main/pipelines/rune-e2e/jobs/ask/builds/17',
+          });
+          expect(readFileSync(join(b.host, b.id, 'get', 'response.txt'), 'utf8')).toBe('20.20.0');
+
+          // out: the put folder and its input are root's; the agent runs what the prompt says.
+          const put = join(b.host, b.id, 'put');
+          repository(join(put, 'repo'));
+          const prompt = String(example.reviewParams.prompt);
+          const commands = [
+            ...promptCommands(prompt),
+            'cd repo && git log --oneline',
+            'ls repo',
+            'cat repo/README.md',
+          ];
+          expect(commands.length).toBeGreaterThan(3);
+          mock.script([
+            { toolCalls: commands.map((cmd) => ({ name: 'execute_cmd', arguments: { cmd } })) },
+            { text: 'The commit adds a README. Looks fine.' },
+          ]);
+          const out = await step(
+            confinement,
+            'out',
+            { source: example.review, params: example.reviewParams },
+            { build: b, home: h, folder: `${b.dir}/put` },
+          );
+          const emitted = protocol(out) as {
+            version: Record<string, string>;
+            metadata: { name: string; value: string }[];
+          };
+          expect(emitted.metadata).toContainEqual({ name: 'tool_calls', value: String(commands.length) });
+          expect(out.stderr).toContain('The commit adds a README. Looks fine.');
+          const results = mock.requests
+            .at(-1)!
+            .body.messages.filter((message: { role: string }) => message.role === 'tool')
+            .map((message: { content: string }) => message.content as string);
+          expect(results).toHaveLength(commands.length);
+          for (const [index, result] of results.entries()) {
+            expect(result, commands[index]).toMatch(/^exit code: 0\n/);
+            expect(result).not.toMatch(/dubious ownership|blocked by policy/);
+            // uid 10001 has no writable cgroup: the model is told which layers were missing.
+            expect(result).toMatch(/\[sandbox: this ran without the .*cgroups/);
+          }
+          expect(results[0]).toContain('Add the README of the demo');
+          expect(results[0]).toContain('+A tiny project.');
+          expect(results.join('\n')).toContain('README.md');
+          if (confinement === 'seccomp') {
+            // The true cause, not a sysctl: the runtime's filter refuses unshare.
+            expect(out.stderr).toMatch(
+              /SKIPPED: namespaces: .*seccomp filter stacked on rune refuses unshare/,
+            );
+            expect(out.stderr).not.toMatch(/unprivileged_userns_clone is/);
+            expect(results[0]).toMatch(/\[sandbox: this ran without the .*namespaces/);
+          }
+        });
+
+        it('strict mode fails every step with exit 8 before any model call, naming each missing layer', async () => {
+          const example = examplePipeline(mock.baseUrl);
+          const strict = { ...example.review, prompt: 'Anything.', sandbox: { mode: 'strict' } };
+          const b = build();
+          const h = home();
+          mkdirSync(join(b.host, b.id, 'put', 'repo'), { recursive: true });
+          mkdirSync(join(b.host, b.id, 'get'));
+          chownSync(join(b.host, b.id, 'get'), image.uid, image.gid);
+          for (const [name, input, folder] of [
+            ['check', { source: strict }, undefined],
+            ['in', { source: strict, version: { ref: 'sha256:0' } }, `${b.dir}/get`],
+            ['out', { source: strict, params: { prompt: 'Review.' } }, `${b.dir}/put`],
+          ] as const) {
+            const result = await step(confinement, name, input, {
+              build: b,
+              home: h,
+              ...(folder ? { folder } : {}),
+            });
+            expect(result.code, `${name}: ${result.stderr}`).toBe(8);
+            expect(result.stdout).toBe('');
+            expect(result.stderr).toContain('source.sandbox.mode is strict, but');
+            expect(result.stderr).toMatch(/\n {2}cgroups: \S/);
+            if (confinement === 'seccomp') {
+              expect(result.stderr).toMatch(
+                /\n {2}namespaces: .*seccomp filter stacked on rune refuses unshare/,
+              );
+            }
+            expect(result.stderr).not.toContain(KEY);
+          }
+          expect(mock.requests).toHaveLength(0);
+        });
+      });
+    }
+
+    describe('preconditions, checked before the first model call', () => {
+      it('in: a destination owned by root (as older Concourse mounts it) fails with exit 12 and why', async () => {
+        const { check } = examplePipeline(mock.baseUrl);
+        const b = build();
+        mkdirSync(join(b.host, b.id, 'get'), { mode: 0o755 });
+        const result = await step(
+          'plain',
+          'in',
+          { source: check, version: { ref: 'sha256:0' } },
+          {
+            build: b,
+            home: home(),
+            folder: `${b.dir}/get`,
+          },
+        );
+        expect(result.code).toBe(12);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toContain(
+          `in: the destination ${b.dir}/get is not writable: EACCES (owned by uid 0, mode 0755; this step runs as uid 10001)`,
+        );
+        expect(result.stderr).toContain('so nothing was run');
+        expect(mock.requests).toHaveLength(0);
+      });
+
+      it('a temporary folder that is not writable fails with exit 12, naming it', async () => {
+        const { check } = examplePipeline(mock.baseUrl);
+        const result = await step(
+          'plain',
+          'check',
+          { source: check },
+          {
+            build: build(),
+            home: home(),
+            tmpNotWritable: true,
+          },
+        );
+        expect(result.code).toBe(12);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toContain('check: the temporary folder /tmp is not writable: EACCES');
+        expect(result.stderr).toContain('set TMPDIR');
+        expect(mock.requests).toHaveLength(0);
+      });
+
+      it('out: an input the image user cannot read fails with exit 12, naming it', async () => {
+        const { review, reviewParams } = examplePipeline(mock.baseUrl);
+        const b = build();
+        mkdirSync(join(b.host, b.id, 'put'), { mode: 0o755 });
+        mkdirSync(join(b.host, b.id, 'put', 'secret-input'), { mode: 0o700 });
+        const result = await step(
+          'plain',
+          'out',
+          { source: review, params: reviewParams },
+          {
+            build: b,
+            home: home(),
+            folder: `${b.dir}/put`,
+          },
+        );
+        expect(result.code).toBe(12);
+        expect(result.stderr).toContain(
+          `out: the input secret-input ${b.dir}/put/secret-input is not readable: EACCES (owned by uid 0, mode 0700`,
+        );
+        expect(mock.requests).toHaveLength(0);
+      });
+
+      it('a read-only HOME still runs the step; what cannot be kept there is said to be EROFS', async () => {
+        const { review } = examplePipeline(mock.baseUrl);
+        const b = build();
+        repository(join(b.host, b.id, 'put', 'repo'));
+        mock.script([
+          { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'ls repo' } }] },
+          { text: 'Listed.' },
+        ]);
+        const result = await step(
+          'plain',
+          'out',
+          { source: review, params: { prompt: 'List repo.' } },
+          {
+            build: b,
+            home: home(),
+            homeReadOnly: true,
+            folder: `${b.dir}/put`,
+          },
+        );
+        protocol(result);
+        expect(result.stderr).toContain('EROFS');
+        expect(result.stderr).not.toMatch(/ENOENT[^\n]*\.rune/);
+      });
+    });
+  },
+);
