@@ -227,11 +227,17 @@ export const notesLimitsSchema = z.strictObject({
     .optional()
     .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
   max_update_kb: positiveInt.optional().describe('Largest single collaborative update, in KiB; default 256'),
+  collab_kb_per_second: positiveInt
+    .optional()
+    .describe('Collaborative update KiB one editor may send per second (bursts of two seconds); default 128'),
   max_streams: positiveInt.optional().describe('Open event streams in all; default 2000'),
   max_streams_per_client: positiveInt
     .optional()
     .describe('Open event streams of one client address; default 16'),
   max_streams_per_note: positiveInt.optional().describe('Open event streams watching one note; default 256'),
+  max_connections_per_client: positiveInt
+    .optional()
+    .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
   presence_interval_ms: positiveInt
     .optional()
     .describe('Presence changes of a note are sent together at most this often; default 250'),

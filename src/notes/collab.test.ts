@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { silentLogger } from '../core/logger.ts';
@@ -237,5 +238,268 @@ describe('revision timing', () => {
     expect(store.fileById(file.id)!.content).toBe('x'.repeat(175));
     expect((store.db.prepare('select count(*) as n from collab_updates').get() as { n: number }).n).toBe(0);
     collab.flushAll();
+  });
+});
+
+describe('collaborative input through the API', () => {
+  /** Who watches the (private) note's events in these tests. */
+  const WATCHER = { subject: 'local:ada', name: 'ada', provider: 'local', role: 'admin' as const };
+
+  interface Client {
+    doc: Y.Doc;
+    outbox: Uint8Array[];
+    inbox: string[];
+    api: import('./test-kit.ts').Client;
+  }
+
+  type Op =
+    | { who: 0 | 1; kind: 'insert'; at: number; text: string }
+    | { who: 0 | 1; kind: 'delete'; at: number; length: number }
+    | { who: 0 | 1; kind: 'embed' | 'format' | 'map' | 'other' | 'send' | 'receive' }
+    | { who: 0 | 1; kind: 'save'; text: string };
+
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      who: fc.constantFrom(0 as const, 1 as const),
+      kind: fc.constant('insert' as const),
+      at: fc.nat(200),
+      text: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }),
+    }),
+    fc.record({
+      who: fc.constantFrom(0 as const, 1 as const),
+      kind: fc.constant('delete' as const),
+      at: fc.nat(200),
+      length: fc.integer({ min: 1, max: 5 }),
+    }),
+    fc.record({
+      who: fc.constantFrom(0 as const, 1 as const),
+      kind: fc.constantFrom('embed' as const, 'format' as const, 'map' as const, 'other' as const),
+    }),
+    fc.record({
+      who: fc.constantFrom(0 as const, 1 as const),
+      kind: fc.constantFrom('send' as const, 'receive' as const),
+    }),
+    fc.record({
+      who: fc.constantFrom(0 as const, 1 as const),
+      kind: fc.constant('save' as const),
+      text: fc.string({ unit: 'grapheme', maxLength: 30 }),
+    }),
+  );
+
+  it('keeps the text exact for later saves whatever two editors send, embeds and formats refused', async () => {
+    kit = await makeServer();
+    const { loginAs } = await import('./test-kit.ts');
+    const apis = [await loginAs(kit.server, 'uma', 'umapass1'), await loginAs(kit.server, 'ada', 'adapass1')];
+    expect((await apis[1]!.request('POST', '/api/notes', { name: 'n' })).statusCode).toBe(201);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
+        const name = `f${run++}.md`;
+        const created = await apis[0]!.request('POST', '/api/notes/n/files', { name, content: 'alpha\n' });
+        expect(created.statusCode).toBe(201);
+        const fileId = created.json().id as number;
+        const path = `/api/notes/n/files/${fileId}`;
+        const clients: Client[] = [];
+        const broadcasts: string[] = [];
+        const close = kit.server.hub.subscribe({
+          principal: WATCHER,
+          noteId: created.json().note_id,
+          clientId: null,
+          lastEventId: null,
+          sink: {
+            write(chunk) {
+              if (!chunk.includes('event: collab.update')) return;
+              const data = JSON.parse(/^data: (.+)$/m.exec(chunk)![1]!) as {
+                file_id: number;
+                update: string;
+              };
+              if (data.file_id !== fileId) return;
+              broadcasts.push(data.update);
+              for (const c of clients) c.inbox.push(data.update);
+            },
+            end() {},
+          },
+        });
+        const fresh = async (api: Client['api']): Promise<Y.Doc> => {
+          const doc = new Y.Doc();
+          const state = (await api.request('GET', `${path}/collab`)).json().state as string;
+          Y.applyUpdate(doc, Buffer.from(state, 'base64'), 'remote');
+          return doc;
+        };
+        for (const api of apis) {
+          const client: Client = { doc: await fresh(api), outbox: [], inbox: [], api };
+          client.doc.on('update', (u: Uint8Array, origin: unknown) => {
+            if (origin !== 'remote') client.outbox.push(u);
+          });
+          clients.push(client);
+        }
+        const resync = async (client: Client) => {
+          client.doc.destroy();
+          client.doc = await fresh(client.api);
+          client.outbox = [];
+          client.inbox = [];
+          client.doc.on('update', (u: Uint8Array, origin: unknown) => {
+            if (origin !== 'remote') client.outbox.push(u);
+          });
+        };
+        const send = async (client: Client) => {
+          if (client.outbox.length === 0) return;
+          const update = Buffer.from(Y.mergeUpdates(client.outbox.splice(0))).toString('base64');
+          const res = await client.api.request('POST', `${path}/collab`, { update, client_id: 'tab' });
+          if (res.statusCode === 400) {
+            // Refused content: the client starts again from the server's document, as the app does.
+            expect(res.json().message).toMatch(/^update: /);
+            await resync(client);
+          } else expect(res.statusCode, res.body).toBe(200);
+        };
+        const receive = (client: Client) => {
+          for (const u of client.inbox.splice(0))
+            Y.applyUpdate(client.doc, Buffer.from(u, 'base64'), 'remote');
+        };
+        for (const step of ops) {
+          const client = clients[step.who]!;
+          const text = client.doc.getText('content');
+          switch (step.kind) {
+            case 'insert':
+              text.insert(Math.min(step.at, text.length), step.text);
+              break;
+            case 'delete': {
+              const at = Math.min(step.at, text.length);
+              text.delete(at, Math.min(step.length, text.length - at));
+              break;
+            }
+            case 'embed':
+              text.insertEmbed(Math.min(1, text.length), { image: 'x.png' });
+              break;
+            case 'format':
+              text.format(0, Math.min(3, text.length), { bold: true });
+              break;
+            case 'map':
+              client.doc.getMap('meta').set('k', 1);
+              break;
+            case 'other':
+              client.doc.getText('other').insert(0, 'x');
+              break;
+            case 'send':
+              await send(client);
+              break;
+            case 'receive':
+              receive(client);
+              break;
+            case 'save': {
+              // A script's save on the current revision lands exactly as sent.
+              kit.server.collab.save(fileId);
+              const revision = (await client.api.request('GET', path)).json().revision as number;
+              const res = await client.api.request('PUT', path, {
+                content: step.text,
+                base_revision: revision,
+              });
+              expect(res.statusCode, res.body).toBe(200);
+              expect(res.json().content).toBe(step.text);
+              expect((await client.api.request('GET', path)).json().content).toBe(step.text);
+              break;
+            }
+          }
+        }
+        // Everyone sends and receives what is left: all agree with the server.
+        for (const client of clients) await send(client);
+        for (const client of clients) receive(client);
+        const server = (await apis[0]!.request('GET', path)).json().content as string;
+        for (const client of clients) expect(client.doc.getText('content').toString()).toBe(server);
+        // And a save now is exact too.
+        kit.server.collab.save(fileId);
+        const revision = (await apis[0]!.request('GET', path)).json().revision as number;
+        const final = await apis[0]!.request('PUT', path, {
+          content: 'alpha\nBETA\n',
+          base_revision: revision,
+        });
+        expect(final.json().content).toBe('alpha\nBETA\n');
+        expect(kit.server.store.fileById(fileId)!.content).toBe('alpha\nBETA\n');
+        close();
+        for (const client of clients) client.doc.destroy();
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+
+  it('stamps who sent an update: a client_id naming someone else is not theirs', async () => {
+    kit = await makeServer();
+    const { loginAs } = await import('./test-kit.ts');
+    const uma = await loginAs(kit.server, 'uma', 'umapass1');
+    const ada = await loginAs(kit.server, 'ada', 'adapass1');
+    await ada.request('POST', '/api/notes', { name: 'n' });
+    const fileId = (await uma.request('POST', '/api/notes/n/files', { name: 'f.md', content: 'x\n' })).json()
+      .id;
+    const seen: Array<{ client_id: string }> = [];
+    kit.server.hub.subscribe({
+      principal: WATCHER,
+      noteId: 1,
+      clientId: null,
+      lastEventId: null,
+      sink: {
+        write(chunk) {
+          if (chunk.includes('event: collab.update')) seen.push(JSON.parse(/^data: (.+)$/m.exec(chunk)![1]!));
+        },
+        end() {},
+      },
+    });
+    const path = `/api/notes/n/files/${fileId}/collab`;
+    const umaDoc = new Y.Doc();
+    Y.applyUpdate(umaDoc, Buffer.from((await uma.request('GET', path)).json().state, 'base64'));
+    const umaUpdate = (() => {
+      const out: Uint8Array[] = [];
+      umaDoc.on('update', (u: Uint8Array) => out.push(u));
+      umaDoc.getText('content').insert(0, 'u');
+      return Buffer.from(out[0]!).toString('base64');
+    })();
+    expect((await uma.request('POST', path, { update: umaUpdate, client_id: 'uma-tab' })).statusCode).toBe(
+      200,
+    );
+    const umaStamp = seen.at(-1)!.client_id;
+    expect(umaStamp).not.toBe('uma-tab');
+    // Ada names uma's chosen id and uma's stamped id: her updates never carry uma's stamp.
+    const adaDoc = new Y.Doc();
+    Y.applyUpdate(adaDoc, Buffer.from((await ada.request('GET', path)).json().state, 'base64'));
+    for (const client_id of ['uma-tab', umaStamp]) {
+      const out: Uint8Array[] = [];
+      adaDoc.on('update', (u: Uint8Array) => out.push(u));
+      adaDoc.getText('content').insert(0, 'a');
+      adaDoc.off('update', () => {});
+      const res = await ada.request('POST', path, {
+        update: Buffer.from(out.at(-1)!).toString('base64'),
+        client_id,
+      });
+      expect(res.statusCode).toBe(200);
+      expect(seen.at(-1)!.client_id).not.toBe(umaStamp);
+    }
+    // Nor can she write under uma's Yjs client id (her editor would drop uma's next change as known).
+    const forged = new Y.Doc();
+    Y.applyUpdate(forged, Buffer.from((await ada.request('GET', path)).json().state, 'base64'));
+    // (Set after loading: Yjs itself picks a new id when it sees its own in a loaded update.)
+    forged.clientID = umaDoc.clientID;
+    const out: Uint8Array[] = [];
+    forged.on('update', (u: Uint8Array) => out.push(u));
+    forged.getText('content').insert(0, 'forged');
+    const res = await ada.request('POST', path, { update: Buffer.from(out[0]!).toString('base64') });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().message).toMatch(/belongs to another editor/);
+    expect((await uma.request('GET', `/api/notes/n/files/${fileId}`)).json().content).not.toContain('forged');
+  });
+});
+
+describe('setText with characters outside the BMP', () => {
+  it('never cuts a surrogate pair (Yjs would turn each half into U+FFFD)', () => {
+    const doc = new Y.Doc();
+    const text = doc.getText('content');
+    for (const [from, to] of [
+      ['𐐀', '𐐁'],
+      ['a😀b', 'a😃b'],
+      ['😀😀', '😀'],
+      ['x\ud83d\ude00', 'x\ud83d\ude03y'],
+    ] as const) {
+      setText(text, from);
+      setText(text, to);
+      expect(text.toString()).toBe(to);
+    }
   });
 });

@@ -71,6 +71,9 @@ export function tooLarge(message: string): ApiError {
   return new ApiError(413, 'TOO_LARGE', message);
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
 /** Applies the smallest character edits that turn the Y.Text into `target`. */
 export function setText(text: Y.Text, target: string): void {
   const current = text.toString();
@@ -80,6 +83,8 @@ export function setText(text: Y.Text, target: string): void {
   let start = 0;
   const max = Math.min(current.length, target.length);
   while (start < max && current.charCodeAt(start) === target.charCodeAt(start)) start++;
+  // Never cut between the two halves of a surrogate pair: Yjs would replace each half with U+FFFD.
+  if (start > 0 && isHighSurrogate(current.charCodeAt(start - 1))) start--;
   let end = 0;
   while (
     end < max - start &&
@@ -87,6 +92,7 @@ export function setText(text: Y.Text, target: string): void {
   ) {
     end++;
   }
+  if (end > 0 && isLowSurrogate(current.charCodeAt(current.length - end))) end--;
   const oldMiddle = current.slice(start, current.length - end);
   const newMiddle = target.slice(start, target.length - end);
   // Character diffs are O(N·D): past a few thousand edits (or 50 ms) one splice is cheaper for

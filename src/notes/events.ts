@@ -2,6 +2,7 @@
 // the moment it is sent (the principal is looked up again when roles, sessions or tokens change),
 // durable events are kept for Last-Event-ID replay, and presence lives with the connections. How
 // many streams may be open (in all, per client address, per note) is bounded.
+import { randomBytes } from 'node:crypto';
 import { type Auth, atLeast, type Principal, type Role } from './auth.ts';
 import type { FileRow, NoteRow, Store } from './db.ts';
 import type { Limits } from './limits.ts';
@@ -20,6 +21,8 @@ export interface HubEvent {
 
 export interface Sink {
   write(chunk: string): void;
+  /** The same frame, already encoded: one encoding for every recipient of a large event. */
+  writeBytes?(chunk: Buffer): void;
   end(): void;
 }
 
@@ -137,6 +140,10 @@ export class EventHub {
   private readonly limits: StreamLimits;
   private nextId = 1;
   private inserted = 0;
+  /** The newest stored event id, kept here so a stream opening costs no query. */
+  private lastId: number | null = null;
+  /** Unclaimed streams get ids from this process-wide secret and their number, no hash needed. */
+  private readonly nonce = randomBytes(6).toString('base64url');
 
   constructor(store: Store, auth: Auth, now: () => number = Date.now, limits: Partial<StreamLimits> = {}) {
     this.store = store;
@@ -154,8 +161,11 @@ export class EventHub {
   }
 
   lastEventId(): number {
-    const row = this.store.db.prepare('select max(id) as id from events').get() as { id: number | null };
-    return row.id ?? 0;
+    if (this.lastId === null) {
+      const row = this.store.db.prepare('select max(id) as id from events').get() as { id: number | null };
+      this.lastId = row.id ?? 0;
+    }
+    return this.lastId;
   }
 
   private principalOf(conn: Connection): Principal | null {
@@ -166,7 +176,7 @@ export class EventHub {
     return conn.principal;
   }
 
-  /** Whether another stream may open now for this client address and note; the reason if not. */
+  /** Whether another stream may open now for this client (a person, or an address) and note; the reason if not. */
   admit(address: string, noteId: number | null): Admission {
     const { maxStreams, maxStreamsPerClient, maxStreamsPerNote } = this.limits;
     if (this.connections.size >= maxStreams) {
@@ -201,7 +211,8 @@ export class EventHub {
       principal: opts.principal,
       epoch: this.auth.epoch,
       noteId: opts.noteId,
-      clientId: stampClientId(subject, opts.clientId ?? `stream ${id} ${Math.random()}`),
+      clientId:
+        opts.clientId === null ? `c_${this.nonce}${id.toString(36)}` : stampClientId(subject, opts.clientId),
       claimed: opts.clientId !== null,
       address: opts.address ?? 'local',
       sink: opts.sink,
@@ -226,10 +237,10 @@ export class EventHub {
     this.connections.set(conn.id, conn);
     this.index(conn, true);
     if (conn.noteId !== null) {
-      this.write(conn, null, 'presence', {
-        note_id: conn.noteId,
-        present: this.presence.list(conn.noteId),
-      });
+      this.send(
+        conn,
+        `event: presence\ndata: {"note_id":${conn.noteId},"present":${this.presence.snapshot(conn.noteId)}}\n\n`,
+      );
       this.join(conn);
     }
     return () => this.drop(conn);
@@ -315,10 +326,11 @@ export class EventHub {
     this.send(conn, frame(id, name, data));
   }
 
-  private send(conn: Connection, text: string): void {
+  private send(conn: Connection, text: string, bytes?: () => Buffer): void {
     if (conn.closed) return;
     try {
-      conn.sink.write(text);
+      if (bytes && conn.sink.writeBytes) conn.sink.writeBytes(bytes());
+      else conn.sink.write(text);
     } catch {
       this.drop(conn);
     }
@@ -378,6 +390,7 @@ export class EventHub {
           readers,
         );
       id = Number(info.lastInsertRowid);
+      this.lastId = id;
       if (++this.inserted % 100 === 0) {
         this.store.db.prepare('delete from events where id <= ?').run(id - REPLAY_KEEP);
       }
@@ -390,6 +403,10 @@ export class EventHub {
   private fanOut(event: HubEvent, id: number | null, ctx: Context): void {
     let text: string | undefined;
     let readerText: string | undefined;
+    // A collaborative update of 256 KiB to 256 watchers is 64 MiB of writes: encoded once, not per
+    // recipient.
+    let encoded: Buffer | undefined;
+    let readerEncoded: Buffer | undefined;
     for (const conn of this.recipients(event)) {
       if (conn.closed) continue;
       const role = roleOf(this.principalOf(conn));
@@ -402,11 +419,13 @@ export class EventHub {
       // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
       if (!atLeast(role, 'user')) {
         readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
-        this.send(conn, readerText);
+        const reader = readerText;
+        this.send(conn, reader, () => (readerEncoded ??= Buffer.from(reader)));
         continue;
       }
       text ??= frame(id, event.name, event.data);
-      this.send(conn, text);
+      const member = text;
+      this.send(conn, member, () => (encoded ??= Buffer.from(member)));
     }
   }
 

@@ -9,9 +9,13 @@ export interface Limits {
   maxDocumentBytes: number;
   /** Largest single collaborative update (decoded bytes). */
   maxUpdateBytes: number;
+  /** Collaborative update bytes one editor may send per second (a burst of two seconds' worth). */
+  collabBytesPerSecond: number;
   maxStreams: number;
   maxStreamsPerClient: number;
   maxStreamsPerNote: number;
+  /** Open connections of one client address (not counted for trusted proxies). */
+  maxConnectionsPerClient: number;
   presenceIntervalMs: number;
   searchBudgetMs: number;
   diffBudgetMs: number;
@@ -31,9 +35,11 @@ export const DEFAULT_LIMITS = {
   max_file_kb: 1024,
   max_document_kb: 4096,
   max_update_kb: 256,
+  collab_kb_per_second: 128,
   max_streams: 2000,
   max_streams_per_client: 16,
   max_streams_per_note: 256,
+  max_connections_per_client: 256,
   presence_interval_ms: 250,
   search_budget_ms: 500,
   diff_budget_ms: 1000,
@@ -49,9 +55,11 @@ export function resolveLimits(notes: Pick<NotesConfig, 'limits'>): Limits {
     maxFileBytes: l.max_file_kb * 1024,
     maxDocumentBytes: l.max_document_kb * 1024,
     maxUpdateBytes: l.max_update_kb * 1024,
+    collabBytesPerSecond: l.collab_kb_per_second * 1024,
     maxStreams: l.max_streams,
     maxStreamsPerClient: l.max_streams_per_client,
     maxStreamsPerNote: l.max_streams_per_note,
+    maxConnectionsPerClient: l.max_connections_per_client,
     presenceIntervalMs: l.presence_interval_ms,
     searchBudgetMs: l.search_budget_ms,
     diffBudgetMs: l.diff_budget_ms,
@@ -69,4 +77,41 @@ export function resolveLimits(notes: Pick<NotesConfig, 'limits'>): Limits {
 /** Bytes of a text as stored (UTF-8), the unit of the file size limit. */
 export function textBytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * Bytes per second per key (a token bucket holding two seconds' worth): what a request may cost
+ * when the cost is its size, not its count (@fastify/rate-limit counts requests).
+ */
+export class ByteBudget {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes `bytes` from the key's bucket: 0 when allowed, else the seconds to wait. */
+  take(key: string, bytes: number): number {
+    const now = this.now();
+    const capacity = this.perSecond * 2;
+    const bucket = this.buckets.get(key) ?? { tokens: capacity, at: now };
+    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    if (this.buckets.size > 10_000) this.prune(now);
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= bytes) {
+      bucket.tokens -= bytes;
+      return 0;
+    }
+    return Math.ceil((bytes - bucket.tokens) / this.perSecond);
+  }
+
+  /** Full buckets carry no information: they are dropped so the table stays small. */
+  private prune(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.perSecond * 2)
+        this.buckets.delete(key);
+    }
+  }
 }

@@ -46,6 +46,8 @@ interface NoteState {
   set: Set<string>;
   gone: Set<string>;
   timer: NodeJS.Timeout | null;
+  /** The list as JSON at the last flush: what a new stream starts from (changes since follow). */
+  snapshot: string;
 }
 
 export class Presence {
@@ -60,15 +62,24 @@ export class Presence {
   private note(noteId: number): NoteState {
     let state = this.notes.get(noteId);
     if (!state) {
-      state = { entries: new Map(), set: new Set(), gone: new Set(), timer: null };
+      state = { entries: new Map(), set: new Set(), gone: new Set(), timer: null, snapshot: '[]' };
       this.notes.set(noteId, state);
     }
     return state;
   }
 
-  /** The whole list, as a new stream receives it. */
+  /** The whole list as it is now. */
   list(noteId: number): PresenceEntry[] {
     return [...(this.notes.get(noteId)?.entries.values() ?? [])].map(plain);
+  }
+
+  /**
+   * The list as JSON as of the last change event, which a new stream receives; what changed since
+   * reaches it with the next change event like everyone else. Built once per change event, not
+   * once per stream: n streams opening cost n, not n².
+   */
+  snapshot(noteId: number): string {
+    return this.notes.get(noteId)?.snapshot ?? '[]';
   }
 
   has(noteId: number, clientId: string): boolean {
@@ -150,6 +161,7 @@ export class Presence {
     const gone = [...state.gone];
     state.set.clear();
     state.gone.clear();
+    state.snapshot = JSON.stringify([...state.entries.values()].map(plain));
     if (state.entries.size === 0) this.notes.delete(noteId);
     if (set.length > 0 || gone.length > 0) this.send(noteId, { note_id: noteId, set, gone });
   }

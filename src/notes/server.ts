@@ -16,7 +16,7 @@ import { Collab } from './collab.ts';
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { frameworkErrors, HELMET, limitConnections, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -150,6 +150,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
     frameworkErrors,
   });
+  limitConnections(app.server, limits.maxConnectionsPerClient, notes.trusted_proxies ?? []);
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.
   await app.register(fastifyHelmet, HELMET);

@@ -1,7 +1,10 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { tooLarge } from '../collab.ts';
+import { rateLimited } from '../guard.ts';
 import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
+import { ByteBudget } from '../limits.ts';
 import { stampClientId } from '../presence.ts';
 import type { Params } from './kit.ts';
 
@@ -9,6 +12,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export async function collabRoutes(app: FastifyInstance): Promise<void> {
   const { collab, hub, limits } = app.notes;
+  // Every update is sent on to every watcher of the note: what one editor sends is bounded in
+  // bytes per second, so no one multiplies traffic by the number of watchers at will.
+  const budget = new ByteBudget(limits.collabBytesPerSecond);
 
   app.get<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
     const note = req.note(req.params.note);
@@ -16,19 +22,39 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     return collab.state(file);
   });
 
-  app.post<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    const user = req.need('user');
-    const body = bodyObject(req.body);
-    const update = requireString(body, 'update', Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4);
-    const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
-    if (!BASE64.test(update)) throw badRequest('update: expected base64');
-    // Returns once the update is committed to the update log: the answer means it is kept.
-    // Broadcast under the id the server stamps for this person and tab, never the one sent.
-    collab.apply(file, Buffer.from(update, 'base64'), user, stampClientId(user.subject, chosen));
-    return { ok: true };
-  });
+  // Taken before the body is read or parsed: a client past its budget costs a 429, not a parse.
+  const spend = async (req: FastifyRequest) => {
+    if (!req.principal) return;
+    const length = Number(req.headers['content-length']);
+    const bytes =
+      Number.isSafeInteger(length) && length >= 0 ? Math.floor((length * 3) / 4) : limits.maxUpdateBytes;
+    const wait = budget.take(req.principal.subject, Math.min(bytes, limits.maxUpdateBytes));
+    if (wait > 0)
+      throw rateLimited(wait, 'collaborative updates are coming faster than the server passes them on');
+  };
+
+  app.post<Params<'note' | 'file'>>(
+    '/api/notes/:note/files/:file/collab',
+    { onRequest: spend },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const user = req.need('user');
+      const body = bodyObject(req.body);
+      const update = requireString(body, 'update');
+      if (update.length > Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4) {
+        throw tooLarge(
+          `update: more than the ${limits.maxUpdateBytes} bytes one update may have; send smaller batches`,
+        );
+      }
+      const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
+      if (!BASE64.test(update)) throw badRequest('update: expected base64');
+      // Returns once the update is committed to the update log: the answer means it is kept.
+      // Broadcast under the id the server stamps for this person and tab, never the one sent.
+      collab.apply(file, Buffer.from(update, 'base64'), user, stampClientId(user.subject, chosen));
+      return { ok: true };
+    },
+  );
 
   app.post<Params<'note'>>('/api/notes/:note/presence', async (req) => {
     const note = req.note(req.params.note);

@@ -25,7 +25,10 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       typeof q.client_id === 'string' && q.client_id.length > 0 && q.client_id.length <= 64
         ? q.client_id
         : null;
-    const refused = hub.admit(req.ip, note?.id ?? null);
+    // A signed-in client is counted by who it is (people behind one NAT do not share a limit),
+    // an anonymous one by its address.
+    const client = req.principal ? `subject ${req.principal.subject}` : `address ${req.ip}`;
+    const refused = hub.admit(client, note?.id ?? null);
     if (refused) throw rateLimited(5, refused);
     reply.hijack();
     const raw = reply.raw;
@@ -41,9 +44,16 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       noteId: note?.id ?? null,
       clientId,
       lastEventId: last,
-      address: req.ip,
+      address: client,
       sink: {
         write: (chunk) => {
+          if (raw.writableLength > SSE_BUFFER_LIMIT) {
+            raw.destroy();
+            throw new Error('event stream client too slow');
+          }
+          raw.write(chunk);
+        },
+        writeBytes: (chunk) => {
           if (raw.writableLength > SSE_BUFFER_LIMIT) {
             raw.destroy();
             throw new Error('event stream client too slow');

@@ -1,0 +1,335 @@
+// rune notes under abuse, through the built binary on loopback: while an abusive client (a process
+// of its own) sends the worst search, the worst diff, 500 event streams or collaborative updates
+// at the size limit, a well-behaved client's /healthz keeps answering (p99 under 250 ms, the
+// figure printed); a storm of concurrent logins is limited before any password is hashed.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/notes/auth.ts';
+import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { tempDir } from '../helpers/rune.ts';
+
+const ATTACKER = join(__dirname, '..', 'helpers', 'notes-attacker.mjs');
+const YJS = createRequire(__filename)
+  .resolve('yjs')
+  .replace(/\.cjs$/, '.mjs');
+
+const running: NotesProcess[] = [];
+const attackers: ChildProcess[] = [];
+afterEach(async () => {
+  for (const a of attackers.splice(0)) if (a.exitCode === null) a.kill('SIGKILL');
+  for (const s of running.splice(0)) await s.stop();
+});
+
+async function start(toml: string): Promise<NotesProcess> {
+  const home = tempDir('rune-notes-abuse-');
+  writeFileSync(join(home, 'rune.toml'), toml);
+  const server = await startNotesProcess({ home, args: ['--config', join(home, 'rune.toml')] });
+  running.push(server);
+  return server;
+}
+
+interface Session {
+  cookie: string;
+  csrf: string;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: Record<string, unknown> }>;
+}
+
+async function login(url: string, username: string, password: string): Promise<Session> {
+  const res = await fetch(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+  const csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
+  return {
+    cookie,
+    csrf,
+    async call(method, path, body) {
+      const r = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: r.status, json: (await r.json().catch(() => ({}))) as Record<string, unknown> };
+    },
+  };
+}
+
+function attack(spec: Record<string, unknown>): {
+  child: ChildProcess;
+  done: Promise<Record<string, unknown>>;
+} {
+  const child = spawn(process.execPath, [ATTACKER, JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  attackers.push(child);
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  const done = new Promise<Record<string, unknown>>((resolve) =>
+    child.on('close', () =>
+      resolve(
+        Object.assign(
+          {},
+          ...out
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l)),
+        ),
+      ),
+    ),
+  );
+  return { child, done };
+}
+
+/**
+ * GET /healthz every 20 ms for `ms`, one request at a time on one kept-alive socket, from a client
+ * address of its own (127.0.0.2: another client than the abusive one); latencies in ms.
+ */
+async function probe(url: string, ms: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.2' });
+  const latencies: number[] = [];
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const started = performance.now();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.get(`${url}/healthz`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+    });
+    expect(status).toBe(200);
+    latencies.push(performance.now() - started);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  agent.destroy();
+  return latencies;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+function report(what: string, latencies: number[], attacker: Record<string, unknown>) {
+  const figure = p99(latencies);
+  console.log(
+    `/healthz p99 while ${what}: ${figure.toFixed(1)} ms (${latencies.length} probes, max ${Math.max(...latencies).toFixed(1)} ms); attacker: ${JSON.stringify(attacker)}`,
+  );
+  expect(figure).toBeLessThan(250);
+}
+
+const ADMIN = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n`;
+/** The abusive client's requests really run (not refused by the per-address limit first). */
+const UNLIMITED = `[notes.limits]\nexpensive_per_minute = 1000000\nmax_streams_per_client = 1000\nmax_streams_per_note = 1000\n`;
+const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
+
+function wordy(bytes: number, seed: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const word = WORDS[(i * 7 + seed * 13 + Math.floor(i / 11)) % WORDS.length]!;
+    parts.push(i % 12 === 11 ? `${word}\n` : `${word} `);
+    size += word.length + 1;
+  }
+  return parts.join('');
+}
+
+describe('a well-behaved client stays served while an anonymous one abuses the server', () => {
+  it('during the worst search', async () => {
+    const server = await start(`${UNLIMITED}${ADMIN}`);
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect((await ada.call('POST', '/api/notes', { name: 'pub', public: true })).status).toBe(201);
+    // One file at the size limit and many smaller ones, every query word in all of them.
+    expect(
+      (await ada.call('POST', '/api/notes/pub/files', { name: 'big.md', content: wordy(1000 * 1024, 0) }))
+        .status,
+    ).toBe(201);
+    for (let i = 0; i < 60; i++) {
+      expect(
+        (await ada.call('POST', '/api/notes/pub/files', { name: `f${i}.md`, content: wordy(20 * 1024, i) }))
+          .status,
+      ).toBe(201);
+    }
+    const terms = WORDS.slice(0, 10);
+    const worst = [
+      `/api/search?q=${encodeURIComponent(terms.join(' '))}&limit=100`,
+      `/api/search?q=${encodeURIComponent(`"${terms.slice(0, 8).join(' ')}" ${terms.slice(8).join(' ')}`)}&limit=100`,
+      `/api/search?q=${encodeURIComponent(WORDS.slice(10, 20).join(' '))}&limit=100`,
+    ];
+    const attacker = attack({ url: server.url, kind: 'get', paths: worst, concurrency: 8 });
+    const latencies = await probe(server.url, 9000);
+    attacker.child.kill('SIGTERM');
+    const result = await attacker.done;
+    expect((result.counts as Record<string, number>)['200']).toBeGreaterThan(0);
+    report('an anonymous client runs the worst search 8 at a time', latencies, result);
+  }, 120_000);
+
+  it('during the worst diff', async () => {
+    const server = await start(`${UNLIMITED}${ADMIN}`);
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect((await ada.call('POST', '/api/notes', { name: 'pub', public: true })).status).toBe(201);
+    const lines = (p: string) =>
+      Array.from({ length: 8000 }, (_, i) => `${p} line ${i} ${'x'.repeat(i % 40)}\n`).join('');
+    expect(
+      (await ada.call('POST', '/api/notes/pub/files', { name: 'd.md', content: lines('old') })).status,
+    ).toBe(201);
+    expect(
+      (await ada.call('PUT', '/api/notes/pub/files/d.md', { content: lines('new'), base_revision: 1 }))
+        .status,
+    ).toBe(200);
+    const attacker = attack({
+      url: server.url,
+      kind: 'get',
+      paths: ['/api/notes/pub/files/d.md/revisions/2/diff'],
+      concurrency: 8,
+    });
+    const latencies = await probe(server.url, 9000);
+    attacker.child.kill('SIGTERM');
+    const result = await attacker.done;
+    expect((result.counts as Record<string, number>)['200']).toBeGreaterThan(0);
+    const answer = await fetch(`${server.url}/api/notes/pub/files/d.md/revisions/2/diff`);
+    expect(await answer.json()).toMatchObject({ diff: null, too_large: true });
+    report('an anonymous client asks for the worst diff 8 at a time', latencies, result);
+  }, 120_000);
+
+  it('during 500 event streams', async () => {
+    // The default limits: one client holds at most 16 streams, the rest are refused.
+    const server = await start(ADMIN);
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect((await ada.call('POST', '/api/notes', { name: 'pub', public: true })).status).toBe(201);
+    const attacker = attack({
+      url: server.url,
+      kind: 'streams',
+      path: '/api/events?note_id=pub',
+      count: 500,
+      holdMs: 3000,
+    });
+    const latencies = await probe(server.url, 9000);
+    const result = await attacker.done;
+    expect((result.counts as Record<string, number>)['200']).toBe(16);
+    report(
+      'an anonymous client opens 500 event streams of one note, holds and closes them',
+      latencies,
+      result,
+    );
+  }, 120_000);
+
+  it('during collaborative updates at the size limit', async () => {
+    const server = await start(`${UNLIMITED}${ADMIN}`);
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect((await ada.call('POST', '/api/notes', { name: 'pub', public: true })).status).toBe(201);
+    expect(
+      (await ada.call('POST', '/api/notes/pub/files', { name: 'c.md', content: 'start\n' })).status,
+    ).toBe(201);
+    const uma = await login(server.url, 'uma', 'umapass1');
+    const watchers = attack({
+      url: server.url,
+      kind: 'streams',
+      path: '/api/events?note_id=pub',
+      count: 50,
+      holdMs: 8000,
+    });
+    const writer = attack({
+      url: server.url,
+      kind: 'collab',
+      path: '/api/notes/pub/files/c.md/collab',
+      cookie: uma.cookie,
+      csrf: uma.csrf,
+      bytes: 255 * 1024,
+      yjs: YJS,
+    });
+    const latencies = await probe(server.url, 9000);
+    writer.child.kill('SIGTERM');
+    const result = await writer.done;
+    await watchers.done;
+    expect((result.counts as Record<string, number>)['200']).toBeGreaterThan(0);
+    report('a user sends 255 KiB collaborative updates to a note 50 streams watch', latencies, result);
+  }, 120_000);
+});
+
+describe('logins under a storm', () => {
+  it('tries at most the configured number of 100 concurrent wrong logins; a right one inside counts too', async () => {
+    const hash = await hashPassword('right-password');
+    const server = await start(`[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:${hash}"]\n`);
+    const attempt = (password: string) =>
+      fetch(`${server.url}/auth/local`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ username: 'uma', password }),
+      }).then((r) => r.status);
+    const passwords = Array.from({ length: 100 }, (_, i) => `wrong-${i}`);
+    passwords.splice(37, 0, 'right-password');
+    const statuses = await Promise.all(passwords.map(attempt));
+    const tried = statuses.filter((s) => s === 401 || s === 200).length;
+    const limited = statuses.filter((s) => s === 429).length;
+    console.log(
+      `login storm: ${tried} tried (${statuses.filter((s) => s === 200).length} right), ${limited} answered 429`,
+    );
+    expect(tried).toBeLessThanOrEqual(10);
+    expect(tried + limited).toBe(101);
+    // The right password, whether it was tried or limited, used an attempt: now it is refused too.
+    expect(await attempt('right-password')).toBe(429);
+    // Each try hashed once: the failures the server logged are the 401s.
+    expect(server.stderr().match(/failed login for "uma"/g)?.length ?? 0).toBe(
+      statuses.filter((s) => s === 401).length,
+    );
+  }, 60_000);
+});
+
+describe('an account removed from the config', () => {
+  it('loses its sessions, its tokens and the tokens it minted, on SIGHUP and at a restart', async () => {
+    const home = tempDir('rune-notes-removed-');
+    const config = join(home, 'rune.toml');
+    const before = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n`;
+    writeFileSync(config, before);
+    let server = await startNotesProcess({ home, args: ['--config', config] });
+    running.push(server);
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect((await ada.call('PATCH', '/api/users/local%3Auma', { role: 'admin' })).status).toBe(200);
+    const uma = await login(server.url, 'uma', 'umapass1');
+    const minted = await uma.call('POST', '/api/tokens', { name: 'ci', role: 'admin' });
+    expect(minted.status).toBe(201);
+    const token = minted.json.token as string;
+    const asToken = (path: string) =>
+      fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await asToken('/api/tokens')).toBe(200);
+    const gone = async () => {
+      const headers = { 'content-type': 'application/json', cookie: uma.cookie, 'x-csrf-token': uma.csrf };
+      const me = await fetch(`${server.url}/api/me`, { headers });
+      expect(((await me.json()) as { user: unknown }).user).toBeNull();
+      const more = await fetch(`${server.url}/api/tokens`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'more', role: 'admin' }),
+      });
+      expect(more.status).toBe(401);
+      expect(await asToken('/api/tokens')).toBe(401);
+    };
+    writeFileSync(config, `[notes.local]\nadmins = ["ada:adapass1"]\n`);
+    server.child.kill('SIGHUP');
+    for (let i = 0; i < 100 && !server.stderr().includes('configuration reloaded'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(server.stderr()).toMatch(/configuration reloaded .*1 session\(s\) ended/);
+    await gone();
+    // A restart with the same config keeps it so.
+    await server.stop();
+    server = await startNotesProcess({ home, args: ['--config', config] });
+    running.push(server);
+    await gone();
+  }, 60_000);
+});
