@@ -257,6 +257,31 @@ describe('save state', () => {
   });
 });
 
+describe('a long offline session', () => {
+  it('goes out in requests the server accepts (one update may not pass 256 KB)', async () => {
+    await newFile('bulk.md', 'start\n');
+    const a = await editor('alice', 'bulk.md', { mode: 'edit' });
+    await a.page.waitForSelector('.save-state[data-state="saved"]');
+    await a.context.setOffline(true);
+    await endOfLine(a.page, 1);
+    // Three pastes of 100 KB each: 300 KB in all, more than one update may carry.
+    for (const char of ['a', 'b', 'c']) {
+      await a.page.evaluate(`(() => {
+        const data = new DataTransfer();
+        data.setData('text/plain', '\\n' + '${char}'.repeat(100000));
+        document.querySelector('.cm-content').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      })()`);
+    }
+    await a.page.waitForSelector('.save-state[data-state="offline"]', { timeout: 15_000 });
+    await a.context.setOffline(false);
+    await a.page.waitForSelector('.save-state[data-state="saved"]', { timeout: 60_000 });
+    const text = await serverText('bulk.md');
+    expect(text).toBe(`start\n${'a'.repeat(100000)}\n${'b'.repeat(100000)}\n${'c'.repeat(100000)}\n`);
+    expect(a.errors).toEqual([]);
+    await a.context.close();
+  });
+});
+
 describe('keyboard only', () => {
   it('Tab reaches the editor, Tab there indents, and Escape then Tab leaves it', async () => {
     await newFile('keyboard.md', '- item\n');
