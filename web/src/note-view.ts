@@ -159,7 +159,24 @@ export class NoteView {
         ),
       ),
     );
-    clear(this.root, this.files.element, editor, this.chat.element, tabs);
+    // Keyboard users reach the editor without tabbing through every file and its buttons.
+    const skip = this.canEdit
+      ? h(
+          'a',
+          {
+            href: '#',
+            class: 'skip-link',
+            onclick: (event: Event) => {
+              event.preventDefault();
+              this.showPane('editor');
+              if (this.mode === 'preview') this.setMode('split');
+              this.fileSession?.focus();
+            },
+          },
+          'Skip to the editor',
+        )
+      : null;
+    clear(this.root, skip, this.files.element, editor, this.chat.element, tabs);
     clear(this.view, this.root);
     this.setMode(this.canEdit ? mode : 'preview');
     this.showPane('editor');
