@@ -1,8 +1,11 @@
-/* rune's N-API addon: the kernel probe, and Landlock for one thread of rune's own process (the
- * walk worker of search_files/find_files). The sandbox layers of tool processes live in helper.c. */
+/* rune's N-API addon: the kernel probe; for the walk worker of search_files/find_files, Landlock for
+ * its own thread and fd-relative openat/listing. The sandbox layers of tool processes live in helper.c. */
 #include <node_api.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "fdwalk.h"
 #include "probe.h"
 #include "thread_landlock.h"
 
@@ -101,12 +104,128 @@ static napi_value restrict_thread(napi_env env, napi_callback_info info) {
   return obj;
 }
 
+static int get_int(napi_env env, napi_value value, int32_t *out) {
+  return napi_get_value_int32(env, value, out) == napi_ok ? 0 : -1;
+}
+
+/* openat(dirfd: number, name: string, flags: number) → fd, or -errno */
+static napi_value js_openat(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t dirfd = -1, flags = 0;
+  char name[4096];
+  size_t len = 0;
+  if (argc < 3 || get_int(env, argv[0], &dirfd) != 0 || get_int(env, argv[2], &flags) != 0 ||
+      napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len) != napi_ok || len >= sizeof name - 1) {
+    napi_throw_type_error(env, NULL, "openat(dirfd, name, flags)");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_create_int32(env, rune_openat(dirfd, name, flags), &result));
+  return result;
+}
+
+/* closeFd(fd: number) → 0, or -errno. For descriptors openat() gave: Node's own close warns in a
+ * worker thread about descriptors it did not open (and captures a stack trace each time). */
+static napi_value js_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t fd = -1;
+  if (argc < 1 || get_int(env, argv[0], &fd) != 0) {
+    napi_throw_type_error(env, NULL, "closeFd(fd)");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_create_int32(env, rune_close(fd), &result));
+  return result;
+}
+
+struct listing {
+  char *names; /* NUL-separated */
+  size_t used, size;
+  unsigned char *types;
+  size_t count, cap;
+};
+
+static int collect(void *ctx, const char *name, unsigned char type) {
+  struct listing *l = ctx;
+  size_t len = strlen(name) + 1;
+  if (l->used + len > l->size) {
+    size_t size = l->size ? l->size * 2 : 4096;
+    while (size < l->used + len) size *= 2;
+    char *names = realloc(l->names, size);
+    if (!names) return -1;
+    l->names = names;
+    l->size = size;
+  }
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    unsigned char *types = realloc(l->types, cap);
+    if (!types) return -1;
+    l->types = types;
+    l->cap = cap;
+  }
+  memcpy(l->names + l->used, name, len);
+  l->used += len;
+  l->types[l->count++] = type;
+  return 0;
+}
+
+/* listFd(dirfd: number) → [names: string[], types: number[] (d_type)], or -errno */
+static napi_value js_list_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t dirfd = -1;
+  if (argc < 1 || get_int(env, argv[0], &dirfd) != 0) {
+    napi_throw_type_error(env, NULL, "listFd(dirfd)");
+    return NULL;
+  }
+  struct listing l = {0};
+  int rc = rune_list_fd(dirfd, collect, &l);
+  napi_value result;
+  if (rc < 0) {
+    free(l.names);
+    free(l.types);
+    CHECK(napi_create_int32(env, rc, &result));
+    return result;
+  }
+  napi_value names, types;
+  napi_status s = napi_create_array_with_length(env, l.count, &names);
+  if (s == napi_ok) s = napi_create_array_with_length(env, l.count, &types);
+  const char *at = l.names;
+  for (size_t i = 0; s == napi_ok && i < l.count; i++) {
+    napi_value name, type;
+    size_t len = strlen(at);
+    s = napi_create_string_utf8(env, at, len, &name);
+    if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
+    if (s == napi_ok) s = napi_create_uint32(env, l.types[i], &type);
+    if (s == napi_ok) s = napi_set_element(env, types, (uint32_t)i, type);
+    at += len + 1;
+  }
+  free(l.names);
+  free(l.types);
+  CHECK(s);
+  CHECK(napi_create_array_with_length(env, 2, &result));
+  CHECK(napi_set_element(env, result, 0, names));
+  CHECK(napi_set_element(env, result, 1, types));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "probe", NAPI_AUTO_LENGTH, probe, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "probe", fn));
   CHECK(napi_create_function(env, "restrictThread", NAPI_AUTO_LENGTH, restrict_thread, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "restrictThread", fn));
+  CHECK(napi_create_function(env, "openat", NAPI_AUTO_LENGTH, js_openat, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "openat", fn));
+  CHECK(napi_create_function(env, "listFd", NAPI_AUTO_LENGTH, js_list_fd, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "listFd", fn));
+  CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "closeFd", fn));
   return exports;
 }
 

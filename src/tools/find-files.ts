@@ -56,7 +56,7 @@ export function splitGlob(pattern: string): { base: string; glob: string } {
 
 export const findFilesTool = defineTool<FindFilesArgs>({
   name: 'find_files',
-  description: `Find files by glob pattern ("**/*.ts", "src/**/test*"), newest first (at most ${SHOWN} shown). Skips files ignored by .gitignore/.ignore, the .git folder, symbolic links and anything the policy protects.`,
+  description: `Find files by glob pattern ("**/*.ts", "src/**/test*"), newest first (at most ${SHOWN} shown). Lists the files search_files would search: skips files ignored by .gitignore/.ignore, the .git folder, binary files, files over 4 MiB, symbolic links and anything the policy protects (list_dir shows a folder's every entry).`,
   schema,
   readOnly: true,
   async execute(args, context) {

@@ -10,12 +10,12 @@ import socket
 import sys
 import threading
 
-ALLOWED_HOST, ALLOWED_PORT, OTHER_PORT, OTHER_ADDR, BLACKHOLE = (
+ALLOWED_HOST, ALLOWED_PORT, OTHER_PORT, OTHER_ADDR, STALLED_PORT = (
     sys.argv[1],
     int(sys.argv[2]),
     int(sys.argv[3]),
     sys.argv[4],
-    sys.argv[5],
+    int(sys.argv[5]),
 )
 ALLOWED = (ALLOWED_HOST, ALLOWED_PORT)
 OTHER_PORT_SAME_NAME = (ALLOWED_HOST, OTHER_PORT)
@@ -202,12 +202,14 @@ def then_listen(s):
 
 
 def shutdown_while_connecting():
-    # A connect that stays in SYN_SENT (a destination that never answers), then shutdown(): the
-    # kernel's own shutdown would disconnect it; the socket must never become a host listener.
+    # A connect that stays in SYN_SENT (an allowed server whose accept queue is full drops the
+    # SYN), then shutdown(): the kernel's own shutdown would disconnect the guard's host socket;
+    # it must never become a host listener.
     s = socket.socket()
     s.setblocking(False)
-    rc = s.connect_ex((BLACKHOLE, 9))
-    result = {"connect": errno.errorcode.get(rc, rc)}
+    rc = s.connect_ex(("127.0.0.1", STALLED_PORT))
+    state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+    result = {"connect": errno.errorcode.get(rc, rc), "state": {2: "SYN_SENT", 1: "ESTABLISHED"}.get(state, state)}
     try:
         s.shutdown(socket.SHUT_RDWR)
         result["shutdown"] = 0

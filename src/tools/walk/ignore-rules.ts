@@ -3,8 +3,9 @@
 // .ignore files count everywhere, a deeper file wins over a shallower one, a nested repository
 // starts afresh, and a folder named explicitly as the walk's root is searched even when an
 // ancestor's rules ignore it.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { constants, fstatSync, readSync } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
+import type { FolderOps } from './folder-ops.ts';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 /** Ignore files larger than this are not read (no real one is). */
@@ -20,27 +21,25 @@ interface Layer {
 
 export type ReadAt = (names: readonly string[]) => string | undefined;
 
-/** Reads a small regular file below an open folder, never following a symlink on the way. */
-export function readSmallFileAt(dirPath: string, names: readonly string[]): string | undefined {
-  let fd: number | undefined;
+/**
+ * Reads a small regular file below an open folder (`names`: `.gitignore`, or `.git`, `info`,
+ * `exclude`), one component at a time without following a symlink.
+ */
+export function readSmallFileAt(ops: FolderOps, dirFd: number, names: readonly string[]): string | undefined {
   const opened: number[] = [];
   try {
-    let base = dirPath;
+    let at = dirFd;
     for (const [index, name] of names.entries()) {
       const last = index === names.length - 1;
-      const flags = O_RDONLY | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY);
-      const next = openSync(`${base}/${name}`, flags);
-      opened.push(next);
-      base = `/proc/self/fd/${next}`;
-      fd = next;
+      at = ops.openAt(at, name, O_RDONLY | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY));
+      opened.push(at);
     }
-    if (fd === undefined) return undefined;
-    const st = fstatSync(fd);
+    const st = fstatSync(at);
     if (!st.isFile() || st.size > MAX_IGNORE_FILE) return undefined;
     const buffer = Buffer.alloc(st.size);
     let read = 0;
     while (read < st.size) {
-      const n = readSync(fd, buffer, read, st.size - read, read);
+      const n = readSync(at, buffer, read, st.size - read, read);
       if (n === 0) break;
       read += n;
     }
@@ -48,7 +47,7 @@ export function readSmallFileAt(dirPath: string, names: readonly string[]): stri
   } catch {
     return undefined;
   } finally {
-    for (const open of opened) closeSync(open);
+    for (const fd of opened) ops.close(fd);
   }
 }
 

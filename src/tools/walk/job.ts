@@ -1,16 +1,17 @@
 // One search_files or find_files job: plain data in, events out, run synchronously on top of the
 // walk. The same code runs in the walk worker (src/tools/walk/worker.ts) and, in unit tests, inline.
-import { closeSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { relative } from 'node:path';
 import picomatch from 'picomatch';
 import type { SandboxMode } from '../../config/schema.ts';
 import { isUnder } from '../../policy/paths.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
+import { type FolderOps, folderOps } from './folder-ops.ts';
 import { PathGuard } from './guard.ts';
 import type { IgnoreRules } from './ignore-rules.ts';
-import { compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
-import { emptyStats, openEntry, rulesAbove, statEntry, type WalkStats, walk } from './walk.ts';
+import { BINARY_SNIFF, compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
+import { emptyStats, openEntry, rulesAbove, type WalkStats, walk } from './walk.ts';
 
 /** Files larger than this are not searched (said in the result). */
 export const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
@@ -73,51 +74,56 @@ export function globTest(pattern: string): (rel: string) => boolean {
 export function runJob(job: WalkJob, emit: (event: JobEvent) => void, beforeWalk?: BeforeWalk): void {
   const stats = emptyStats();
   const guard = new PathGuard(job.protectedPaths, job.root);
+  const ops = folderOps();
   try {
-    const rules = rulesAbove(job.root, guard);
+    const rules = rulesAbove(job.root, guard, ops);
     const layers = beforeWalk?.(guard, job.root);
     if (layers) emit({ type: 'layers', layers });
-    const stopped =
-      job.kind === 'search' ? search(job, guard, rules, stats, emit) : find(job, guard, rules, stats, emit);
+    const walker = { guard, ops, rules, stats };
+    const stopped = job.kind === 'search' ? search(job, walker, emit) : find(job, walker, emit);
     emit({ type: 'done', stats, stopped });
   } catch (error) {
     emit({ type: 'error', message: (error as Error).message });
   }
 }
 
-function search(
-  job: SearchJob,
-  guard: PathGuard,
-  rules: IgnoreRules,
-  stats: WalkStats,
-  emit: (event: JobEvent) => void,
-): boolean {
+/** What every walk of a job shares. */
+interface Walker {
+  guard: PathGuard;
+  ops: FolderOps;
+  rules: IgnoreRules;
+  stats: WalkStats;
+}
+
+function search(job: SearchJob, walker: Walker, emit: (event: JobEvent) => void): boolean {
+  const { guard, ops, stats } = walker;
   const matcher = compileMatcher(job.pattern, job.caseInsensitive);
   const include = job.include ? globTest(job.include) : undefined;
   const buffer = Buffer.allocUnsafe(MAX_SEARCH_FILE_BYTES);
   let budget = job.maxResults;
   let stopped = false;
   walk({
+    ...walker,
     root: job.root,
-    guard,
-    rules,
-    stats,
     onFile(entry) {
       if (include && !include(entry.rel)) return false;
-      const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES);
+      const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES, ops);
       if (!file) return false;
       let length = 0;
       try {
         while (length < file.size) {
-          const n = readSync(file.fd, buffer, length, file.size - length, length);
+          // The first read stops where git stops looking for a NUL: a binary file is not read on.
+          const want = length === 0 ? Math.min(file.size, BINARY_SNIFF) : file.size - length;
+          const n = readSync(file.fd, buffer, length, want, length);
           if (n === 0) break;
           length += n;
+          if (length === n && length < file.size && buffer.subarray(0, length).includes(0)) break;
         }
       } catch {
         stats.unreadable++;
         return false;
       } finally {
-        closeSync(file.fd);
+        ops.close(file.fd);
       }
       const outcome = scanBuffer(buffer.subarray(0, length), matcher, job.context, budget);
       if (outcome.kind === 'binary') stats.binary++;
@@ -136,26 +142,35 @@ function search(
   return stopped;
 }
 
-function find(
-  job: FindJob,
-  guard: PathGuard,
-  rules: IgnoreRules,
-  stats: WalkStats,
-  emit: (event: JobEvent) => void,
-): boolean {
+function find(job: FindJob, walker: Walker, emit: (event: JobEvent) => void): boolean {
+  const { guard, ops, stats } = walker;
   const test = globTest(job.pattern);
+  const sniff = Buffer.allocUnsafe(BINARY_SNIFF);
   const found: FoundFile[] = [];
   let stopped = false;
   walk({
+    ...walker,
     root: job.root,
-    guard,
-    rules,
-    stats,
     onFile(entry) {
       if (!test(entry.rel)) return false;
-      const st = statEntry(entry, guard, stats);
-      if (!st) return false;
-      found.push({ path: displayPath(entry.path, job.cwd), mtimeMs: st.mtimeMs });
+      // The files search_files would search: text files within the size cap (the same walk).
+      const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES, ops);
+      if (!file) return false;
+      let binary = false;
+      try {
+        const length = readSync(file.fd, sniff, 0, Math.min(sniff.length, file.size), 0);
+        binary = sniff.subarray(0, length).includes(0);
+      } catch {
+        stats.unreadable++;
+        return false;
+      } finally {
+        ops.close(file.fd);
+      }
+      if (binary) {
+        stats.binary++;
+        return false;
+      }
+      found.push({ path: displayPath(entry.path, job.cwd), mtimeMs: file.mtimeMs });
       if (found.length >= MAX_FOUND) stopped = true;
       return stopped;
     },

@@ -8,6 +8,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   writeFileSync,
@@ -86,13 +87,18 @@ describe.skipIf(!built)('the walk worker (needs the native addon: npm run build:
   it('stops a regular expression that backtracks for ever at the time limit, keeping what it found', async () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-redos-')));
     writeFileSync(join(root, 'a.txt'), 'hit\n');
-    writeFileSync(join(root, 'z.txt'), `${'a'.repeat(48)}!\n`);
+    // Deep, so the worker holds a descriptor per folder when it is stopped.
+    mkdirSync(join(root, 'd1/d2/d3/d4/d5'), { recursive: true });
+    writeFileSync(join(root, 'd1/d2/d3/d4/d5/z.txt'), `${'a'.repeat(48)}!\n`);
+    const before = readdirSync('/proc/self/fd').length;
     const result = await runWalkJob(searchJob(root, '(a|aa)+$|hit'), {
       signal: new AbortController().signal,
       timeoutMs: 1500,
     });
     expect(result.timedOut).toBe(true);
     expect(result.files.map((f) => f.path)).toEqual(['a.txt']);
+    // What the terminated worker held through the addon was closed after it: nothing leaks.
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 
   it('stops when the call is cancelled', async () => {

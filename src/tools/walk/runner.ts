@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { devAssetDir, isSea, readAssetText } from '../../core/assets.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
+import { closeLeftovers, newFdRegistry } from './folder-ops.ts';
 import { type FoundFile, type JobEvent, runJob, type WalkJob } from './job.ts';
 import type { ResultLine } from './scan.ts';
 import { emptyStats, type WalkStats } from './walk.ts';
@@ -30,6 +31,8 @@ export interface WorkerData {
   job: WalkJob;
   /** Where a development build's assets are (the worker has its own globals). */
   assetDir: string | undefined;
+  /** The descriptors the worker holds through the addon (see folder-ops.ts). */
+  fds: Int32Array;
 }
 
 type WorkerSource = { code: string } | { file: string } | undefined;
@@ -88,7 +91,7 @@ export async function runWalkJob(job: WalkJob, options: RunOptions): Promise<Job
     return result;
   }
   if (options.signal.aborted) return { ...result, cancelled: true };
-  const data: WorkerData = { job, assetDir: devAssetDir() };
+  const data: WorkerData = { job, assetDir: devAssetDir(), fds: newFdRegistry() };
   const worker =
     'code' in source
       ? new Worker(source.code, { eval: true, workerData: data, stdout: true, stderr: true })
@@ -99,6 +102,8 @@ export async function runWalkJob(job: WalkJob, options: RunOptions): Promise<Job
     const finish = () => {
       if (settled) return;
       settled = true;
+      // A worker terminated mid-walk leaves the descriptors it opened through the addon open.
+      closeLeftovers(data.fds);
       clearTimeout(timer);
       options.signal.removeEventListener('abort', onAbort);
       resolve(result);

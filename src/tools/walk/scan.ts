@@ -12,7 +12,7 @@ export interface ResultLine {
 }
 
 /** The first bytes git looks at to call a file binary. */
-const BINARY_SNIFF = 8000;
+export const BINARY_SNIFF = 8000;
 /** Characters of a matching line shown to the model; a minified file's line is cut around the match. */
 const MAX_LINE_CHARS = 300;
 

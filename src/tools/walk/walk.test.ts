@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import {
+  closeSync,
+  constants,
   linkSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -11,8 +14,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ProtectedPaths } from '../../policy/types.ts';
+import { runeNative } from '../../sandbox/native.ts';
+import { type FolderOps, folderOps, procOps } from './folder-ops.ts';
 import { PathGuard } from './guard.ts';
 import { IgnoreRules } from './ignore-rules.ts';
 import { planGrants } from './thread-landlock.ts';
@@ -29,6 +34,11 @@ function tree(files: Record<string, string>): string {
 
 const noProtection: ProtectedPaths = { floor: [], denied: [], unrestricted: false };
 
+// Both ways of opening relative to a folder: the addon's openat (when built) and /proc/self/fd.
+const native = folderOps();
+const implementations: FolderOps[] = native.kind === 'native' ? [native, procOps] : [procOps];
+let ops: FolderOps = procOps;
+
 function list(root: string, protectedPaths = noProtection, onFile?: (rel: string) => void) {
   const guard = new PathGuard(protectedPaths, root);
   const stats = emptyStats();
@@ -36,7 +46,8 @@ function list(root: string, protectedPaths = noProtection, onFile?: (rel: string
   walk({
     root,
     guard,
-    rules: rulesAbove(root, guard),
+    ops,
+    rules: rulesAbove(root, guard, ops),
     stats,
     onFile(entry) {
       files.push(entry.rel);
@@ -47,7 +58,11 @@ function list(root: string, protectedPaths = noProtection, onFile?: (rel: string
   return { files, stats };
 }
 
-describe('walk', () => {
+describe.each(implementations.map((impl) => [impl.kind, impl] as const))('walk (%s)', (_kind, impl) => {
+  beforeEach(() => {
+    ops = impl;
+  });
+
   it("lists files in git's order (a folder sorts as name + '/')", () => {
     const root = tree({ 'a.c': '', 'a/b': '', 'a-b': '', b: '', 'a/a': '' });
     expect(list(root).files).toEqual(['a-b', 'a.c', 'a/a', 'a/b', 'b']);
@@ -142,6 +157,7 @@ describe('walk', () => {
     walk({
       root,
       guard,
+      ops,
       rules: IgnoreRules.empty(),
       stats,
       onFile(entry) {
@@ -179,6 +195,22 @@ describe('walk', () => {
     expect(files).toEqual(['b/a.txt', 'b/z/real.txt']);
   });
 
+  it('opens only single names below a folder: never `..`, `.` or a path', () => {
+    const root = tree({ 'a/b.txt': 'x' });
+    const fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      for (const name of ['..', '.', 'a/b.txt', '']) {
+        expect(() => ops.openAt(fd, name, constants.O_RDONLY), name).toThrow(/EINVAL/);
+      }
+      closeSync(ops.openAt(fd, 'a', constants.O_RDONLY | constants.O_DIRECTORY));
+      expect(() => ops.openAt(fd, 'missing', constants.O_RDONLY)).toThrow(
+        expect.objectContaining({ code: 'ENOENT' }),
+      );
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('a root whose path was redirected after canonicalisation is refused (the kernel names the opened folder)', () => {
     const root = tree({ 'dir/sub/a.txt': '' });
     const elsewhere = tree({ 'sub/secret.txt': '' });
@@ -199,6 +231,26 @@ function statOf(path: string) {
     isDirectory: () => out.slice(2).join(' ') === 'directory',
   };
 }
+
+describe.skipIf(native.kind !== 'native')('the addon’s openat', () => {
+  it('refuses anything but a single name itself, whatever the caller checked', () => {
+    const addon = runeNative() as unknown as { openat(fd: number, name: string, flags: number): number };
+    const root = tree({ 'a.txt': 'x' });
+    const fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      for (const name of ['..', '.', 'a/b', ''])
+        expect(addon.openat(fd, name, constants.O_RDONLY), name).toBe(-22);
+      const file = addon.openat(fd, 'a.txt', constants.O_RDONLY);
+      expect(file).toBeGreaterThan(2);
+      closeSync(file);
+      symlinkSync('a.txt', join(root, 'link'));
+      // O_NOFOLLOW is always added: ELOOP.
+      expect(addon.openat(fd, 'link', constants.O_RDONLY)).toBe(-40);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
 
 describe('planGrants (the walk thread’s Landlock rules)', () => {
   const listing: Record<string, Array<{ name: string; kind: 'dir' | 'file' | 'other' }>> = {

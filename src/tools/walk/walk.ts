@@ -1,22 +1,13 @@
 // The folder walk under search_files and find_files. Every folder is opened relative to its already
-// verified parent (through /proc/self/fd/N, the path form of openat) with O_NOFOLLOW, so a folder
-// swapped for a symlink mid-walk fails to open instead of leading elsewhere; each entry's real path
+// verified parent (openat, see folder-ops.ts) with O_NOFOLLOW, so a folder swapped for a symlink
+// mid-walk fails to open instead of leading elsewhere; each entry's real path
 // is then its parent's plus its name, checked against the floor and denied_paths without a
 // realpath per file, and each opened object's identity (device + inode) against bind mounts and
 // hard links of protected files. Symlinks are never followed. Synchronous: it runs in a worker.
-import {
-  closeSync,
-  constants,
-  type Dirent,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { isUnder } from '../../policy/paths.ts';
+import { type EntryKind, type FolderOps, fdPath } from './folder-ops.ts';
 import type { PathGuard } from './guard.ts';
 import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';
 
@@ -29,8 +20,6 @@ const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /** Version-control folders: never searched (git grep does not search .git either). */
 const VCS_DIRS = new Set(['.git', '.hg', '.svn', '.jj']);
 const MAX_DEPTH = 256;
-
-export const fdPath = (fd: number): string => `/proc/self/fd/${fd}`;
 
 export interface WalkStats {
   files: number;
@@ -58,7 +47,7 @@ export const emptyStats = (): WalkStats => ({
 });
 
 export interface FileEntry {
-  /** The open parent folder: open the file as `${fdPath(dirFd)}/${name}`. */
+  /** The open parent folder: open the file with ops.openAt(dirFd, name, …). */
   dirFd: number;
   name: string;
   /** Absolute real path. */
@@ -71,6 +60,7 @@ export interface WalkOptions {
   /** Absolute canonical path of a folder or a file. */
   root: string;
   guard: PathGuard;
+  ops: FolderOps;
   /** The ignore rules from above the root (rulesAbove), read before the walk. */
   rules: IgnoreRules;
   stats: WalkStats;
@@ -86,36 +76,11 @@ function openError(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 }
 
-/** Git's order: names compared as bytes, a folder as if its name ended with '/'. */
-function sortKey(entry: Dirent, isDir: boolean): string {
-  return isDir ? `${entry.name}/` : entry.name;
-}
-
-type Kind = 'dir' | 'file' | 'symlink' | 'special';
-
-function kindOf(entry: Dirent, parentPath: string): Kind {
-  if (entry.isDirectory()) return 'dir';
-  if (entry.isFile()) return 'file';
-  if (entry.isSymbolicLink()) return 'symlink';
-  if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice())
-    return 'special';
-  // DT_UNKNOWN (some file systems): ask, without following a link.
-  try {
-    const st = lstatSync(`${parentPath}/${entry.name}`);
-    if (st.isDirectory()) return 'dir';
-    if (st.isFile()) return 'file';
-    if (st.isSymbolicLink()) return 'symlink';
-  } catch {
-    // Gone meanwhile.
-  }
-  return 'special';
-}
-
 /**
  * The ignore rules above `root` (its ancestors up to the enclosing repository's root), read by
  * real path before the walk. `root` is canonical, so its ancestors hold no symlinks.
  */
-export function rulesAbove(root: string, guard: PathGuard): IgnoreRules {
+export function rulesAbove(root: string, guard: PathGuard, ops: FolderOps): IgnoreRules {
   const ancestors: Array<{
     rel: string;
     names: Set<string>;
@@ -135,7 +100,7 @@ export function rulesAbove(root: string, guard: PathGuard): IgnoreRules {
       }
     }
     const at = dir;
-    ancestors.push({ rel, names, read: (parts) => readSmallFileAt(at, parts) });
+    ancestors.push({ rel, names, read: (parts) => readAbove(ops, at, parts) });
     if (names.has('.git')) break;
     const parent = dirname(dir);
     if (parent === dir) break;
@@ -143,6 +108,21 @@ export function rulesAbove(root: string, guard: PathGuard): IgnoreRules {
     dir = parent;
   }
   return IgnoreRules.above(ancestors);
+}
+
+/** An ignore file of a folder above the root, read through that folder opened without following a link. */
+function readAbove(ops: FolderOps, dir: string, names: readonly string[]): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(dir, DIR_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    return readSmallFileAt(ops, fd, names);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -224,28 +204,27 @@ function walkFolder(
   protectedWithin: readonly string[],
   depth: number,
 ): boolean {
-  const { guard, stats } = options;
+  const { guard, stats, ops } = options;
   stats.folders++;
-  const here = fdPath(fd);
-  let entries: Dirent[];
+  let entries: ReturnType<FolderOps['list']>;
   try {
-    entries = readdirSync(here, { withFileTypes: true });
+    entries = ops.list(fd);
   } catch {
     stats.unreadable++;
     return false;
   }
   const rules = parentRules.enter(rel, new Set(entries.map((e) => e.name)), (names) =>
-    readSmallFileAt(here, names),
+    readSmallFileAt(ops, fd, names),
   );
-
-  const listed = entries.map((entry) => {
-    const kind = kindOf(entry, here);
-    return { entry, kind, key: sortKey(entry, kind === 'dir') };
+  // Git's order: names compared as bytes, a folder as if its name ended with '/'.
+  const key = (e: { name: string; kind: EntryKind }) => (e.kind === 'dir' ? `${e.name}/` : e.name);
+  entries.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
   });
-  listed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
-  for (const { entry, kind } of listed) {
-    const name = entry.name;
+  for (const { name, kind } of entries) {
     if (kind === 'symlink') {
       stats.symlinks++;
       continue;
@@ -279,7 +258,7 @@ function walkFolder(
     }
     let child: number;
     try {
-      child = openSync(`${here}/${name}`, DIR_FLAGS);
+      child = ops.openAt(fd, name, DIR_FLAGS);
     } catch (error) {
       // ELOOP / ENOTDIR: it became a symlink or a file after the listing.
       const code = (error as NodeJS.ErrnoException).code;
@@ -295,7 +274,7 @@ function walkFolder(
       const within = protectedWithin.filter((entry) => isUnder(entry, childPath));
       if (walkFolder(options, child, childPath, childRel, rules, within, depth + 1)) return true;
     } finally {
-      closeSync(child);
+      ops.close(child);
     }
   }
   return false;
@@ -304,6 +283,7 @@ function walkFolder(
 export interface OpenedFile {
   fd: number;
   size: number;
+  mtimeMs: number;
 }
 
 /**
@@ -315,50 +295,33 @@ export function openEntry(
   guard: PathGuard,
   stats: WalkStats,
   maxBytes: number,
+  ops: FolderOps,
 ): OpenedFile | undefined {
   let fd: number;
   try {
-    fd = openSync(`${fdPath(entry.dirFd)}/${entry.name}`, FILE_FLAGS);
+    fd = ops.openAt(entry.dirFd, entry.name, FILE_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') stats.symlinks++;
     else stats.unreadable++;
     return undefined;
   }
-  const st = fstatSync(fd);
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
+  } catch {
+    ops.close(fd);
+    stats.unreadable++;
+    return undefined;
+  }
   let reason: keyof WalkStats | undefined;
   if (!st.isFile()) reason = 'special';
   else if (guard.identityRefusal(st)) reason = 'protected';
   else if (st.size > maxBytes) reason = 'large';
   if (reason) {
     stats[reason]++;
-    closeSync(fd);
+    ops.close(fd);
     return undefined;
   }
-  return { fd, size: st.size };
-}
-
-/** lstat of a file the walk found (for find_files): undefined when it is no longer a safe regular file. */
-export function statEntry(entry: FileEntry, guard: PathGuard, stats: WalkStats): Stats | undefined {
-  let st: Stats;
-  try {
-    st = lstatSync(`${fdPath(entry.dirFd)}/${entry.name}`);
-  } catch {
-    stats.unreadable++;
-    return undefined;
-  }
-  if (!st.isFile()) {
-    stats[st.isSymbolicLink() ? 'symlinks' : 'special']++;
-    return undefined;
-  }
-  if (guard.identityRefusal(st)) {
-    stats.protected++;
-    return undefined;
-  }
-  return st;
-}
-
-/** True when `rel` could hold a path under `base` (a glob's fixed folder prefix). */
-export function onTheWayTo(rel: string, base: string): boolean {
-  return base === '' || isUnder(rel, base) || isUnder(base, rel);
+  return { fd, size: st.size, mtimeMs: st.mtimeMs };
 }
