@@ -201,6 +201,23 @@ def then_listen(s):
         return {"error": errname(e)}
 
 
+def connect_again():
+    # The kernel's answers to connect() repeated on a non-blocking socket: EALREADY while it is
+    # connecting, 0 once it is established, EISCONN after that.
+    stalled = socket.socket()
+    stalled.setblocking(False)
+    first = stalled.connect_ex(("127.0.0.1", STALLED_PORT))
+    again = stalled.connect_ex(("127.0.0.1", STALLED_PORT))
+    s = socket.socket()
+    s.setblocking(False)
+    a = s.connect_ex(resolve(ALLOWED))
+    select.select([], [s], [], 5)
+    b = s.connect_ex(resolve(ALLOWED))
+    c = s.connect_ex(resolve(ALLOWED))
+    name = lambda rc: errno.errorcode.get(rc, rc)
+    return {"connecting": [name(first), name(again)], "established": [name(a), name(b), name(c)]}
+
+
 def shutdown_while_connecting():
     # A connect that stays in SYN_SENT (an allowed server whose accept queue is full drops the
     # SYN), then shutdown(): the kernel's own shutdown would disconnect the guard's host socket;
@@ -266,6 +283,7 @@ run("connect keeps socket options", options_kept)
 run("connect python allowed", python_connect_returns_zero)
 run("connect nonblocking allowed", lambda: nonblocking_connect(ALLOWED))
 run("connect from a thread allowed", from_thread)
+run("connect again", connect_again)
 run("connect blocking other port", lambda: blocking_connect(OTHER_PORT_SAME_NAME))
 run("connect nonblocking other port", lambda: nonblocking_connect(OTHER_PORT_SAME_NAME))
 run("connect blocking other address", lambda: blocking_connect(OTHER_ADDRESS))

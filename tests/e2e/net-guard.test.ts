@@ -181,6 +181,10 @@ describe('net guard: Python, blocking and non-blocking, every way to address a p
     expect(nonblocking.connect).toBe('EINPROGRESS');
     expect(nonblocking.peer).toEqual(['127.0.0.1', allowedPort]);
     reached('connect nonblocking allowed');
+    expect(check('connect again').reply).toEqual({
+      connecting: ['EINPROGRESS', 'EALREADY'],
+      established: ['EINPROGRESS', 0, 'EISCONN'],
+    });
     expect(check('connect keeps socket options').reply).toEqual({
       nodelay: 1,
       keepalive: 1,
