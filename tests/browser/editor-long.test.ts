@@ -161,6 +161,10 @@ describe('a 10,000-line file', () => {
   });
 
   it('types with no keystroke over 16 ms of main-thread time, and the preview shows what was typed', async () => {
+    // Blocks an edit does not touch keep their elements (nothing re-rendered, nothing flickers).
+    await page.evaluate(
+      `document.querySelectorAll('.preview .md-block').forEach((el) => { el.__kept = true; })`,
+    );
     await page.click('.cm-content');
     await page.keyboard.press('Control+End');
     const atEnd = await typeMeasured(page, 'typed at the end');
@@ -187,6 +191,12 @@ describe('a 10,000-line file', () => {
     await expect
       .poll(() => page.locator('.preview').textContent(), { timeout: 10_000 })
       .toContain('in the middle');
+    const fresh = (await page.evaluate(
+      `[...document.querySelectorAll('.preview .md-block')].filter((el) => !el.__kept).length`,
+    )) as number;
+    // Three places were edited: their blocks (and at most a neighbour each) were rendered anew.
+    expect(fresh).toBeGreaterThanOrEqual(3);
+    expect(fresh).toBeLessThanOrEqual(6);
     // And the server has it all.
     await expect
       .poll(async () => (await admin.call('GET', '/api/notes/big/files/long.md')).content as string, {
