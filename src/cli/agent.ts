@@ -80,8 +80,9 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
       systemPrompt = readFileSync(resolve(cwd, flags.systemPromptFile), 'utf8');
     } catch (error) {
       throw new RuneError(
-        'USAGE',
-        `--system-prompt-file: cannot read ${flags.systemPromptFile}: ${(error as NodeJS.ErrnoException).code}`,
+        'IO',
+        `--system-prompt-file: cannot read ${flags.systemPromptFile}: ${(error as NodeJS.ErrnoException).code}; check the path (relative paths start from ${cwd})`,
+        { cause: error },
       );
     }
   }
