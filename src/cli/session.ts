@@ -1,7 +1,6 @@
 // The interactive session: a prompt with persistent history, streamed answers, one line per tool
 // call, slash commands, confirm-mode questions, and Ctrl-C that cancels the running model call or
 // tool (its whole process group) and returns to the prompt; Ctrl-C at an empty prompt quits.
-import { randomUUID } from 'node:crypto';
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +12,7 @@ import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
+import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { formatPolicy } from '../policy/format.ts';
@@ -147,7 +147,7 @@ export async function runSession(
     io.output.write(text);
   };
   let config: RuneConfig = setup.config;
-  let sessionId = setup.resumed?.id ?? randomUUID();
+  let sessionId = setup.resumed?.id ?? newUuid();
   let stored: StoredSession | undefined = setup.resumed;
   let messages: ChatMessage[] = setup.resumed?.messages ?? [];
   let lastLayers: LayerReport[] | undefined;
@@ -427,7 +427,7 @@ export async function runSession(
       case '/reset':
         messages = [];
         stored = undefined;
-        sessionId = randomUUID();
+        sessionId = newUuid();
         policy = await createDefaultPolicy(gateOptions(), sessionId);
         write(`new conversation (session ${sessionId.slice(0, 8)})\n`);
         return true;
