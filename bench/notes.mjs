@@ -4,7 +4,8 @@
 //   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline,
 //   4. acknowledgement latency of collaborative updates with 20 typists, p50/p99: the durable update
 //      log with synchronous = full (default) and normal, side by side with a binary from before the
-//      log (--baseline BIN, e.g. one built from an older commit; goal: at most +2 ms at p99).
+//      log (--baseline BIN, e.g. one built from an older commit; goal: at most +2 ms at p99),
+//      typed in 8 interleaved slices of --seconds/8 per variant.
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
 //                        [--only reads|collab] [--typists 20] [--baseline BIN]
 import { spawn } from 'node:child_process';
@@ -143,11 +144,16 @@ async function adminApi(url) {
 /**
  * 4. `typists` people each typing at their own line at keyboard speed (a key every 100–200 ms, one
  * Yjs update per key, as the web editor sends them when it does not batch): the time from sending
- * an update to its acknowledgement, per server variant, in interleaved rounds on fresh data.
+ * an update to its acknowledgement. Every variant's server runs from the start; the typing comes in
+ * short slices, variant after variant in a new random order each round, so changes in machine load
+ * fall on all variants alike.
  */
 async function collabLatency() {
   const Y = require('yjs');
   const typists = Number(values.typists);
+  const rounds = 8;
+  /** Typing time per variant in all, in ms (--seconds). */
+  const slice = seconds * 1000;
   const variants = [
     ...(values.baseline
       ? [{ name: `before the update log (${values.baseline})`, bin: values.baseline, toml: '' }]
@@ -155,8 +161,7 @@ async function collabLatency() {
     { name: 'update log, synchronous = normal', bin: rune, toml: 'synchronous = "normal"\n' },
     { name: 'update log, synchronous = full (default)', bin: rune, toml: '' },
   ];
-  const samples = new Map(variants.map((v) => [v.name, []]));
-  const typingAgent = new http.Agent({ keepAlive: true, maxSockets: typists + 4 });
+  const typingAgent = new http.Agent({ keepAlive: true, maxSockets: (typists + 4) * variants.length });
   const post = (url, token, body) =>
     new Promise((resolve, reject) => {
       const req = http.request(
@@ -176,63 +181,88 @@ async function collabLatency() {
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
-  for (let round = 0; round < 3; round++) {
-    for (const variant of variants) {
-      const dir = mkdtempSync(join(tmpdir(), 'rune-bench-collab-'));
-      writeFileSync(
-        join(dir, 'rune.toml'),
-        `[notes]\n${variant.toml}[notes.local]\nadmins = ["bench:benchpass"]\n`,
-      );
-      const run = await startRune(dir, variant.bin);
-      const call = await adminApi(run.url);
-      await call('/api/notes', 'POST', { name: 'typing' });
-      const lines = Array.from({ length: typists }, (_, i) => `[t${i}]\n`).join('');
-      await call('/api/notes/typing/files', 'POST', { name: 'doc.md', content: `# Typing\n${lines}` });
-      const token = call.token;
-      const path = `${run.url}/api/notes/typing/files/doc.md/collab`;
-      const { state } = JSON.parse((await call('/api/notes/typing/files/doc.md/collab')).body);
-      const until = Date.now() + seconds * 1000;
-      const latencies = samples.get(variant.name);
-      await Promise.all(
-        Array.from({ length: typists }, async (_, i) => {
-          const doc = new Y.Doc();
-          Y.applyUpdate(doc, Buffer.from(state, 'base64'));
-          const text = doc.getText('content');
+  for (const variant of variants) {
+    const dir = mkdtempSync(join(tmpdir(), 'rune-bench-collab-'));
+    writeFileSync(
+      join(dir, 'rune.toml'),
+      `[notes]\n${variant.toml}[notes.local]\nadmins = ["bench:benchpass"]\n`,
+    );
+    variant.server = await startRune(dir, variant.bin);
+    const call = await adminApi(variant.server.url);
+    await call('/api/notes', 'POST', { name: 'typing' });
+    const lines = Array.from({ length: typists }, (_, i) => `[t${i}]\n`).join('');
+    await call('/api/notes/typing/files', 'POST', { name: 'doc.md', content: `# Typing\n${lines}` });
+    variant.token = call.token;
+    variant.path = `${variant.server.url}/api/notes/typing/files/doc.md/collab`;
+    const { state } = JSON.parse((await call('/api/notes/typing/files/doc.md/collab')).body);
+    variant.docs = Array.from({ length: typists }, () => {
+      const doc = new Y.Doc();
+      Y.applyUpdate(doc, Buffer.from(state, 'base64'));
+      return doc;
+    });
+    variant.samples = [];
+    variant.roundP99 = [];
+  }
+  const typeFor = async (variant, ms) => {
+    const until = Date.now() + ms;
+    const latencies = [];
+    await Promise.all(
+      variant.docs.map(async (doc, i) => {
+        const text = doc.getText('content');
+        // Typists start out of step, as people do.
+        await new Promise((r) => setTimeout(r, Math.random() * 150));
+        while (Date.now() < until) {
           let update;
-          doc.on('update', (u) => {
+          const grab = (u) => {
             update = u;
+          };
+          doc.on('update', grab);
+          const current = text.toString();
+          text.insert(current.indexOf('\n', current.indexOf(`[t${i}]`)), 'k');
+          doc.off('update', grab);
+          const start = process.hrtime.bigint();
+          await post(variant.path, variant.token, {
+            update: Buffer.from(update).toString('base64'),
+            client_id: `t${i}`,
           });
-          // Typists start out of step, as people do.
-          await new Promise((r) => setTimeout(r, Math.random() * 150));
-          while (Date.now() < until) {
-            const current = text.toString();
-            text.insert(current.indexOf('\n', current.indexOf(`[t${i}]`)), 'k');
-            const start = process.hrtime.bigint();
-            await post(path, token, { update: Buffer.from(update).toString('base64'), client_id: `t${i}` });
-            latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-            await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
-          }
-        }),
-      );
-      await run.stop();
+          latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+          await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
+        }
+      }),
+    );
+    return latencies;
+  };
+  for (const variant of variants) await typeFor(variant, 500); // warm-up, not counted
+  for (let round = 0; round < rounds; round++) {
+    const order = [...variants].sort(() => Math.random() - 0.5);
+    for (const variant of order) {
+      const latencies = await typeFor(variant, slice / rounds);
+      variant.samples.push(...latencies);
+      variant.roundP99.push(percentile(latencies, 99));
     }
   }
+  for (const variant of variants) await variant.server.stop();
   typingAgent.destroy();
   console.log(
-    `\ncollab update → acknowledgement, ${typists} typists, ${seconds} s × 3 interleaved rounds per variant`,
+    `\ncollab update → acknowledgement, ${typists} typists, ${rounds} interleaved slices of ${(slice / rounds / 1000).toFixed(2)} s per variant`,
   );
-  const first = variants[0].name;
-  const base = { p50: percentile(samples.get(first), 50), p99: percentile(samples.get(first), 99) };
+  const first = variants[0];
+  const sign = (x) => (x >= 0 ? '+' : '') + x.toFixed(2);
+  const base = {
+    p50: percentile(first.samples, 50),
+    p99: percentile(first.samples, 99),
+    slice: median(first.roundP99),
+  };
   for (const variant of variants) {
-    const values_ = samples.get(variant.name);
-    const p50 = percentile(values_, 50);
-    const p99 = percentile(values_, 99);
+    const p50 = percentile(variant.samples, 50);
+    const p99 = percentile(variant.samples, 99);
+    const sliceP99 = median(variant.roundP99);
     const versus =
-      variant.name === first
+      variant === first
         ? '(baseline)'
-        : `Δp50 ${(p50 - base.p50 >= 0 ? '+' : '') + (p50 - base.p50).toFixed(2)} ms  Δp99 ${(p99 - base.p99 >= 0 ? '+' : '') + (p99 - base.p99).toFixed(2)} ms  ratio p99 ${(p99 / base.p99).toFixed(2)}`;
+        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms`;
     console.log(
-      `  ${variant.name.padEnd(44)} n ${String(values_.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(6)} ms  ${versus}`,
+      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  ${versus}`,
     );
   }
   if (!values.baseline) {

@@ -60,7 +60,18 @@ const MODES = {
 };
 
 /** Sources of the static sandbox helper only (probe.c is shared with the addon). */
-const HELPER_ONLY = ['helper.c', 'view.c', 'view.h', 'bpf.h', 'netguard.c', 'netguard.h'];
+const HELPER_ONLY = [
+  'helper.c',
+  'view.c',
+  'view.h',
+  'view-fs.c',
+  'view-fs.h',
+  'view-rules.c',
+  'secrets.c',
+  'bpf.h',
+  'netguard.c',
+  'netguard.h',
+];
 
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');

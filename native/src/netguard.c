@@ -681,7 +681,13 @@ static void finish_host_connect(struct job *j, int timed_out) {
     job_release(j);
     return;
   }
-  if (!timed_out) connect(j->sock, (struct sockaddr *)&j->addr, j->addrlen); /* the kernel's "connected" */
+  /* A second connect() moves the socket to the kernel's "connected". If the peer reset it in the
+   * meantime, that connect() disconnects it instead: such a socket is never handed over. */
+  if (!timed_out && connect(j->sock, (struct sockaddr *)&j->addr, j->addrlen) != 0 && errno != EISCONN) {
+    answer(j->id, 0, errno);
+    job_release(j);
+    return;
+  }
   fcntl(j->sock, F_SETFL, O_RDWR);
   int rc = install(j->id, j->sock, j->target_fd, j->cloexec);
   if (rc == 0) {
@@ -750,14 +756,7 @@ static void start_host_connect(struct job *j, const struct sockview *v) {
  * state; the guard computes it instead of letting the kernel act on the socket, because the
  * kernel's own path would disconnect a socket whose connect failed. `j->sock` is our duplicate. */
 static void host_step(struct job *j) {
-  int state = H_CONNECTED;
-  struct stat st;
-  if (fstat(j->sock, &st) == 0) state = host_state(st.st_ino);
-  if (state == H_CONNECTED) {
-    answer(j->id, 0, EISCONN);
-    job_release(j);
-    return;
-  }
+  /* Still connecting: the TCP state says so by itself. */
   int tcp = tcp_state(j->sock);
   if (tcp == TCP_SYN_SENT || tcp == TCP_SYN_RECV) {
     if (j->nonblock) {
@@ -770,6 +769,17 @@ static void host_step(struct job *j) {
       memset(j, 0, sizeof *j);
       j->sock = -1;
     }
+    return;
+  }
+  /* Established or closed: whether the kernel would still call it "connecting" (answer 0, or the
+   * error of a failed connect) or "connected" (EISCONN) is what the guard recorded when it handed
+   * the socket over; without a record, EISCONN, the answer that never moves the socket. */
+  int state = H_CONNECTED;
+  struct stat st;
+  if (fstat(j->sock, &st) == 0) state = host_state(st.st_ino);
+  if (state == H_CONNECTED) {
+    answer(j->id, 0, EISCONN);
+    job_release(j);
     return;
   }
   if (tcp == TCP_CLOSE || tcp < 0) {

@@ -67,6 +67,13 @@ void view_print_closed(const char *folder);
 /* One line naming the seccomp rules that stand in for what `lost` names, and what stays reachable. */
 const char *view_lost_summary(unsigned lost);
 
+/* The hidden paths of the view (view.c), shared with the Landlock rules (view-rules.c). */
+void view_remember_hidden(const char *path);
+int view_is_hidden(const char *path);
+/* Whether a hidden path lies strictly below `dir`. */
+int view_hides_inside(const char *dir);
+int view_is_inside(const char *path, const char *dir);
+
 /* helper.c */
 void report(const char *layer, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void skip(const char *layer, const char *fmt, const char *arg, int err);

@@ -68,7 +68,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<command...>', 'the program and its arguments (after --)')
     .option('--allow-read <path>', 'a folder or file the command may read (repeatable)', collect)
     .option('--allow-write <path>', 'a folder or file the command may read and write (repeatable)', collect)
-    .option('--allow-domain <name>', 'a host name the command may connect to (repeatable)', collect)
+    .option(
+      '--allow-domain <name>',
+      'a host name or IP the command may connect to, NAME:PORT for one port only (repeatable)',
+      collect,
+    )
     .option('--layers', 'print the layers applied and skipped to stderr')
     .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
       // --sandbox and --config belong to the main program; they apply here too.
@@ -105,7 +109,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--force', 'replace an existing rune.toml')
     .option('--allow-command <cmd>', 'a command allowed without asking (repeatable)', repeat)
-    .option('--allow-domain <host>', 'a domain fetch_url may reach (repeatable)', repeat)
+    .option(
+      '--allow-domain <host>',
+      'a domain (HOST or HOST:PORT) fetch_url and tools may reach (repeatable)',
+      repeat,
+    )
     .action(async (_options: InitOptions, cmd: Command) => {
       // --model, --provider, … are the main program's flags; they apply here too.
       const { initCommand } = await import('./init.ts');

@@ -230,3 +230,18 @@ describe('GitGuard after a rune that died during a call', () => {
     expect(readdirSync(state)).toEqual([]);
   });
 });
+
+describe('GitGuard on a very large writable root', () => {
+  it('searches level by level up to its limit and says where it stopped', () => {
+    const root = project();
+    gitDir(join(root, 'a/b/c/d/e/deep'));
+    warnings.length = 0;
+    const guard = new GitGuard(logger, undefined, undefined, 12);
+    const { protect, notes } = guard.prepare([root], true);
+    // The shallow ones are still found.
+    expect(protect).toContain(join(root, '.git/config'));
+    expect(protect).not.toContain(join(root, 'a/b/c/d/e/deep/config'));
+    expect(notes.join()).toMatch(/stopped after 12 folders/);
+    expect(warnings.join()).toMatch(/stopped after 12 folders/);
+  });
+});

@@ -40,6 +40,12 @@ import {
 /** Inside a git folder these hold objects, refs and logs only: never a git folder to find. */
 const SKIP_IN_GIT_DIR = new Set(['objects', 'refs', 'logs', 'lfs', 'rr-cache']);
 const MAX_INCLUDE_DEPTH = 10;
+/**
+ * Folders looked at per search. A writable root as large as a whole home folder would otherwise
+ * cost seconds per call; the search goes level by level, so what is cut off is the deepest, and
+ * the person is told.
+ */
+export const MAX_SCAN_DIRS = 100_000;
 
 interface DirInfo {
   mtimeMs: number;
@@ -204,10 +210,14 @@ export class GitGuard {
    * `journalDir`: a folder of rune's own where each call's starting point is written before the
    * call, so a rune killed during a call leaves the next rune something to judge against.
    */
+  /** Set when the last search stopped at the folder limit: the roots and the limit. */
+  private cutOff: string | undefined;
+
   constructor(
     private readonly logger: Logger,
     private readonly home: string | undefined,
     private readonly journalDir?: string,
+    private readonly maxDirs = MAX_SCAN_DIRS,
   ) {
     this.journal = journalDir ? join(journalDir, `git-guard-${process.pid}.json`) : undefined;
   }
@@ -251,6 +261,13 @@ export class GitGuard {
           this.told.add(note);
           this.logger.warn('sandbox.git_hooks_path', { message: note });
         }
+      }
+    }
+    if (this.cutOff) {
+      notes.push(this.cutOff);
+      if (!this.told.has(this.cutOff)) {
+        this.told.add(this.cutOff);
+        this.logger.warn('sandbox.git_search_cut', { message: this.cutOff });
       }
     }
     this.active++;
@@ -372,10 +389,15 @@ export class GitGuard {
     const found = new Map<string, GitRepo>();
     // `inModules`: below a git folder's modules/ or worktrees/, where every folder may be (or
     // become) the git folder of a submodule or linked worktree.
-    const stack: Array<{ dir: string; inModules: boolean }> = roots.map((dir) => ({ dir, inModules: false }));
-    while (stack.length > 0) {
-      const { dir, inModules } = stack.pop() as { dir: string; inModules: boolean };
+    const queue: Array<{ dir: string; inModules: boolean }> = roots.map((dir) => ({ dir, inModules: false }));
+    this.cutOff = undefined;
+    for (let head = 0; head < queue.length; head++) {
+      const { dir, inModules } = queue[head] as { dir: string; inModules: boolean };
       if (visited.has(dir)) continue;
+      if (visited.size >= this.maxDirs) {
+        this.cutOff = `git folders: the search under ${roots.join(', ')} stopped after ${this.maxDirs} folders; git folders deeper than ${dir} are not protected or checked (make the writable folders smaller)`;
+        break;
+      }
       const st = lstat(dir);
       if (!st?.isDirectory()) continue;
       const cached = this.dirs.get(dir);
@@ -409,7 +431,7 @@ export class GitGuard {
       for (const sub of info.subdirs) {
         if (gitLike && SKIP_IN_GIT_DIR.has(sub)) continue;
         const below = inModules || (gitLike && (sub === 'modules' || sub === 'worktrees'));
-        stack.push({ dir: join(dir, sub), inModules: below && sub !== 'hooks' && sub !== 'info' });
+        queue.push({ dir: join(dir, sub), inModules: below && sub !== 'hooks' && sub !== 'info' });
       }
     }
     for (const [dir, info] of visited) this.dirs.set(dir, info);

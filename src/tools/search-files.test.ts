@@ -152,7 +152,7 @@ describe('search_files', () => {
 
   it('explains a bad pattern and a missing path', async () => {
     expect((await callTool('search_files', { pattern: '(' }, ctx())).content).toMatch(
-      /invalid regular expression: .*Unterminated group/,
+      /invalid regular expression: .*Unterminated group; use JavaScript syntax, and escape \( \) \[/,
     );
     expect((await callTool('search_files', { pattern: 'x', path: 'nope' }, ctx())).content).toMatch(
       /nope does not exist/,

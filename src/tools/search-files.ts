@@ -174,7 +174,9 @@ export const searchFilesTool = defineTool<SearchFilesArgs>({
     try {
       compileMatcher(args.pattern, args.case_insensitive ?? false);
     } catch (error) {
-      throw new ToolError(`invalid regular expression: ${(error as Error).message}`);
+      throw new ToolError(
+        `invalid regular expression: ${(error as Error).message}; use JavaScript syntax, and escape ( ) [ ] { } . * + ? | \\ to match them literally`,
+      );
     }
     const limit = args.max_results ?? DEFAULT_RESULTS;
     const job: SearchJob = {

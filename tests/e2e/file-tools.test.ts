@@ -3,7 +3,7 @@
 // shows what the floor, denied_paths, .gitignore, symlinks or binary files hold (a bind mount of
 // ~/.ssh included), matches `git grep -n` on tracked files, and edits in place as documented.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useMockLlm } from '../helpers/mock-llm.ts';
@@ -72,6 +72,8 @@ function repoFixture(h: Home) {
   writeFileSync(join(h.repo, 'blob.bin'), Buffer.from('TODO\0\x01\x02binary TODO'));
   symlinkSync(join(h.home, '.ssh'), join(h.repo, 'keys'));
   symlinkSync(join(h.home, '.ssh/id_ed25519'), join(h.repo, 'deploy-key.txt'));
+  // A hard link: the same file as the key under an innocent name, refused by identity.
+  linkSync(join(h.home, '.ssh/id_ed25519'), join(h.repo, 'notes.txt'));
   mkdirSync(join(h.repo, 'vault'));
   writeFileSync(join(h.repo, 'vault/passwords.txt'), 'TODO rotate hunter2\n');
   return git;
@@ -115,13 +117,13 @@ describe('search_files and find_files', () => {
         .sort(),
     ).toEqual(git('ls-files').trimEnd().split('\n').sort());
     expect(found).toMatch(
-      /skipped: 2 entries ignored by \.gitignore\/\.ignore, 1 binary file, 1 protected entry/,
+      /skipped: 2 entries ignored by \.gitignore\/\.ignore, 1 binary file, 2 protected entries/,
     );
     expect(everythingSent()).not.toContain(SECRET);
     expect(everythingSent()).not.toContain('hunter2');
-    expect(todo).not.toMatch(/dist\/|run\.log|blob\.bin|keys\/|deploy-key|vault/);
+    expect(todo).not.toMatch(/dist\/|run\.log|blob\.bin|keys\/|deploy-key|vault|notes\.txt/);
     expect(todo).toMatch(
-      /skipped: 2 entries ignored by \.gitignore\/\.ignore, 1 binary file, 1 protected entry/,
+      /skipped: 2 entries ignored by \.gitignore\/\.ignore, 1 binary file, 2 protected entries/,
     );
   });
 
@@ -174,7 +176,8 @@ describe('search_files and find_files', () => {
     const [search, find] = toolResults();
     expect(everythingSent()).not.toContain(SECRET);
     expect(search).toMatch(/^No matches/);
-    expect(search).toMatch(/1 protected entry/);
+    // The mount and the hard-linked notes.txt.
+    expect(search).toMatch(/2 protected entries/);
     // Named as the folder to walk, the mount is refused outright: it is the same folder as ~/.ssh.
     expect(find).toMatch(/^error: .*\/repo\/mnt is the same file as .*\/\.ssh$/);
   });

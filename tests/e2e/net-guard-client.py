@@ -5,6 +5,7 @@
 import ctypes
 import errno
 import json
+import os
 import select
 import socket
 import sys
@@ -201,6 +202,47 @@ def then_listen(s):
         return {"error": errname(e)}
 
 
+def connect_again():
+    # The kernel's answers to connect() repeated on a non-blocking socket: EALREADY while it is
+    # connecting, 0 once it is established, EISCONN after that.
+    stalled = socket.socket()
+    stalled.setblocking(False)
+    first = stalled.connect_ex(("127.0.0.1", STALLED_PORT))
+    again = stalled.connect_ex(("127.0.0.1", STALLED_PORT))
+    s = socket.socket()
+    s.setblocking(False)
+    a = s.connect_ex(resolve(ALLOWED))
+    select.select([], [s], [], 5)
+    b = s.connect_ex(resolve(ALLOWED))
+    c = s.connect_ex(resolve(ALLOWED))
+    name = lambda rc: errno.errorcode.get(rc, rc)
+    return {"connecting": [name(first), name(again)], "established": [name(a), name(b), name(c)]}
+
+
+def half_close():
+    # shutdown(SHUT_WR) on a handed-over socket: the peer sees the end, the answer still arrives.
+    s = socket.create_connection(resolve(ALLOWED), timeout=5)
+    s.sendall(b"half")
+    s.shutdown(socket.SHUT_WR)
+    return s.recv(200)
+
+
+def kernel_errors():
+    # Bad arguments get the kernel's own errors, not the guard's.
+    def err(fd, addr, length):
+        r = libc.connect(fd, addr, length)
+        return "ok" if r == 0 else errno.errorcode.get(ctypes.get_errno())
+    name, namelen = sockaddr(ALLOWED)
+    r, w = os.pipe()
+    s = socket.socket()
+    return {
+        "bad fd": err(999, name, namelen),
+        "not a socket": err(r, name, namelen),
+        "address too long": err(s.fileno(), name, 200),
+        "no address": err(s.fileno(), None, 16),
+    }
+
+
 def shutdown_while_connecting():
     # A connect that stays in SYN_SENT (an allowed server whose accept queue is full drops the
     # SYN), then shutdown(): the kernel's own shutdown would disconnect the guard's host socket;
@@ -266,6 +308,9 @@ run("connect keeps socket options", options_kept)
 run("connect python allowed", python_connect_returns_zero)
 run("connect nonblocking allowed", lambda: nonblocking_connect(ALLOWED))
 run("connect from a thread allowed", from_thread)
+run("connect again", connect_again)
+run("half close", half_close)
+run("kernel errors", kernel_errors)
 run("connect blocking other port", lambda: blocking_connect(OTHER_PORT_SAME_NAME))
 run("connect nonblocking other port", lambda: nonblocking_connect(OTHER_PORT_SAME_NAME))
 run("connect blocking other address", lambda: blocking_connect(OTHER_ADDRESS))

@@ -181,6 +181,17 @@ describe('net guard: Python, blocking and non-blocking, every way to address a p
     expect(nonblocking.connect).toBe('EINPROGRESS');
     expect(nonblocking.peer).toEqual(['127.0.0.1', allowedPort]);
     reached('connect nonblocking allowed');
+    expect(check('connect again').reply).toEqual({
+      connecting: ['EINPROGRESS', 'EALREADY'],
+      established: ['EINPROGRESS', 0, 'EISCONN'],
+    });
+    expect(check('half close').reply).toContain('ALLOWED:half');
+    expect(check('kernel errors').reply).toEqual({
+      'bad fd': 'EBADF',
+      'not a socket': 'ENOTSOCK',
+      'address too long': 'EINVAL',
+      'no address': 'EFAULT',
+    });
     expect(check('connect keeps socket options').reply).toEqual({
       nodelay: 1,
       keepalive: 1,

@@ -8,6 +8,11 @@ import { ApiError, api, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts
 
 /** Origin of updates that came from the server; everything else in the document is local. */
 const REMOTE = Symbol('remote');
+/**
+ * Most bytes of updates merged into one request: the server refuses a single update over its
+ * limit (256 KB by default), so a long offline session goes out in several requests.
+ */
+const MAX_BATCH_BYTES = 192 * 1024;
 
 export interface SendState {
   /** Local changes the server has not acknowledged yet. */
@@ -66,11 +71,15 @@ export class CollabSession {
       // covers every queued batch, so it replaces them (keeping their count of changes).
       const missing = Y.encodeStateAsUpdate(this.doc, Y.encodeStateVectorFromUpdate(serverUpdate));
       const decoded = Y.decodeUpdate(missing);
-      if (decoded.structs.length > 0 || decoded.ds.clients.size > 0) {
+      if ((decoded.structs.length > 0 || decoded.ds.clients.size > 0) && missing.length <= MAX_BATCH_BYTES) {
         const count = this.pending.reduce((sum, batch) => sum + batch.count, 0);
         this.pending = [{ update: missing, count: Math.max(count, 1) }];
         this.refused = null;
         this.retryDelay = 250;
+        this.schedule(0);
+      } else if (missing.length > MAX_BATCH_BYTES) {
+        // Too big for one request: the queued batches (all the server lacks of ours) go one by one.
+        this.refused = null;
         this.schedule(0);
       } else if (this.inflight === null) {
         // The server already has everything: queued batches were acknowledged in effect.
@@ -99,8 +108,7 @@ export class CollabSession {
   close(): void {
     this.closed = true;
     window.clearTimeout(this.flushTimer);
-    const batch = this.merged();
-    if (batch) {
+    for (let batch = this.merged(); batch; batch = this.merged()) {
       void fetch(this.path, {
         method: 'POST',
         keepalive: true,
@@ -133,17 +141,21 @@ export class CollabSession {
     this.flushTimer = window.setTimeout(() => void this.flush(), delay);
   }
 
+  /** Takes the queued batches from the front, merged into one of at most MAX_BATCH_BYTES (or one). */
   private merged(): Batch | null {
     if (this.pending.length === 0) return null;
-    const batch =
-      this.pending.length === 1
-        ? this.pending[0]!
-        : {
-            update: Y.mergeUpdates(this.pending.map((each) => each.update)),
-            count: this.pending.reduce((sum, each) => sum + each.count, 0),
-          };
-    this.pending = [];
-    return batch;
+    let take = 1;
+    let bytes = this.pending[0]!.update.length;
+    while (take < this.pending.length && bytes + this.pending[take]!.update.length <= MAX_BATCH_BYTES) {
+      bytes += this.pending[take]!.update.length;
+      take++;
+    }
+    const taken = this.pending.splice(0, take);
+    if (taken.length === 1) return taken[0]!;
+    return {
+      update: Y.mergeUpdates(taken.map((each) => each.update)),
+      count: taken.reduce((sum, each) => sum + each.count, 0),
+    };
   }
 
   private async flush(): Promise<void> {

@@ -159,7 +159,24 @@ export class NoteView {
         ),
       ),
     );
-    clear(this.root, this.files.element, editor, this.chat.element, tabs);
+    // Keyboard users reach the editor without tabbing through every file and its buttons.
+    const skip = this.canEdit
+      ? h(
+          'a',
+          {
+            href: '#',
+            class: 'skip-link',
+            onclick: (event: Event) => {
+              event.preventDefault();
+              this.showPane('editor');
+              if (this.mode === 'preview') this.setMode('split');
+              this.fileSession?.focus();
+            },
+          },
+          'Skip to the editor',
+        )
+      : null;
+    clear(this.root, skip, this.files.element, editor, this.chat.element, tabs);
     clear(this.view, this.root);
     this.setMode(this.canEdit ? mode : 'preview');
     this.showPane('editor');
@@ -176,7 +193,14 @@ export class NoteView {
           if (!details.open || list.childElementCount > 0 || !this.editorModule) return;
           const { MARKDOWN_KEYS } = await this.editorModule;
           const mac = /Mac|iPhone|iPad/.test(navigator.platform);
-          const show = (key: string) => key.replace(/Mod/g, mac ? '⌘' : 'Ctrl').replace(/-/g, '+');
+          // "Mod-Shift-z" → "Ctrl+Shift+Z", as keys are printed on keyboards.
+          const show = (key: string) =>
+            key
+              .split('-')
+              .map((part) =>
+                part === 'Mod' ? (mac ? '⌘' : 'Ctrl') : part.length === 1 ? part.toUpperCase() : part,
+              )
+              .join('+');
           const rows: Array<[string, string]> = [
             ...MARKDOWN_KEYS.map((each): [string, string] => [show(each.key ?? ''), each.label]),
             ['Shift+Tab', 'outdent'],

@@ -15,9 +15,30 @@ export interface Placed {
 interface Page {
   element: HTMLElement;
   items: Placed[];
+  /** The class of the height guessed for it, as last set. */
+  guess?: string;
 }
 
 const PAGE = 32;
+
+/** Height guesses come in steps of √2 from 6 em; each step is a class (no style attributes). */
+const GUESSES = 30;
+let guessSheet: CSSStyleSheet | null = null;
+
+function guessClass(em: number): string {
+  if (!guessSheet) {
+    guessSheet = new CSSStyleSheet();
+    guessSheet.replaceSync(
+      Array.from(
+        { length: GUESSES },
+        (_, k) =>
+          `.md-page.guess-${k} { contain-intrinsic-size: auto ${Math.round(6 * Math.SQRT2 ** k)}em; }`,
+      ).join('\n'),
+    );
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, guessSheet];
+  }
+  return `guess-${Math.min(GUESSES - 1, Math.max(0, Math.round(2 * Math.log2(em / 6))))}`;
+}
 
 export class Pages {
   private pages: Page[] = [];
@@ -47,13 +68,15 @@ export class Pages {
       last = item.element;
     }
     // Pages as they are now, in order, dropping empty ones and splitting big ones.
+    const known = new Map<Element, Page>(this.pages.map((page) => [page.element, page]));
     const byElement = new Map<Element, Page>();
     const pages: Page[] = [];
     for (const item of items) {
       const parent = item.element.parentElement!;
       let page = byElement.get(parent);
       if (!page) {
-        page = { element: parent as HTMLElement, items: [] };
+        page = known.get(parent) ?? { element: parent as HTMLElement, items: [] };
+        page.items = [];
         byElement.set(parent, page);
         pages.push(page);
       }
@@ -77,6 +100,14 @@ export class Pages {
         after = element;
       }
     }
+    // Until a page has been shown once, its height is a guess from its source lines; a better
+    // guess keeps the scrollbar and scroll sync steadier on the way there.
+    for (const page of this.pages) {
+      const guess = guessClass(page.items.reduce((sum, item) => sum + item.lines, 0) * 1.5);
+      if (page.guess === guess) continue;
+      page.guess = guess;
+      page.element.className = `md-page ${guess}`;
+    }
     this.items = items;
   }
 
@@ -87,6 +118,7 @@ export class Pages {
     if (items.length === 0) return 0;
     const page =
       this.pages[this.lastIndex(this.pages.length, (i) => this.top(this.pages[i]!.element) <= top)]!;
+    this.lay(page);
     const within = page.items;
     const index = this.lastIndex(within.length, (i) => this.top(within[i]!.element) <= top);
     const item = within[index]!;
@@ -110,6 +142,7 @@ export class Pages {
     if (!first) return 0;
     if (line <= first.line) return (this.top(first.element) * line) / Math.max(first.line, 1);
     const page = this.pages[this.lastIndex(this.pages.length, (i) => this.pages[i]!.items[0]!.line <= line)]!;
+    this.lay(page);
     const within = page.items;
     const item = within[this.lastIndex(within.length, (i) => within[i]!.line <= line)]!;
     const start = this.top(item.element);
@@ -122,6 +155,19 @@ export class Pages {
       height +
       ((line - end) / Math.max(next.line - end, 1)) * (this.top(next.element) - start - height)
     );
+  }
+
+  /**
+   * Makes the browser lay out a page it skips (out of view) before its blocks are measured: the
+   * positions of blocks in a skipped page are stale. The page is about to be shown anyway (scroll
+   * sync moves there); once it has been painted, `auto` takes over again.
+   */
+  private lay(page: Page): void {
+    // The page itself is always "visible"; whether its contents are skipped shows on a child.
+    const child = page.element.firstElementChild;
+    if (!child || child.checkVisibility({ contentVisibilityAuto: true })) return;
+    page.element.classList.add('md-page-laid');
+    requestAnimationFrame(() => requestAnimationFrame(() => page.element.classList.remove('md-page-laid')));
   }
 
   /** Offset of an element's top from the top of the scrolled content. */

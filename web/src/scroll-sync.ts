@@ -1,6 +1,8 @@
-// Keeps two views of the same text (the editor and the preview) at the same source line: the one
-// the user scrolls leads, the other follows on the next frame. Each side maps its scroll position
-// to a fractional source line and back; programmatic scrolls are recognised and not echoed.
+// Keeps two views of the same text (the editor and the preview) at the same source line. The side
+// the person last used (wheel, touch, pointer, keys) leads, the other follows on the next frame.
+// Scroll events on the follower (ours, or the browser keeping content in place while the preview's
+// pages are laid out) never take the lead. Each side maps its scroll position to a fractional
+// source line and back.
 
 export interface LineScroller {
   /** The element whose scrollTop moves. */
@@ -11,11 +13,13 @@ export interface LineScroller {
   topFor(line: number): number;
 }
 
+/** Frames to keep checking after a move: the preview lays out pages only as they come into view. */
+const SETTLE_FRAMES = 20;
+const INPUT = ['wheel', 'touchstart', 'pointerdown', 'keydown'] as const;
+
 export class ScrollSync {
   private leader: LineScroller;
   private frame = 0;
-  /** The scrollTop we set on each side, to tell our own scroll events from the user's. */
-  private readonly expected = new Map<LineScroller, number>();
   private readonly listeners: Array<() => void> = [];
 
   constructor(
@@ -24,9 +28,18 @@ export class ScrollSync {
   ) {
     this.leader = a;
     for (const side of [a, b]) {
-      const onScroll = () => this.onScroll(side);
+      const lead = () => {
+        this.leader = side;
+      };
+      const onScroll = () => {
+        if (side === this.leader) this.schedule();
+      };
+      for (const name of INPUT) side.scroller.addEventListener(name, lead, { passive: true, capture: true });
       side.scroller.addEventListener('scroll', onScroll, { passive: true });
-      this.listeners.push(() => side.scroller.removeEventListener('scroll', onScroll));
+      this.listeners.push(() => {
+        for (const name of INPUT) side.scroller.removeEventListener(name, lead, { capture: true });
+        side.scroller.removeEventListener('scroll', onScroll);
+      });
     }
   }
 
@@ -40,33 +53,32 @@ export class ScrollSync {
     for (const remove of this.listeners) remove();
   }
 
-  private onScroll(side: LineScroller): void {
-    const expected = this.expected.get(side);
-    if (expected !== undefined && Math.abs(side.scroller.scrollTop - expected) <= 1) return;
-    this.expected.delete(side);
-    this.leader = side;
-    this.schedule();
-  }
-
-  private schedule(): void {
+  private schedule(frames = SETTLE_FRAMES): void {
     cancelAnimationFrame(this.frame);
-    this.frame = requestAnimationFrame(() => this.follow());
+    this.frame = requestAnimationFrame(() => {
+      // Pages that come into view are laid out a frame or two later and move the target: keep
+      // looking for a while after the last move (a few rectangle reads per frame).
+      const moved = this.follow();
+      if (moved) this.schedule(SETTLE_FRAMES);
+      else if (frames > 0) this.schedule(frames - 1);
+    });
   }
 
-  private follow(): void {
+  /** Moves the follower to the leader's line; true when it had to move. */
+  private follow(): boolean {
     const leader = this.leader;
     const follower = leader === this.a ? this.b : this.a;
     const from = leader.scroller;
     const to = follower.scroller;
-    if (from.clientHeight === 0 || to.clientHeight === 0) return;
+    if (from.clientHeight === 0 || to.clientHeight === 0) return false;
     let top: number;
     if (from.scrollTop <= 0) top = 0;
     else if (from.scrollTop + from.clientHeight >= from.scrollHeight - 1)
       top = to.scrollHeight - to.clientHeight;
     else top = follower.topFor(leader.topLine());
     top = Math.max(0, Math.min(Math.round(top), to.scrollHeight - to.clientHeight));
-    if (Math.abs(to.scrollTop - top) <= 1) return;
+    if (Math.abs(to.scrollTop - top) <= 1) return false;
     to.scrollTop = top;
-    this.expected.set(follower, to.scrollTop);
+    return true;
   }
 }
