@@ -34,6 +34,9 @@ import {
 } from './format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
 import { answeredInRun, type StoredSession, saveSession } from './sessions.ts';
+import { StreamRedactor } from './stream-redactor.ts';
+
+export { StreamRedactor };
 
 export const SLASH_COMMANDS: Record<string, string> = {
   '/help': 'this list',
@@ -104,31 +107,6 @@ class Spinner {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.write('\r\x1b[K');
-  }
-}
-
-/**
- * Streams model text through the redactor a word at a time: a key never holds whitespace, so text
- * up to the last whitespace can be scrubbed and shown while the unfinished word waits.
- */
-export class StreamRedactor {
-  #pending = '';
-  push(delta: string): string {
-    this.#pending += delta;
-    const cut = Math.max(
-      this.#pending.lastIndexOf(' '),
-      this.#pending.lastIndexOf('\n'),
-      this.#pending.lastIndexOf('\t'),
-    );
-    if (cut < 0) return '';
-    const ready = this.#pending.slice(0, cut + 1);
-    this.#pending = this.#pending.slice(cut + 1);
-    return redact(ready);
-  }
-  flush(): string {
-    const rest = this.#pending;
-    this.#pending = '';
-    return redact(rest);
   }
 }
 
