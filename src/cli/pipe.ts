@@ -54,7 +54,10 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   };
   const onEvent = (event: AgentEvent): void => {
     if (ndjson) {
-      if (event.type === 'text') return textEvent(scrub.push(event.delta));
+      if (event.type === 'text') {
+        textEvent(scrub.push(event.delta));
+        return;
+      }
       textEvent(scrub.flush());
       if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(event))}\n`);
       return;
