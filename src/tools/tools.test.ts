@@ -53,7 +53,7 @@ describe('read_file', () => {
 
   it('reads a file whose single line exceeds the cap in pieces, by bytes, to its last byte', async () => {
     // 100 000 bytes on one line, with multi-byte characters so no piece may split one.
-    const long = 'é€x'.repeat(16_666) + 'END';
+    const long = `${'é€x'.repeat(16_666)}END`;
     writeFileSync(join(dir, 'one-line.json'), `head\n${long}\ntail\n`);
     const first = await call('read_file', { path: 'one-line.json', offset: 2 }, context(dir));
     const note =
