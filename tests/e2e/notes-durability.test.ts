@@ -155,7 +155,8 @@ class Typist {
         update: b64(update!),
         client_id: this.marker,
       });
-      if (res?.status !== 200) return; // the server is gone: this key was never acknowledged
+      if (!res) return; // the server is gone: this key was never acknowledged
+      if (res.status !== 200) throw new Error(`${this.marker}: key answered ${res.status} ${JSON.stringify(res.json)}`);
       this.acked = this.typed;
       await sleep(60 + Math.random() * 90);
     }
@@ -183,7 +184,8 @@ class Writer {
         content: Writer.content(this.sent),
         base_revision: this.revision,
       });
-      if (res?.status !== 200) return;
+      if (!res) return; // the server is gone: this save was never acknowledged
+      if (res.status !== 200) throw new Error(`${this.path}: save answered ${res.status} ${JSON.stringify(res.json)}`);
       this.saved = this.sent;
       this.revision = res.json.revision as number;
       await sleep(20 + Math.random() * 60);
@@ -269,7 +271,10 @@ describe('rune notes durability (binary, SIGKILL)', () => {
         expect((typist.marker + typist.typed).startsWith(line), context).toBe(true);
       }
       for (const writer of writers) await writer.check(site);
-      expect(site.server.stderr()).toMatch(/recovered after an unclean stop/);
+      // Live edits were in the log (with a revision each second the log may just have been compacted).
+      if (!compactEverySecond(cycle)) {
+        expect(site.server.stderr(), `cycle ${cycle}`).toMatch(/recovered after an unclean stop/);
+      }
       // Clients carry on: unacknowledged keys are sent again, as a Yjs provider does on reconnect.
       for (const typist of typists) await typist.sync(site);
     }
