@@ -156,7 +156,8 @@ class Typist {
         client_id: this.marker,
       });
       if (!res) return; // the server is gone: this key was never acknowledged
-      if (res.status !== 200) throw new Error(`${this.marker}: key answered ${res.status} ${JSON.stringify(res.json)}`);
+      if (res.status !== 200)
+        throw new Error(`${this.marker}: key answered ${res.status} ${JSON.stringify(res.json)}`);
       this.acked = this.typed;
       await sleep(60 + Math.random() * 90);
     }
@@ -185,7 +186,8 @@ class Writer {
         base_revision: this.revision,
       });
       if (!res) return; // the server is gone: this save was never acknowledged
-      if (res.status !== 200) throw new Error(`${this.path}: save answered ${res.status} ${JSON.stringify(res.json)}`);
+      if (res.status !== 200)
+        throw new Error(`${this.path}: save answered ${res.status} ${JSON.stringify(res.json)}`);
       this.saved = this.sent;
       this.revision = res.json.revision as number;
       await sleep(20 + Math.random() * 60);
