@@ -9,6 +9,7 @@ import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
 import { withProjectPolicy } from '../policy/gate.ts';
+import { KEY_VARIABLES } from '../providers/credentials.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
 import { findSession, type StoredSession } from './sessions.ts';
@@ -43,16 +44,7 @@ export function joinPrompt(args: readonly string[], stdin: string | undefined): 
 export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentSetup {
   // Registered before anything can print, so no error message can echo a key.
   registerSecret(flags.apiKey);
-  for (const name of [
-    'RUNE_API_KEY',
-    'OPENAI_API_KEY',
-    'OPENROUTER_API_KEY',
-    'GEMINI_API_KEY',
-    'ANTHROPIC_API_KEY',
-    'GITHUB_TOKEN',
-  ]) {
-    registerSecret(env[name]);
-  }
+  for (const name of KEY_VARIABLES) registerSecret(env[name]);
   if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) {
     throw new RuneError('USAGE', '--system-prompt and --system-prompt-file cannot be used together');
   }
@@ -80,8 +72,9 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
       systemPrompt = readFileSync(resolve(cwd, flags.systemPromptFile), 'utf8');
     } catch (error) {
       throw new RuneError(
-        'USAGE',
-        `--system-prompt-file: cannot read ${flags.systemPromptFile}: ${(error as NodeJS.ErrnoException).code}`,
+        'IO',
+        `--system-prompt-file: cannot read ${flags.systemPromptFile}: ${(error as NodeJS.ErrnoException).code}; check the path (relative paths start from ${cwd})`,
+        { cause: error },
       );
     }
   }

@@ -27,6 +27,53 @@ function problems(fn: () => unknown): string[] {
   throw new Error('expected a config error');
 }
 
+function failureCode(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (isRuneError(error)) return (error as RuneError).code;
+    throw error;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('the exit code of a failed load (docs/exit-codes.md)', () => {
+  it.each([
+    [
+      'a bad flag value is a usage error, like every other',
+      () => load(undefined, {}, { max_steps: 'x' }),
+      'USAGE',
+    ],
+    ['a bad file is invalid configuration', () => load('max_steps = "x"\n'), 'CONFIG_INVALID'],
+    [
+      'a bad RUNE_* variable is invalid configuration',
+      () => load(undefined, { RUNE_MAX_STEPS: 'x' }),
+      'CONFIG_INVALID',
+    ],
+    [
+      'a file and a flag both bad: the file decides',
+      () => load('colour = 1\n', {}, { max_steps: 'x' }),
+      'CONFIG_INVALID',
+    ],
+    [
+      'an explicit --config file that cannot be read is an I/O error',
+      () => loadConfig({ file: '/nope/rune.toml', env: {} }),
+      'IO',
+    ],
+    [
+      'an unreadable file beats bad flags',
+      () => loadConfig({ file: '/nope/rune.toml', env: {}, flags: { max_steps: 'x' } as never }),
+      'IO',
+    ],
+  ])('%s', (_name, fn, code) => {
+    expect(failureCode(fn)).toBe(code);
+  });
+
+  it('still lists every problem when the code is USAGE', () => {
+    expect(problems(() => load(undefined, {}, { max_steps: 'x', model: 3 }))).toHaveLength(2);
+  });
+});
+
 describe('loadConfig', () => {
   it('gives the defaults when there is no file', () => {
     const { config, fileFound, file } = load(undefined);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod/v4';
-import { RuneError } from '../core/errors.ts';
+import { type ErrorCode, RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
 import { type ConfigLayer, configLayerSchema, DEFAULTS, type RuneConfig } from './schema.ts';
@@ -53,6 +53,18 @@ export interface LoadedConfig {
 
 type Problem = string;
 
+/**
+ * Which exit code a failed load ends with, by the worst layer that failed: a file that cannot be
+ * read at all (IO, exit 12) before a file or variable that is wrong (CONFIG_INVALID, 3) before a
+ * flag value — or a Concourse `source` key, which is also input on the command line — that is
+ * wrong (USAGE, 2, like every other usage error). Every problem is listed whatever the code.
+ */
+export function loadFailureCode(kinds: ReadonlySet<'io' | 'config' | 'usage'>): ErrorCode {
+  if (kinds.has('io')) return 'IO';
+  if (kinds.has('config')) return 'CONFIG_INVALID';
+  return 'USAGE';
+}
+
 export type FlagLabel = (path: string) => string | undefined;
 
 function labelFunction(labels: LoadConfigOptions['flagLabels']): FlagLabel {
@@ -65,6 +77,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const read = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
   const file = options.file ?? configFile(env);
   const problems: Problem[] = [];
+  const kinds = new Set<'io' | 'config' | 'usage'>();
 
   let fileLayer: ConfigLayer = {};
   let fileFound = false;
@@ -75,26 +88,37 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' || options.file !== undefined) {
-      problems.push(`${file}: cannot read: ${(error as Error).message}`);
+      const hint =
+        options.file === undefined ? 'make it readable by you' : 'check the path given with --config';
+      problems.push(`${file}: cannot read: ${(error as Error).message}; ${hint}`);
+      kinds.add('io');
     }
   }
+  const counted = (kind: 'config' | 'usage', check: () => ConfigLayer): ConfigLayer => {
+    const before = problems.length;
+    const layer = check();
+    if (problems.length > before) kinds.add(kind);
+    return layer;
+  };
   if (text !== undefined) {
-    const raw = parseTomlText(file, text, problems);
-    if (raw) fileLayer = checkLayer(raw, problems, (path) => `${file}: ${path || '(top level)'}`);
+    fileLayer = counted('config', () => {
+      const raw = parseTomlText(file, text, problems);
+      return raw ? checkLayer(raw, problems, (path) => `${file}: ${path || '(top level)'}`) : {};
+    });
   }
 
-  const envLayer = checkLayer(envToRaw(env), problems, (path) => envLabel(path));
+  const envLayer = counted('config', () => checkLayer(envToRaw(env), problems, (path) => envLabel(path)));
   const flagLabel = labelFunction(options.flagLabels);
-  const flagLayer = checkLayer(options.flags ?? {}, problems, (path) => flagLabel(path) ?? path);
+  const flagLayer = counted('usage', () =>
+    checkLayer(options.flags ?? {}, problems, (path) => flagLabel(path) ?? path),
+  );
 
   if (problems.length > 0) {
-    throw new RuneError(
-      'CONFIG_INVALID',
-      `invalid configuration (${problems.length} problem${problems.length > 1 ? 's' : ''})`,
-      {
-        details: problems,
-      },
-    );
+    const code = loadFailureCode(kinds);
+    const what = code === 'USAGE' ? 'invalid value' : 'invalid configuration';
+    throw new RuneError(code, `${what} (${problems.length} problem${problems.length > 1 ? 's' : ''})`, {
+      details: problems,
+    });
   }
 
   const merged = mergeLayers([fileLayer, envLayer, flagLayer]);

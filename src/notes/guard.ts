@@ -1,7 +1,6 @@
 // The boundary's settings in one place: which security headers every response carries (helmet),
 // how requests the router itself refuses are answered (malformed URLs, over-long parameters), and
 // the 429 of every rate limit. The routes' own CSP for HTML pages and uploads is set where they are.
-import type { Server } from 'node:http';
 import type { FastifyHelmetOptions } from '@fastify/helmet';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
@@ -55,30 +54,4 @@ export function rateLimited(seconds: number, what = 'too many requests'): ApiErr
     {},
     { 'Retry-After': String(wait) },
   );
-}
-
-/**
- * Open connections per client address, limited where they are accepted: a socket past the limit is
- * closed before any byte of it is parsed, so a flood of connections from one address costs the
- * server next to nothing (the HTTP-level stream limit would answer each with a 429 after routing,
- * hooks and a database lookup). Connections from trusted proxies are not counted: every client
- * behind them shares their address, and the proxy is where such a limit belongs.
- */
-export function limitConnections(server: Server, perAddress: number, trusted: readonly string[]): void {
-  const open = new Map<string, number>();
-  server.on('connection', (socket) => {
-    const address = socket.remoteAddress ?? 'unknown';
-    if (trusted.includes(address)) return;
-    const count = (open.get(address) ?? 0) + 1;
-    if (count > perAddress) {
-      socket.destroy();
-      return;
-    }
-    open.set(address, count);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
-    });
-  });
 }

@@ -13,10 +13,11 @@ import { Auth } from './auth.ts';
 import { ChatService as Chat, type ChatService, type RunAgent } from './chat.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { Collab } from './collab.ts';
+import { limitConnections, openFileLimit, totalConnections } from './connections.ts';
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { frameworkErrors, HELMET, limitConnections, rateLimited } from './guard.ts';
+import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -144,13 +145,20 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     trustProxy:
       notes.trusted_proxies && notes.trusted_proxies.length > 0 ? [...notes.trusted_proxies] : false,
     forceCloseConnections: true,
+    // Node's own bound on receiving a request (fastify turns it off): a body sent a byte at a time
+    // would otherwise keep its connection in use, and so safe from eviction, for ever.
+    requestTimeout: 300_000,
     return503OnClosing: true,
     // Names are up to 120 characters, which URL-encoded take up to 12 bytes each (4 UTF-8 bytes).
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
     frameworkErrors,
   });
-  limitConnections(app.server, limits.maxConnectionsPerClient, notes.trusted_proxies ?? []);
+  limitConnections(app.server, {
+    perAddress: limits.maxConnectionsPerClient,
+    total: totalConnections(openFileLimit()),
+    trusted: notes.trusted_proxies ?? [],
+  });
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.
   await app.register(fastifyHelmet, HELMET);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load.ts';
 import { isRuneError } from '../core/errors.ts';
-import { providerFromKey, resolveCredentials } from './credentials.ts';
+import { AUTO_ENV, KEY_VARIABLES, providerFromKey, resolveCredentials } from './credentials.ts';
 import { createProvider } from './index.ts';
 import { memoryLogger } from './test-support.ts';
 
@@ -9,6 +9,7 @@ describe('providerFromKey', () => {
   it.each([
     ['ghu_abcdef', 'copilot'],
     ['ghp_abcdef', 'copilot'],
+    ['github_pat_abcdef', 'copilot'],
     ['AIzaSyAbc', 'gemini'],
     ['sk-or-v1-abc', 'openrouter'],
     ['sk-ant-api03-abc', 'anthropic'],
@@ -67,8 +68,55 @@ describe('resolveCredentials', () => {
     expect(result).toMatchObject({ provider: 'copilot', apiKey: 'ghs_ci', keySource: 'GITHUB_TOKEN' });
   });
 
-  it('does not pick up GITHUB_TOKEN without being asked for copilot', () => {
-    expect(() => resolveCredentials({ env: { GITHUB_TOKEN: 'ghs_ci' } })).toThrow(/no API key/);
+  it('GITHUB_TOKEN alone is a Copilot key, as the README says; any model key wins over it', () => {
+    expect(resolveCredentials({ env: { GITHUB_TOKEN: 'ghu_x' } })).toMatchObject({
+      provider: 'copilot',
+      keySource: 'GITHUB_TOKEN',
+    });
+    expect(resolveCredentials({ env: { GH_TOKEN: 'ghu_x' } }).keySource).toBe('GH_TOKEN');
+    expect(
+      resolveCredentials({ env: { GITHUB_TOKEN: 'ghs_ci', ANTHROPIC_API_KEY: 'sk-ant-x' } }),
+    ).toMatchObject({ provider: 'anthropic', keySource: 'ANTHROPIC_API_KEY' });
+    // A base URL is an OpenAI-compatible server: CI's GITHUB_TOKEN is not sent there.
+    expect(resolveCredentials({ baseUrl: 'http://x/v1', env: { GITHUB_TOKEN: 'ghs_ci' } }).apiKey).toBe(
+      undefined,
+    );
+  });
+
+  it.each([
+    // key, --provider, provider used: the key's prefix names the wire, --base-url only moves it
+    ['sk-ant-api03-x', undefined, 'anthropic'],
+    ['AIzaSyX', undefined, 'gemini'],
+    ['ghu_x', undefined, 'copilot'],
+    ['github_pat_x', undefined, 'copilot'],
+    ['sk-or-v1-x', undefined, 'openrouter'],
+    ['sk-proj-x', undefined, 'openai'],
+    ['local-key', undefined, 'openai'],
+    ['sk-ant-api03-x', 'openai', 'openai'],
+    ['local-key', 'anthropic', 'anthropic'],
+  ] as const)('at a --base-url, key %s with --provider %s speaks %s', (key, provider, expected) => {
+    const result = resolveCredentials({
+      apiKey: key,
+      apiKeyOrigin: 'flag',
+      provider,
+      baseUrl: 'http://gateway.example/v1',
+      env: {},
+    });
+    expect(result).toMatchObject({ provider: expected, baseUrl: 'http://gateway.example/v1' });
+  });
+
+  it('every variable a key is read from is registered as a secret', () => {
+    for (const name of [
+      'RUNE_API_KEY',
+      'COPILOT_GITHUB_TOKEN',
+      'GH_COPILOT_TOKEN',
+      'GITHUB_TOKEN',
+      'GH_TOKEN',
+      'GOOGLE_API_KEY',
+    ]) {
+      expect(KEY_VARIABLES).toContain(name);
+    }
+    for (const [name] of AUTO_ENV) expect(KEY_VARIABLES).toContain(name);
   });
 
   it('scans the provider variables when nothing else is configured', () => {

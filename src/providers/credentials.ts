@@ -1,6 +1,8 @@
 // Which provider to talk to, with which key, at which endpoint: a pure function of the merged
 // config, the layer its api_key came from and the environment. Keys: flag > RUNE_API_KEY >
-// the provider's own variable > config file.
+// the provider's own variable > config file. The wire is --provider, else the key's prefix, else
+// OpenAI's: a --base-url moves the endpoint of that wire and never changes it, so an `sk-ant-` key
+// at a gateway still speaks Anthropic's Messages API (`--provider openai` says otherwise).
 import type { ProviderName } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 
@@ -15,15 +17,26 @@ export const PROVIDER_ENV: Record<ProviderName, readonly string[]> = {
   anthropic: ['ANTHROPIC_API_KEY'],
 };
 
-// Scanned when nothing names the provider. GITHUB_TOKEN and GH_TOKEN are left out on purpose: CI
-// sets them for other work, and silently sending one to Copilot would surprise.
-const AUTO_ENV: readonly [string, ProviderName][] = [
+// Scanned in this order when nothing names the provider (no key, no --base-url, no --provider).
+// The generic GitHub variables come last: CI sets GITHUB_TOKEN for other work, so any model key
+// wins over it; alone, it is what the README promises for Copilot, and it goes only to GitHub's own
+// token exchange (a token GitHub refuses ends with exit 7 naming GITHUB_TOKEN as its source).
+export const AUTO_ENV: readonly [string, ProviderName][] = [
   ['OPENAI_API_KEY', 'openai'],
   ['ANTHROPIC_API_KEY', 'anthropic'],
   ['GEMINI_API_KEY', 'gemini'],
   ['GOOGLE_API_KEY', 'gemini'],
   ['OPENROUTER_API_KEY', 'openrouter'],
   ['COPILOT_GITHUB_TOKEN', 'copilot'],
+  ['GH_COPILOT_TOKEN', 'copilot'],
+  ['GITHUB_TOKEN', 'copilot'],
+  ['GH_TOKEN', 'copilot'],
+];
+
+/** Every variable a provider key can come from: registered as secrets before anything prints. */
+export const KEY_VARIABLES: readonly string[] = [
+  'RUNE_API_KEY',
+  ...new Set(Object.values(PROVIDER_ENV).flat()),
 ];
 
 export const PROVIDER_LABELS: Record<ProviderName, string> = {

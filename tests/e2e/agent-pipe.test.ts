@@ -296,11 +296,29 @@ describe('limits and stop reasons', () => {
     expect(result.stderr).toMatch(/no prompt/);
   });
 
-  it('a bad flag value exits 3 and names the flag', async () => {
+  it('a bad flag value exits 2 like every usage error, and names the flag', async () => {
     const h = makeHome();
-    const result = await rune(h, ['--max-steps', 'many', 'hi']);
-    expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(/--max-steps/);
+    for (const args of [
+      ['--max-steps', 'many', 'hi'],
+      ['--sandbox', 'foo', 'hi'],
+      ['--output', 'xml', 'hi'],
+    ]) {
+      const result = await rune(h, args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain(args[0]);
+    }
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it('a --system-prompt-file or -c FILE that cannot be read exits 12 (I/O), naming the file', async () => {
+    const h = makeHome();
+    const prompt = await rune(h, ['--system-prompt-file', 'missing.md', 'hi']);
+    expect(prompt.code).toBe(12);
+    expect(prompt.stderr).toMatch(/--system-prompt-file: cannot read missing\.md: ENOENT; check the path/);
+    const config = await rune(h, ['-c', join(h.cwd, 'missing.toml'), 'hi']);
+    expect(config.code).toBe(12);
+    expect(config.stderr).toMatch(/missing\.toml: cannot read: .*; check the path given with --config/);
+    expect(mock.requests).toHaveLength(0);
   });
 });
 

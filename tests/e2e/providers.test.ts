@@ -121,6 +121,17 @@ describe('providers through the binary', () => {
     expect(result.stderr + result.stdout).not.toContain(github);
   });
 
+  it('GITHUB_TOKEN alone is picked up for Copilot, as the README says, and never printed', async () => {
+    const github = 'ghu_e2eOnlyGithubToken0123456789abcd';
+    mock.script([{ text: 'Copilot here.' }]);
+    const result = await run([], { GITHUB_TOKEN: github, RUNE_COPILOT_TOKEN_URL: mock.copilotTokenUrl });
+    expect(result.stdout.trim()).toBe('Copilot here.');
+    expect(result.code).toBe(0);
+    expect(mock.tokenRequests).toHaveLength(1);
+    expect(mock.requests[0]!.headers.authorization).toMatch(/^Bearer tid=mock-copilot-/);
+    expect(result.stderr + result.stdout).not.toContain(github);
+  });
+
   it('key precedence: RUNE_API_KEY > OPENAI_API_KEY > rune.toml', async () => {
     const toml = 'api_key = "sk-from-file-00000000000"\n';
     mock.setFallback({ text: 'ok' });
