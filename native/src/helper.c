@@ -143,6 +143,8 @@ static struct {
          .nofile = -1, .nproc = -1};
 
 static int layer_failed; /* set when a layer the caller required could not be applied */
+static int seccomp_applied;   /* the filter is in force */
+static int landlock_tcp_denied; /* Landlock (ABI 4+) denies TCP bind and connect */
 
 void report(const char *layer, const char *state, const char *fmt, ...) {
   if (opt.report_fd < 0) return;
@@ -288,6 +290,7 @@ static void apply_landlock(int view_built) {
     return;
   }
   close(ruleset);
+  landlock_tcp_denied = abi >= 4;
   report("landlock", "applied", "ABI %d, %d read-only + %d writable path(s)%s%s%s", abi, n_ro, n_rw,
          n_split ? " (read-only folders split around hidden paths)" : "", abi >= 4 ? ", TCP bind/connect denied" : "",
          abi >= 6 ? ", abstract-socket and signal scoping" : "");
@@ -402,6 +405,7 @@ static int apply_seccomp(int notify_connect) {
     skip("seccomp", "seccomp filter%s", "", errno);
     return -1;
   }
+  seccomp_applied = 1;
   report("seccomp", "applied", "x86_64 only, %d denied calls, clone3 ENOSYS, namespace clone flags, "
          "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
          (int)(sizeof denied / sizeof denied[0]),
@@ -595,6 +599,22 @@ static const char *namespace_names(unsigned long ns) {
   return names;
 }
 
+/* No network namespace (a container runtime's seccomp profile refuses them): the network is still
+ * closed, by seccomp refusing every inet socket and, for TCP, by Landlock independently. Reported
+ * as what holds, after both were applied, so a run never reads "network skipped" while nothing can
+ * reach it, nor "applied" while something can. */
+static void report_network_without_namespace(void) {
+  if (!seccomp_applied) {
+    skip("network", "no network namespace and no seccomp filter: the host's network is reachable%s", "", 0);
+    return;
+  }
+  report("network", "applied",
+         "no network namespace: seccomp refuses inet and inet6 sockets%s%s",
+         landlock_tcp_denied ? "; Landlock denies TCP bind and connect (a second layer for TCP; UDP has seccomp only)"
+                             : " (the only layer: Landlock has no TCP rule on this kernel)",
+         opt.n_allow > 0 ? "; allowed domains unreachable: the net guard needs a network namespace" : "");
+}
+
 static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
   int in_namespaces = ns != 0;
   struct view_result built = {0};
@@ -644,6 +664,7 @@ static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
   } else {
     report("seccomp", "skipped", "switched off for this call");
   }
+  if (view_lost & LOST_NET) report_network_without_namespace();
   if (layer_failed) {
     report("setup", "failed", "strict mode: a layer could not be applied");
     _exit(125);
@@ -822,7 +843,8 @@ int main(int argc, char **argv) {
 
   int guard[2] = {-1, -1};
   int use_guard = opt.n_allow > 0 && opt.namespaces && opt.net_isolate && opt.seccomp;
-  if (opt.n_allow > 0 && !use_guard)
+  /* Without namespaces report_network_without_namespace says it, once the layers are in force. */
+  if (opt.n_allow > 0 && !use_guard && opt.namespaces)
     skip("network", "the net guard needs namespaces and seccomp%s", "", 0);
   if (use_guard && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, guard) != 0) die("socketpair");
 
@@ -853,8 +875,7 @@ int main(int argc, char **argv) {
   }
   int in_namespaces = ns != 0;
   if (!in_namespaces) {
-    if (opt.net_isolate) skip("network", "no network namespace: seccomp refuses inet sockets instead%s", "", 0);
-    pid = fork();
+    pid = fork(); /* the network is reported once seccomp and Landlock are in force (run_child) */
     if (pid < 0) die("fork");
   }
   if (pid == 0) {

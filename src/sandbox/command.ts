@@ -68,6 +68,14 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
   proc.stderr.pipe(process.stderr, { end: false });
   if (process.stdin.isTTY) proc.stdin.end();
   else process.stdin.pipe(proc.stdin);
+  // A stdin that cannot be read (a socket that is not connected, say) ends the command's input
+  // instead of ending rune with an unhandled error.
+  process.stdin.on('error', (error: NodeJS.ErrnoException) => {
+    process.stderr.write(
+      `rune sandbox: standard input could not be read: ${error.code ?? error.message}; the command's input ends here\n`,
+    );
+    proc.stdin.end();
+  });
   proc.stdin.on('error', () => {});
   const outDone = new Promise((done) => proc.stdout.on('end', done));
   const errDone = new Promise((done) => proc.stderr.on('end', done));

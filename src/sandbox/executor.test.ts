@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { silentLogger } from '../core/logger.ts';
-import { createSandboxExecutor } from './executor.ts';
+import type { SandboxCapabilities } from './capabilities.ts';
+import { createSandboxExecutor, expectedLayers } from './executor.ts';
 import type { SandboxRequest } from './types.ts';
 
 const config = { ...DEFAULTS, mcp: [] } as unknown as RuneConfig;
@@ -145,5 +146,39 @@ describe('sandbox executor', () => {
       return;
     }
     await expect(strict.run(request(['/bin/true']))).rejects.toMatchObject({ code: 'SANDBOX_SETUP' });
+  });
+});
+
+describe('expected layers without a network namespace', () => {
+  const on = (detail: string) => ({ available: true, detail });
+  const off = { available: false, detail: 'unshare(CLONE_NEWUSER) failed with EPERM: a seccomp filter' };
+  const caps = (seccomp: boolean, abi: number): SandboxCapabilities => ({
+    landlock: { ...on(`ABI ${abi}`), abi },
+    seccomp: seccomp ? on('filter') : { available: false, detail: 'no seccomp' },
+    seccompUserNotif: on('yes'),
+    userNamespaces: off,
+    netNamespaces: off,
+    mountNamespaces: off,
+    pidNamespaces: off,
+    cgroupV2: on('v2'),
+    userSystemd: off,
+  });
+  const layer = (c: SandboxCapabilities, name: string) =>
+    expectedLayers(c, { kind: 'none', detail: 'none' } as never, config).find((l) => l.layer === name);
+
+  it.each([
+    [
+      true,
+      7,
+      true,
+      /seccomp refuses inet and inet6 sockets; Landlock denies TCP bind and connect; allowed domains unreachable/,
+    ],
+    [true, 3, true, /seccomp refuses inet and inet6 sockets; allowed domains unreachable/],
+    [false, 7, false, /^no network namespace: unshare/],
+  ])('seccomp %s, Landlock ABI %d: network applied %s', (seccomp, abi, applied, detail) => {
+    const network = layer(caps(seccomp, abi), 'network');
+    expect(network?.applied).toBe(applied);
+    expect(network?.detail).toMatch(detail);
+    expect(layer(caps(seccomp, abi), 'dns')?.applied).toBe(applied);
   });
 });

@@ -415,6 +415,30 @@ function removeCallTmp(prepared: Prepared): void {
   if (prepared.tmpDir) rmSync(prepared.tmpDir, { recursive: true, force: true });
 }
 
+const NO_NAMESPACE_DNS =
+  'no network namespace: seccomp refuses the inet and new UNIX sockets a lookup needs; no resolver is reachable';
+
+/**
+ * Without a network namespace (a container runtime's seccomp profile) the network is still closed:
+ * seccomp refuses inet sockets and Landlock (ABI 4+) TCP bind/connect. Only allowed domains are lost.
+ */
+function networkLayer(caps: SandboxCapabilities, net: boolean, guard: boolean): LayerReport {
+  if (net)
+    return {
+      layer: 'network',
+      applied: true,
+      detail: `empty network namespace${guard ? '; allowed domains through the net guard (seccomp user notification + ADDFD)' : '; allowed domains unavailable: no seccomp user notification'}`,
+    };
+  if (!caps.seccomp.available)
+    return { layer: 'network', applied: false, detail: `no network namespace: ${caps.netNamespaces.detail}` };
+  const landlock = caps.landlock.available && caps.landlock.abi >= 4;
+  return {
+    layer: 'network',
+    applied: true,
+    detail: `no network namespace (${caps.netNamespaces.detail}): seccomp refuses inet and inet6 sockets${landlock ? '; Landlock denies TCP bind and connect' : ''}; allowed domains unreachable`,
+  };
+}
+
 /** The layers a call would get, from the capabilities alone (before anything ran). */
 export function expectedLayers(
   caps: SandboxCapabilities,
@@ -430,19 +454,15 @@ export function expectedLayers(
   const maxFile = config.sandbox.max_file_mb ?? 1024;
   return [
     { layer: 'cgroups', applied: cgroups.kind !== 'none', detail: cgroups.detail },
-    {
-      layer: 'network',
-      applied: net,
-      detail: net
-        ? `empty network namespace${guard ? '; allowed domains through the net guard (seccomp user notification + ADDFD)' : '; allowed domains unavailable: no seccomp user notification'}`
-        : `no network namespace: ${caps.netNamespaces.detail}`,
-    },
+    networkLayer(caps, net, guard),
     {
       layer: 'dns',
-      applied: net,
+      applied: net || caps.seccomp.available,
       detail: net
         ? 'generated /etc/hosts with the allowed names only; no resolver reachable'
-        : 'no network namespace',
+        : caps.seccomp.available
+          ? NO_NAMESPACE_DNS
+          : 'no network namespace',
     },
     { layer: 'seccomp', applied: caps.seccomp.available, detail: caps.seccomp.detail },
     { layer: 'landlock', applied: caps.landlock.available, detail: caps.landlock.detail },
@@ -703,7 +723,9 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
           return {
             layer: 'dns',
             applied: true,
-            detail: note?.detail ?? 'empty network namespace: no name resolves',
+            detail: net.detail.startsWith('no network namespace')
+              ? NO_NAMESPACE_DNS
+              : (note?.detail ?? 'empty network namespace: no name resolves'),
           };
       }
       const report = fromHelper ?? {
