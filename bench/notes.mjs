@@ -285,7 +285,11 @@ async function collabLatency() {
   console.log(
     `  disk: fdatasync of a 4 KiB overwrite here, n ${diskSamples.length}  p50 ${percentile(diskSamples, 50).toFixed(2)} ms  p99 ${percentile(diskSamples, 99).toFixed(2)} ms  (what synchronous = full adds, at most about twice, shared by concurrent writes)`,
   );
-  console.log(`  load average while measuring: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `  load average while measuring: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   if (!values.baseline) {
     console.log(
       '  (no --baseline BIN: give a binary built from before the update log to see the cost of the log itself)',
