@@ -308,7 +308,12 @@ static void build_dev(int root, const int *device_fds) {
     if (device_fds[i] < 0) continue;
     char path[32];
     snprintf(path, sizeof path, "/dev/%s", DEVICES[i]);
-    if (place(root, device_fds[i], path, ATTR_NOSUID | ATTR_NOEXEC) != 0) skip("namespaces", "binding %s", path, errno);
+    /* Read-only binds: the nodes are the host's own inodes, and a command that is root in the
+     * namespace owns them, so chmod, utimes and xattrs would change the host's /dev/null. A
+     * read-only mount refuses every metadata change while reads and writes of a device still work
+     * (the kernel checks MNT_READONLY for regular files, folders and symlinks only). */
+    if (place(root, device_fds[i], path, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC) != 0)
+      skip("namespaces", "binding %s", path, errno);
   }
   if (mkdirat(dev, "pts", 0755) == 0 || errno == EEXIST) {
     int pts = walk(root, "/dev/pts", WALK_OPEN);

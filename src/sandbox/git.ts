@@ -135,6 +135,19 @@ function real(path: string): string {
   }
 }
 
+/**
+ * Whether `path`'s folder is where its name says (no symlink on the way). The roots are real paths,
+ * so a folder under one that resolves elsewhere was swapped for a link by the command: repairs
+ * never read, delete or write through it onto a host folder that was not granted.
+ */
+function folderIsReal(path: string): boolean {
+  try {
+    return realpathSync(dirname(path)) === dirname(path);
+  } catch {
+    return false;
+  }
+}
+
 function expandHome(path: string, home: string | undefined): string {
   if (home && (path === '~' || path.startsWith('~/'))) return join(home, path.slice(1));
   return path;
@@ -353,6 +366,13 @@ export class GitGuard {
     }
     for (const [file, was] of this.baseline) {
       if (basename(file) !== '.git' || !was || !under(file)) continue;
+      if (!folderIsReal(file)) {
+        if (lstat(dirname(file))?.isSymbolicLink())
+          actions.push(
+            `${dirname(file)}: a linked worktree's folder replaced by a link; its .git was not restored through it`,
+          );
+        continue;
+      }
       const now = readText(file);
       if (now === was) continue;
       // A .git file redirected elsewhere (or replaced): put back where it pointed.
@@ -554,6 +574,7 @@ export class GitGuard {
     const known = new Set(before ? parseGitConfig(before).entries.map(pairOf) : []);
     const result = sanitizeConfig(now, (e) => !known.has(pairOf(e)));
     const link = lstat(file)?.isSymbolicLink() ?? false;
+    if (!folderIsReal(file)) return; // swapped for a link since the scan: the next check judges its new place
     if (result.removed.length === 0 && result.cutAt === undefined && !link) {
       this.doubleCheck(file, known, actions);
       return;

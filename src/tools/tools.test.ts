@@ -40,7 +40,7 @@ function context(
 const registry = new ToolRegistry();
 async function call(name: string, args: Record<string, unknown>, ctx: ToolContext) {
   const tool = registry.get(name)!;
-  const parsed = tool.parse(JSON.stringify(args));
+  const parsed = await tool.parse(JSON.stringify(args));
   if (!parsed.ok) return { content: parsed.error, isError: true };
   return executeTool(tool, parsed.args, ctx);
 }
@@ -110,12 +110,16 @@ describe('write_file and list_dir', () => {
 });
 
 describe('argument validation', () => {
-  it('rejects extra keys, wrong types and inspect_process without exactly one selector', () => {
-    expect(registry.get('write_file')!.parse('{"path":"x"}')).toMatchObject({ ok: false });
-    expect(registry.get('list_dir')!.parse('{"path":"x","deep":true}')).toMatchObject({ ok: false });
-    expect(registry.get('inspect_process')!.parse('{}')).toMatchObject({ ok: false });
-    expect(registry.get('inspect_process')!.parse('{"pid":1,"name":"x"}')).toMatchObject({ ok: false });
-    expect(registry.get('inspect_process')!.parse('{"pid":1}')).toMatchObject({ ok: true });
+  it('rejects extra keys, wrong types and inspect_process without exactly one selector', async () => {
+    await expect(registry.get('write_file')!.parse('{"path":"x"}')).resolves.toMatchObject({ ok: false });
+    await expect(registry.get('list_dir')!.parse('{"path":"x","deep":true}')).resolves.toMatchObject({
+      ok: false,
+    });
+    await expect(registry.get('inspect_process')!.parse('{}')).resolves.toMatchObject({ ok: false });
+    await expect(registry.get('inspect_process')!.parse('{"pid":1,"name":"x"}')).resolves.toMatchObject({
+      ok: false,
+    });
+    await expect(registry.get('inspect_process')!.parse('{"pid":1}')).resolves.toMatchObject({ ok: true });
   });
 
   it('every built-in has an object JSON Schema with its properties', () => {

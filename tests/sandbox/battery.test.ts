@@ -514,6 +514,34 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     },
   },
   {
+    // After a call rune puts back a linked worktree's .git file the command redirected. When the
+    // command swaps the worktree's folder for a symlink, that repair must not write (or delete)
+    // through the link onto a host folder that was never granted.
+    name: "a linked worktree's folder swapped for a symlink: rune's git check never writes through it",
+    layer: 'executor',
+    run: async () => {
+      const main = join(work, `lw-main-${mode}`);
+      const linked = join(work, `lw-linked-${mode}`);
+      const victim = join(root, `victim-${mode}`);
+      mkdirSync(victim, { recursive: true });
+      writeFileSync(join(victim, 'keep.txt'), 'host file\n');
+      const git = (args: string[], cwd: string) =>
+        execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=b', ...args], {
+          cwd,
+          stdio: 'ignore',
+        });
+      git(['init', '-q', main], work);
+      git(['commit', '-q', '--allow-empty', '-m', 'first'], main);
+      git(['worktree', 'add', '-q', linked], main);
+      // The guard learns the worktree on a first call, as in a session.
+      expect((await sandbox('true')).code).toBe(0);
+      const r = await sandbox(`mv ${linked} ${linked}-moved && ln -s ${victim} ${linked} && echo done`);
+      expect(r.stdout).toContain('done');
+      expect(existsSync(join(victim, '.git'))).toBe(false);
+      expect(readFileSync(join(victim, 'keep.txt'), 'utf8')).toBe('host file\n');
+    },
+  },
+  {
     // rune's own folder holds rune.toml with the API key, sessions and the audit log.
     name: "rune's own config (~/.rune/rune.toml) while the home folder is readable or writable",
     layer: 'namespaces',

@@ -579,6 +579,27 @@ const cases: Case[] = [
     },
   },
 
+  {
+    klass: 'devices',
+    name: "chmod, utimes and an xattr on the view's device nodes (the host's own /dev/null, /dev/tty)",
+    rootOnly: 'a command is the owner of the host device nodes only when rune runs as root',
+    fallback: { lost: /chmod\/utimes on read-only paths/ },
+    control: () => {
+      // The same mode again and a time stamp: harmless on the host, and it shows root may.
+      const r = host('chmod 666 /dev/null && echo CHMODED; touch -c /dev/null && echo TOUCHED');
+      expect(r.stdout).toBe('CHMODED\nTOUCHED\n');
+    },
+    attack: async (inside) => {
+      const before = ['/dev/null', '/dev/zero', '/dev/tty'].map((d) => statSync(d).ctimeMs);
+      const r = await inside(
+        `for d in null zero full random urandom tty; do chmod 666 /dev/$d 2>/dev/null && echo "CHMODED $d"; touch -c /dev/$d 2>/dev/null && echo "TOUCHED $d"; ${PY} -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.rune", b"1")' /dev/$d 2>/dev/null && echo "XATTR $d"; done; echo x > /dev/null && head -c 3 /dev/zero | wc -c`,
+      );
+      // The devices still work; their inodes are out of reach.
+      expect(r.stdout).toBe('3\n');
+      expect(['/dev/null', '/dev/zero', '/dev/tty'].map((d) => statSync(d).ctimeMs)).toEqual(before);
+    },
+  },
+
   // ------------------------------------------------------------ /etc secrets as a class
   {
     klass: '/etc secrets',
