@@ -3,7 +3,8 @@
 // carries (bundles, addons, web files) with a sha256 manifest, then a Node single executable
 // (SEA blob injected with postject) and the check/in/out symlinks.
 //
-//   node scripts/build.mjs [--out DIR] [--no-code-cache] [--no-strip]
+//   node scripts/build.mjs [--out DIR] [--no-code-cache] [--no-strip] [--no-minify]
+// (--no-minify keeps names readable in CPU profiles: NODE_OPTIONS=--require a profiler preload.)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -20,7 +21,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
@@ -34,6 +35,7 @@ const { values: opts } = parseArgs({
     out: { type: 'string', default: join(root, 'dist') },
     'no-code-cache': { type: 'boolean', default: false },
     'no-strip': { type: 'boolean', default: false },
+    'no-minify': { type: 'boolean', default: false },
   },
 });
 const out = opts.out;
@@ -142,9 +144,11 @@ async function bundle() {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    minify: true,
+    minify: !opts['no-minify'],
     keepNames: false,
     legalComments: 'none',
+    // Bundles are read as Latin-1 at start-up (src/core/assets.ts readAssetAscii): keep them ASCII.
+    charset: 'ascii',
     metafile: true,
     logLevel: 'warning',
     define: { __RUNE_VERSION__: JSON.stringify(pkg.version) },
@@ -157,6 +161,16 @@ async function bundle() {
     alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
   });
   writeFileSync(join(out, 'meta.json'), JSON.stringify(result.metafile));
+  // Output paths are relative to the working directory (esbuild's absWorkingDir).
+  for (const file of Object.keys(result.metafile.outputs)) assertAscii(resolve(file));
+}
+
+/** A bundle read as Latin-1 must hold no other byte: a non-ASCII one would be misread silently. */
+function assertAscii(file) {
+  const bytes = readFileSync(file);
+  const at = bytes.findIndex((byte) => byte > 0x7f);
+  if (at >= 0)
+    throw new Error(`${file}: byte ${at} is not ASCII; the bundles are read as Latin-1 at start-up`);
 }
 
 function listFiles(dir) {
@@ -211,6 +225,7 @@ async function collectAssets(nativeAddon) {
       .update(readFileSync(join(assetDir, name)))
       .digest('hex');
   writeFileSync(join(assetDir, 'manifest.json'), JSON.stringify({ version: pkg.version, sha256 }));
+  assertAscii(join(assetDir, 'manifest.json'));
   return [...names, 'manifest.json'];
 }
 

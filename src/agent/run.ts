@@ -1,13 +1,13 @@
 // The agent run loop (SPEC §1 "Run loop"): skills, system prompt, model calls with tools, every tool
 // call through the policy gate and (for processes) the sandbox, stop reasons, the answer-now round,
 // parallel read-only calls, compaction near the context window, the whole-run timeout and traces.
-import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { settingName } from '../config/load.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
+import { newUuid } from '../core/uuid.ts';
 import { protectedPathsFor } from '../policy/gate.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, ToolCall, Usage } from '../providers/types.ts';
@@ -88,7 +88,7 @@ export function exitCodeForResult(result: Pick<AgentRunResult, 'status' | 'error
 
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
   const { config, logger, cwd } = options;
-  const sessionId = options.sessionId ?? randomUUID();
+  const sessionId = options.sessionId ?? newUuid();
   const startedAt = new Date();
   const traceEvents: AgentEvent[] = [];
   const emit = (event: AgentEvent): void => {
@@ -385,7 +385,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
     const available = [...env.offered].filter((name) => env.registry.get(name)).join(', ');
     return deny('unknown_tool', `there is no tool named "${call.name}" in this run; available: ${available}`);
   }
-  const parsed = tool.parse(call.arguments);
+  const parsed = await tool.parse(call.arguments);
   if (!parsed.ok) return deny('invalid_arguments', `${call.name}: ${parsed.error}`);
 
   let decision: PolicyDecision;

@@ -164,7 +164,7 @@ async function interview(
     let baseUrl: string;
     for (;;) {
       baseUrl = await ask('Base URL (empty: the provider default)', defaults.baseUrl ?? '');
-      const checked = baseUrl ? configLayerSchema.shape.base_url.safeParse(baseUrl) : undefined;
+      const checked = baseUrl ? configLayerSchema().shape.base_url.safeParse(baseUrl) : undefined;
       if (!checked?.error) break;
       io.output.write(`  ${checked.error.issues[0]?.message ?? 'not a URL'}\n`);
     }

@@ -9,6 +9,7 @@ import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
 import { answeredInRun, saveSession } from './sessions.ts';
+import { StreamRedactor } from './stream-redactor.ts';
 
 export interface PipeIo {
   stdout: (text: string) => void;
@@ -45,10 +46,20 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onTerm);
 
+  // ndjson streams the answer as it arrives: `text` events carry the deltas, a word at a time so
+  // the redactor sees a key whole; what is held back goes out before the next other event.
+  const scrub = new StreamRedactor();
+  const textEvent = (delta: string): void => {
+    if (delta) io.stdout(`${JSON.stringify({ type: 'text', delta })}\n`);
+  };
   const onEvent = (event: AgentEvent): void => {
     if (ndjson) {
-      if (event.type !== 'text' && event.type !== 'run_end')
-        io.stdout(`${JSON.stringify(redactValue(event))}\n`);
+      if (event.type === 'text') {
+        textEvent(scrub.push(event.delta));
+        return;
+      }
+      textEvent(scrub.flush());
+      if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(event))}\n`);
       return;
     }
     if (event.type === 'tool_call') lines.start(event);
@@ -96,6 +107,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
       ? new RuneError('TERMINATED', '').exitCode
       : exitCodeForResult(result);
   if (ndjson) {
+    textEvent(scrub.flush());
     io.stdout(
       `${JSON.stringify(
         redactValue({

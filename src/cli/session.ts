@@ -1,7 +1,6 @@
 // The interactive session: a prompt with persistent history, streamed answers, one line per tool
 // call, slash commands, confirm-mode questions, and Ctrl-C that cancels the running model call or
 // tool (its whole process group) and returns to the prompt; Ctrl-C at an empty prompt quits.
-import { randomUUID } from 'node:crypto';
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +12,7 @@ import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
+import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { formatPolicy } from '../policy/format.ts';
@@ -34,6 +34,9 @@ import {
 } from './format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
 import { answeredInRun, type StoredSession, saveSession } from './sessions.ts';
+import { StreamRedactor } from './stream-redactor.ts';
+
+export { StreamRedactor };
 
 export const SLASH_COMMANDS: Record<string, string> = {
   '/help': 'this list',
@@ -107,31 +110,6 @@ class Spinner {
   }
 }
 
-/**
- * Streams model text through the redactor a word at a time: a key never holds whitespace, so text
- * up to the last whitespace can be scrubbed and shown while the unfinished word waits.
- */
-export class StreamRedactor {
-  #pending = '';
-  push(delta: string): string {
-    this.#pending += delta;
-    const cut = Math.max(
-      this.#pending.lastIndexOf(' '),
-      this.#pending.lastIndexOf('\n'),
-      this.#pending.lastIndexOf('\t'),
-    );
-    if (cut < 0) return '';
-    const ready = this.#pending.slice(0, cut + 1);
-    this.#pending = this.#pending.slice(cut + 1);
-    return redact(ready);
-  }
-  flush(): string {
-    const rest = this.#pending;
-    this.#pending = '';
-    return redact(rest);
-  }
-}
-
 export interface SessionIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
   output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -147,7 +125,7 @@ export async function runSession(
     io.output.write(text);
   };
   let config: RuneConfig = setup.config;
-  let sessionId = setup.resumed?.id ?? randomUUID();
+  let sessionId = setup.resumed?.id ?? newUuid();
   let stored: StoredSession | undefined = setup.resumed;
   let messages: ChatMessage[] = setup.resumed?.messages ?? [];
   let lastLayers: LayerReport[] | undefined;
@@ -427,7 +405,7 @@ export async function runSession(
       case '/reset':
         messages = [];
         stored = undefined;
-        sessionId = randomUUID();
+        sessionId = newUuid();
         policy = await createDefaultPolicy(gateOptions(), sessionId);
         write(`new conversation (session ${sessionId.slice(0, 8)})\n`);
         return true;

@@ -12,7 +12,7 @@ import { RuneError } from '../core/errors.ts';
 
 export type Step = 'check' | 'in' | 'out';
 
-const layer = configLayerSchema.shape;
+const layer = configLayerSchema().shape;
 
 export const notesSourceSchema = z.strictObject({
   url: z.url().describe('Base URL of the `rune notes` server, e.g. https://notes.example.com'),
@@ -28,7 +28,7 @@ export const notesSourceSchema = z.strictObject({
 
 // An [[mcp]] table of rune.toml, except that a token comes in the source itself (from the
 // pipeline's credential manager), not from the worker's environment.
-const { bearer_token_env_var: _fromEnv, env_headers: _alsoFromEnv, ...mcpShape } = mcpServerShape;
+const { bearer_token_env_var: _fromEnv, env_headers: _alsoFromEnv, ...mcpShape } = mcpServerShape();
 export const sourceMcpSchema = z
   .strictObject({
     ...mcpShape,
@@ -54,8 +54,8 @@ export const sourceSchema = z.strictObject({
   max_steps: layer.max_steps,
   token_budget: layer.token_budget,
   timeout_secs: layer.timeout_secs,
-  policy: policySchema.partial().optional().describe('Policy of the agent; mode defaults to allowlist'),
-  sandbox: sandboxSchema.partial().optional().describe('Sandbox mode and limits of every tool process'),
+  policy: policySchema().partial().optional().describe('Policy of the agent; mode defaults to allowlist'),
+  sandbox: sandboxSchema().partial().optional().describe('Sandbox mode and limits of every tool process'),
   notes: notesSourceSchema.optional().describe('Keep every run in a note of a `rune notes` server'),
   mcp: z
     .array(sourceMcpSchema)

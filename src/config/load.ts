@@ -195,7 +195,8 @@ function firstLine(text: string): string {
 }
 
 function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => string): ConfigLayer {
-  const result = configLayerSchema.safeParse(raw);
+  // Each layer is checked once: compiling zod's fast path (new Function) would cost more than it saves.
+  const result = configLayerSchema().safeParse(raw, { jitless: true });
   if (result.success) return result.data;
   for (const issue of result.error.issues) problems.push(describeIssue(issue, label));
   return {};

@@ -1,6 +1,10 @@
 // The one schema of rune.toml. Every layer (file, RUNE_* variables, flags) is checked against it
 // before the layers are merged; defaults are filled in only after the merge, so a bad value is
 // reported, never silently replaced.
+//
+// Each schema is built on first use, and the tables of a layer only when the layer has them:
+// building every zod schema of this file cost a pipe run ~10 ms, yet most runs set a few
+// top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
 import { z } from 'zod/v4';
 import { redact } from '../core/redact.ts';
 import { domainPatternProblem } from '../policy/domains.ts';
@@ -16,68 +20,85 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
-const positiveInt = z.number().int().positive();
-const pathList = z.array(z.string().min(1, 'must not be empty'));
+/** A value built on its first use, then kept. */
+function once<T extends object>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= build();
+    return value;
+  };
+}
+
+const positiveInt = once(() => z.number().int().positive());
+const pathList = once(() => z.array(z.string().min(1, 'must not be empty')));
 // `*`, `*.com` and other whole-TLD wildcards are refused here, at load, never narrowed silently later.
-const domainList = z.array(
-  z
-    .string()
-    .min(1, 'must not be empty')
-    .superRefine((entry, ctx) => {
-      const problem = domainPatternProblem(entry);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
+const domainList = once(() =>
+  z.array(
+    z
+      .string()
+      .min(1, 'must not be empty')
+      .superRefine((entry, ctx) => {
+        const problem = domainPatternProblem(entry);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+  ),
 );
 
-export const policySchema = z.strictObject({
-  mode: z
-    .enum(POLICY_MODES)
-    .describe('allowlist (default): block what no list covers; confirm: ask; unrestricted'),
-  allowed_commands: z
-    .array(z.string().trim().min(1, 'must not be empty'))
-    .describe('Programs (`ls`) or command prefixes (`git status`) that execute_cmd may run without asking'),
-  allowed_domains: domainList.describe(
-    'Host names fetch_url and sandboxed tools may reach; `*.x.com` means subdomains of x.com',
-  ),
-  allowed_paths_ro: pathList.describe('Folders tools may read'),
-  allowed_paths_rw: pathList.describe('Folders tools may read and write'),
-  allowed_files_ro: pathList.describe('Single files tools may read'),
-  allowed_files_rw: pathList.describe('Single files tools may read and write'),
-  denied_paths: pathList.describe('Paths no tool may touch, whatever else allows them'),
-  allowed_mcp_tools: z
-    .array(z.string().min(1))
-    .describe('MCP tools allowed without asking: `tool` or `server.*`'),
-  max_memory_mb: positiveInt.describe('Memory limit of each tool process tree, in MiB (cgroup memory.max)'),
-  max_pids: positiveInt.describe('Process limit of each tool process tree (cgroup pids.max)'),
-});
-
-export const sandboxSchema = z.strictObject({
-  mode: z
-    .enum(SANDBOX_MODES)
-    .describe('auto: apply every layer the machine offers; strict: a missing layer is an error; off'),
-  command_timeout_secs: positiveInt.describe('Wall-clock limit of one execute_cmd call'),
-  env_passthrough: z
-    .array(
-      z
-        .string()
-        .regex(
-          /^[A-Za-z_][A-Za-z0-9_]*$/,
-          'must be one exact variable name (letters, digits, _; no patterns): list each variable tools may see',
-        ),
-    )
-    .describe(
-      'Exact names of further variables tools and MCP servers get; besides these only PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL and TMPDIR are passed on',
+export const policySchema = once(() =>
+  z.strictObject({
+    mode: z
+      .enum(POLICY_MODES)
+      .describe('allowlist (default): block what no list covers; confirm: ask; unrestricted'),
+    allowed_commands: z
+      .array(z.string().trim().min(1, 'must not be empty'))
+      .describe('Programs (`ls`) or command prefixes (`git status`) that execute_cmd may run without asking'),
+    allowed_domains: domainList().describe(
+      'Host names fetch_url and sandboxed tools may reach; `*.x.com` means subdomains of x.com',
     ),
-  max_file_mb: positiveInt
-    .optional()
-    .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
-  tmp_mb: positiveInt
-    .optional()
-    .describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
-  cpu_percent: positiveInt
-    .optional()
-    .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
-});
+    allowed_paths_ro: pathList().describe('Folders tools may read'),
+    allowed_paths_rw: pathList().describe('Folders tools may read and write'),
+    allowed_files_ro: pathList().describe('Single files tools may read'),
+    allowed_files_rw: pathList().describe('Single files tools may read and write'),
+    denied_paths: pathList().describe('Paths no tool may touch, whatever else allows them'),
+    allowed_mcp_tools: z
+      .array(z.string().min(1))
+      .describe('MCP tools allowed without asking: `tool` or `server.*`'),
+    max_memory_mb: positiveInt().describe(
+      'Memory limit of each tool process tree, in MiB (cgroup memory.max)',
+    ),
+    max_pids: positiveInt().describe('Process limit of each tool process tree (cgroup pids.max)'),
+  }),
+);
+
+export const sandboxSchema = once(() =>
+  z.strictObject({
+    mode: z
+      .enum(SANDBOX_MODES)
+      .describe('auto: apply every layer the machine offers; strict: a missing layer is an error; off'),
+    command_timeout_secs: positiveInt().describe('Wall-clock limit of one execute_cmd call'),
+    env_passthrough: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^[A-Za-z_][A-Za-z0-9_]*$/,
+            'must be one exact variable name (letters, digits, _; no patterns): list each variable tools may see',
+          ),
+      )
+      .describe(
+        'Exact names of further variables tools and MCP servers get; besides these only PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME, SHELL and TMPDIR are passed on',
+      ),
+    max_file_mb: positiveInt()
+      .optional()
+      .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
+    tmp_mb: positiveInt()
+      .optional()
+      .describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
+    cpu_percent: positiveInt()
+      .optional()
+      .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
+  }),
+);
 
 export const MCP_TRANSPORTS = ['streamable-http', 'sse'] as const;
 export type McpTransportName = (typeof MCP_TRANSPORTS)[number];
@@ -86,15 +107,20 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // Headers that carry credentials: their values belong in the environment, never in a file.
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-const headerName = z.string().regex(HEADER_NAME, 'is not a valid HTTP header name');
-const envName = z
-  .string()
-  .regex(ENV_NAME, 'must be the name of an environment variable (letters, digits, _), not its value')
-  // A token pasted where its variable's name belongs (ghp_…, sk-…) would sit in the file in clear.
-  .refine((name) => redact(name) === name, 'looks like a token: name the environment variable that holds it');
+const headerName = once(() => z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'));
+const envName = once(() =>
+  z
+    .string()
+    .regex(ENV_NAME, 'must be the name of an environment variable (letters, digits, _), not its value')
+    // A token pasted where its variable's name belongs (ghp_…, sk-…) would sit in the file in clear.
+    .refine(
+      (name) => redact(name) === name,
+      'looks like a token: name the environment variable that holds it',
+    ),
+);
 
 /** Keys of an `[[mcp]]` table; shared with Concourse's `source.mcp`, which adds `bearer_token`. */
-export const mcpServerShape = {
+export const mcpServerShape = once(() => ({
   name: z.string().min(1).describe('Name shown in /tools and used in `server.*` allowlist patterns'),
   command: z.string().min(1).optional().describe('Program that starts a stdio server'),
   args: z.array(z.string()).optional().describe('Arguments of the command'),
@@ -114,28 +140,28 @@ export const mcpServerShape = {
     .optional()
     .describe('Remote transport; default: Streamable HTTP, falling back to SSE when the server refuses it'),
   headers: z
-    .record(headerName, z.string().regex(/^[^\r\n]*$/, 'must be one line'))
+    .record(headerName(), z.string().regex(/^[^\r\n]*$/, 'must be one line'))
     .optional()
     .describe('Extra HTTP headers sent to a remote server (no credentials: see env_headers)'),
   env_headers: z
-    .record(headerName, envName)
+    .record(headerName(), envName())
     .optional()
     .describe(
       'HTTP headers whose values come from environment variables, e.g. { "X-Api-Key" = "SEARCH_KEY" }',
     ),
-  bearer_token_env_var: envName
+  bearer_token_env_var: envName()
     .optional()
     .describe('Environment variable holding a bearer token for a remote server (instead of OAuth)'),
   required: z.boolean().optional().describe('Stop rune when this server cannot start'),
-  timeout_secs: positiveInt.optional().describe('Per-call timeout'),
-  allowed_paths_ro: pathList.optional().describe('Folders a stdio server process may read'),
-  allowed_paths_rw: pathList.optional().describe('Folders a stdio server process may write'),
-  allowed_domains: domainList
+  timeout_secs: positiveInt().optional().describe('Per-call timeout'),
+  allowed_paths_ro: pathList().optional().describe('Folders a stdio server process may read'),
+  allowed_paths_rw: pathList().optional().describe('Folders a stdio server process may write'),
+  allowed_domains: domainList()
     .optional()
     .describe(
       'Hosts the server may reach: a stdio server process, or a remote server and its OAuth endpoints',
     ),
-};
+}));
 
 const STDIO_ONLY = ['args', 'env', 'allowed_paths_ro', 'allowed_paths_rw'] as const;
 const REMOTE_ONLY = ['transport', 'headers', 'env_headers', 'bearer_token_env_var', 'bearer_token'] as const;
@@ -212,168 +238,192 @@ export function checkMcpTable(
   }
 }
 
-export const mcpServerSchema = z
-  .strictObject(mcpServerShape)
-  .superRefine((table, ctx) => checkMcpTable(table, ctx));
+export const mcpServerSchema = once(() =>
+  z.strictObject(mcpServerShape()).superRefine((table, ctx) => checkMcpTable(table, ctx)),
+);
 
-const accountList = z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'));
+const accountList = once(() =>
+  z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"')),
+);
 
 /** What one request or one client may cost the notes server; every key has a safe default. */
-export const notesLimitsSchema = z.strictObject({
-  max_file_kb: positiveInt
-    .optional()
-    .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
-  max_document_kb: positiveInt
-    .optional()
-    .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
-  max_update_kb: positiveInt.optional().describe('Largest single collaborative update, in KiB; default 256'),
-  collab_kb_per_second: positiveInt
-    .optional()
-    .describe('Collaborative update KiB one editor may send per second (bursts of two seconds); default 128'),
-  max_streams: positiveInt.optional().describe('Open event streams in all; default 2000'),
-  max_streams_per_client: positiveInt
-    .optional()
-    .describe('Open event streams of one client address; default 16'),
-  max_streams_per_note: positiveInt.optional().describe('Open event streams watching one note; default 256'),
-  max_connections_per_client: positiveInt
-    .optional()
-    .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
-  presence_interval_ms: positiveInt
-    .optional()
-    .describe('Presence changes of a note are sent together at most this often; default 250'),
-  search_budget_ms: positiveInt.optional().describe('Time one search may take; default 500'),
-  diff_budget_ms: positiveInt.optional().describe('Time one revision diff may take; default 1000'),
-  expensive_per_minute: positiveInt
-    .optional()
-    .describe('Searches, diffs and exports per client address and minute; default 120'),
-  login_attempts_per_account: positiveInt
-    .optional()
-    .describe('Password logins tried per account within the window; default 10'),
-  login_attempts_per_address: positiveInt
-    .optional()
-    .describe('Password logins tried per client address within the window; default 30'),
-  login_window_minutes: positiveInt.optional().describe('Window of the login limits; default 15'),
-});
+export const notesLimitsSchema = once(() =>
+  z.strictObject({
+    max_file_kb: positiveInt()
+      .optional()
+      .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
+    max_document_kb: positiveInt()
+      .optional()
+      .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
+    max_update_kb: positiveInt()
+      .optional()
+      .describe('Largest single collaborative update, in KiB; default 256'),
+    collab_kb_per_second: positiveInt()
+      .optional()
+      .describe(
+        'Collaborative update KiB one editor may send per second (bursts of two seconds); default 128',
+      ),
+    max_streams: positiveInt().optional().describe('Open event streams in all; default 2000'),
+    max_streams_per_client: positiveInt()
+      .optional()
+      .describe('Open event streams of one client address; default 16'),
+    max_streams_per_note: positiveInt()
+      .optional()
+      .describe('Open event streams watching one note; default 256'),
+    max_connections_per_client: positiveInt()
+      .optional()
+      .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
+    presence_interval_ms: positiveInt()
+      .optional()
+      .describe('Presence changes of a note are sent together at most this often; default 250'),
+    search_budget_ms: positiveInt().optional().describe('Time one search may take; default 500'),
+    diff_budget_ms: positiveInt().optional().describe('Time one revision diff may take; default 1000'),
+    expensive_per_minute: positiveInt()
+      .optional()
+      .describe('Searches, diffs and exports per client address and minute; default 120'),
+    login_attempts_per_account: positiveInt()
+      .optional()
+      .describe('Password logins tried per account within the window; default 10'),
+    login_attempts_per_address: positiveInt()
+      .optional()
+      .describe('Password logins tried per client address within the window; default 30'),
+    login_window_minutes: positiveInt().optional().describe('Window of the login limits; default 15'),
+  }),
+);
 
-export const notesSchema = z.strictObject({
-  bind: z.string().min(1).describe('Address to listen on'),
-  port: z.number().int().min(0).max(65535).describe('TCP port'),
-  public_url: z.url().optional().describe('External URL, used for OAuth redirects and Secure cookies'),
-  trusted_proxies: z
-    .array(z.string())
-    .optional()
-    .describe('Proxy addresses whose X-Forwarded-For is trusted'),
-  model: z.string().min(1).optional().describe('Model for note chats unless an admin overrides it per note'),
-  max_upload_mb: positiveInt.optional().describe('Largest attachment accepted'),
-  synchronous: z
-    .enum(['full', 'normal'])
-    .optional()
-    .describe(
-      "SQLite's synchronous level: full (default) fsyncs every acknowledged write, so it survives a power cut; normal survives a crash of the process only (a power cut may lose the last writes)",
-    ),
-  revision_every_secs: positiveInt
-    .optional()
-    .describe('During continuous live editing, save a revision at least this often (default 30)'),
-  limits: notesLimitsSchema
-    .optional()
-    .describe('Cost limits per request and per client (see docs/notes-api.md)'),
-  workspace: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Folder the note chats work in, one sub-folder per note (default $XDG_DATA_HOME/rune/notes-workspace); must lie outside RUNE_HOME and the secrets floor',
-    ),
-  local: z
-    .strictObject({
-      admins: accountList.optional(),
-      users: accountList.optional(),
-      guests: accountList.optional(),
-    })
-    .optional()
-    .describe('Local accounts by role'),
-  oauth: z
-    .array(
-      z.strictObject({
-        name: z.string().min(1),
-        issuer: z.url(),
+export const notesSchema = once(() =>
+  z.strictObject({
+    bind: z.string().min(1).describe('Address to listen on'),
+    port: z.number().int().min(0).max(65535).describe('TCP port'),
+    public_url: z.url().optional().describe('External URL, used for OAuth redirects and Secure cookies'),
+    trusted_proxies: z
+      .array(z.string())
+      .optional()
+      .describe('Proxy addresses whose X-Forwarded-For is trusted'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Model for note chats unless an admin overrides it per note'),
+    max_upload_mb: positiveInt().optional().describe('Largest attachment accepted'),
+    synchronous: z
+      .enum(['full', 'normal'])
+      .optional()
+      .describe(
+        "SQLite's synchronous level: full (default) fsyncs every acknowledged write, so it survives a power cut; normal survives a crash of the process only (a power cut may lose the last writes)",
+      ),
+    revision_every_secs: positiveInt()
+      .optional()
+      .describe('During continuous live editing, save a revision at least this often (default 30)'),
+    limits: notesLimitsSchema()
+      .optional()
+      .describe('Cost limits per request and per client (see docs/notes-api.md)'),
+    workspace: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Folder the note chats work in, one sub-folder per note (default $XDG_DATA_HOME/rune/notes-workspace); must lie outside RUNE_HOME and the secrets floor',
+      ),
+    local: z
+      .strictObject({
+        admins: accountList().optional(),
+        users: accountList().optional(),
+        guests: accountList().optional(),
+      })
+      .optional()
+      .describe('Local accounts by role'),
+    oauth: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1),
+          issuer: z.url(),
+          client_id: z.string().min(1),
+          client_secret: z.string().optional(),
+          scopes: z.array(z.string()).optional(),
+          admins: z.array(z.string()).optional(),
+          users: z.array(z.string()).optional(),
+          guests: z.array(z.string()).optional(),
+        }),
+      )
+      .optional()
+      .describe('OAuth2/OIDC providers'),
+    github: z
+      .strictObject({
         client_id: z.string().min(1),
-        client_secret: z.string().optional(),
-        scopes: z.array(z.string()).optional(),
+        client_secret: z.string().min(1),
         admins: z.array(z.string()).optional(),
         users: z.array(z.string()).optional(),
         guests: z.array(z.string()).optional(),
-      }),
-    )
-    .optional()
-    .describe('OAuth2/OIDC providers'),
-  github: z
-    .strictObject({
-      client_id: z.string().min(1),
-      client_secret: z.string().min(1),
-      admins: z.array(z.string()).optional(),
-      users: z.array(z.string()).optional(),
-      guests: z.array(z.string()).optional(),
-    })
-    .optional()
-    .describe('GitHub OAuth app mapped to roles'),
-});
+      })
+      .optional()
+      .describe('GitHub OAuth app mapped to roles'),
+  }),
+);
 
 /** One layer of configuration: every key optional, unknown keys rejected. */
-export const configLayerSchema = z.strictObject({
-  model: z.string().min(1).optional().describe('Model name sent to the provider'),
-  api_key: z.string().min(1).optional().describe('Provider API key (prefer RUNE_API_KEY)'),
-  provider: z.enum(PROVIDERS).optional().describe('Provider; detected from the key prefix when unset'),
-  // Only http(s): "localhost:8080/v1" parses as a URL with the scheme "localhost:".
-  base_url: z
-    .url({
-      protocol: /^https?$/,
-      error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1',
-    })
-    .optional()
-    .describe('Endpoint of an OpenAI-compatible (or other) server'),
-  skills_dir: z.string().min(1).optional().describe('Folder of skills (folders holding SKILL.md)'),
-  system_prompt: z.string().optional().describe('Replaces the built-in system prompt'),
-  system_prompt_file: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('File whose text replaces the built-in system prompt'),
-  max_steps: positiveInt.optional().describe('Model calls per run before it stops with MaxSteps'),
-  token_budget: positiveInt.optional().describe('Tokens per run before it stops with TokenBudgetExhausted'),
-  max_output_tokens: positiveInt.optional().describe('max_tokens of every model request'),
-  timeout_secs: positiveInt.optional().describe('Whole-run timeout'),
-  request_timeout_secs: positiveInt.optional().describe('Timeout of one model request'),
-  context_window: positiveInt.optional().describe('Context window of the model, in tokens'),
-  compact_threshold: z
-    .number()
-    .gt(0)
-    .lt(1)
-    .optional()
-    .describe('Fraction of the context window that triggers compaction'),
-  trace: z.string().min(1).optional().describe('Folder for JSON trace files of each run'),
-  log_level: z.enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
-  policy: policySchema.partial().optional(),
-  sandbox: sandboxSchema.partial().optional(),
-  mcp: z.array(mcpServerSchema).optional().describe('MCP servers: stdio (command) or remote (url)'),
-  notes: notesSchema.partial().optional(),
-});
+export const configLayerSchema = once(() =>
+  z.strictObject({
+    model: z.string().min(1).optional().describe('Model name sent to the provider'),
+    api_key: z.string().min(1).optional().describe('Provider API key (prefer RUNE_API_KEY)'),
+    provider: z.enum(PROVIDERS).optional().describe('Provider; detected from the key prefix when unset'),
+    // Only http(s): "localhost:8080/v1" parses as a URL with the scheme "localhost:".
+    base_url: z
+      .url({
+        protocol: /^https?$/,
+        error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1',
+      })
+      .optional()
+      .describe('Endpoint of an OpenAI-compatible (or other) server'),
+    skills_dir: z.string().min(1).optional().describe('Folder of skills (folders holding SKILL.md)'),
+    system_prompt: z.string().optional().describe('Replaces the built-in system prompt'),
+    system_prompt_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File whose text replaces the built-in system prompt'),
+    max_steps: positiveInt().optional().describe('Model calls per run before it stops with MaxSteps'),
+    token_budget: positiveInt()
+      .optional()
+      .describe('Tokens per run before it stops with TokenBudgetExhausted'),
+    max_output_tokens: positiveInt().optional().describe('max_tokens of every model request'),
+    timeout_secs: positiveInt().optional().describe('Whole-run timeout'),
+    request_timeout_secs: positiveInt().optional().describe('Timeout of one model request'),
+    context_window: positiveInt().optional().describe('Context window of the model, in tokens'),
+    compact_threshold: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .optional()
+      .describe('Fraction of the context window that triggers compaction'),
+    trace: z.string().min(1).optional().describe('Folder for JSON trace files of each run'),
+    log_level: z.enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
+    // The tables are built only when a layer has them (see the top of this file).
+    policy: z.lazy(() => policySchema().partial()).optional(),
+    sandbox: z.lazy(() => sandboxSchema().partial()).optional(),
+    mcp: z
+      .lazy(() => z.array(mcpServerSchema()))
+      .optional()
+      .describe('MCP servers: stdio (command) or remote (url)'),
+    notes: z.lazy(() => notesSchema().partial()).optional(),
+  }),
+);
 
-export type ConfigLayer = z.infer<typeof configLayerSchema>;
-export type PolicyConfig = z.infer<typeof policySchema>;
-export type SandboxConfig = z.infer<typeof sandboxSchema>;
+export type ConfigLayer = z.infer<ReturnType<typeof configLayerSchema>>;
+export type PolicyConfig = z.infer<ReturnType<typeof policySchema>>;
+export type SandboxConfig = z.infer<ReturnType<typeof sandboxSchema>>;
 /**
  * One MCP server. `bearer_token` is never read from a file (the schema refuses it there): only
  * Concourse's `source.mcp`, whose values come from a credential manager, sets it.
  */
-export type McpServerConfig = z.infer<typeof mcpServerSchema> & { bearer_token?: string };
+export type McpServerConfig = z.infer<ReturnType<typeof mcpServerSchema>> & { bearer_token?: string };
 export type StdioMcpConfig = McpServerConfig & { command: string };
 export type RemoteMcpConfig = McpServerConfig & { url: string };
 
 export function isRemoteMcp(server: McpServerConfig): server is RemoteMcpConfig {
   return server.url !== undefined;
 }
-export type NotesConfig = z.infer<typeof notesSchema>;
+export type NotesConfig = z.infer<ReturnType<typeof notesSchema>>;
 
 /** The configuration after merging and defaults: what every mode reads. Frozen. */
 export interface RuneConfig {

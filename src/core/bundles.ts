@@ -15,8 +15,9 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
-import { assetManifest, isSea, readAssetText } from './assets.ts';
+import { assetManifest, isSea, readAssetAscii } from './assets.ts';
 import { ranMainPath } from './code-cache.ts';
+import { lazyBuiltinRequire } from './lazy-builtins.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir } from './private-dir.ts';
 
@@ -71,7 +72,7 @@ export function loadMode(name: ModeName): ModeModule {
   if (!isSea()) return require(join(__dirname, `${name}.cjs`)) as ModeModule;
 
   const asset = `js/${name}.cjs`;
-  const code = readAssetText(asset);
+  const code = readAssetAscii(asset);
   const hash = assetManifest().sha256[asset] ?? 'unknown';
   const base = join(cacheDir(), 'code', `${name}-${hash.slice(0, 20)}-${process.version}`);
   const mainFile = `${base}.v8`;
@@ -95,7 +96,8 @@ export function loadMode(name: ModeName): ModeModule {
   loadedScripts.push({ script, mainFile, partialFile, cached, mainRejected: rejected && kind === 'main' });
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   const mod = { exports: {} as ModeModule };
-  fn.call(mod.exports, mod.exports, require, mod, `rune:${asset}`, 'rune:js');
+  // Heavy builtins the bundle names load on first use (src/core/lazy-builtins.ts).
+  fn.call(mod.exports, mod.exports, lazyBuiltinRequire(require), mod, `rune:${asset}`, 'rune:js');
   return mod.exports;
 }
 

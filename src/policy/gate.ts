@@ -14,9 +14,7 @@ import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 import { absolutePath, floorPaths, globToRegExp } from './paths.ts';
-import { addAllowlistEntry } from './persist.ts';
 import type { ShellAnalysis } from './shell.ts';
-import { parseShell } from './shell-parser.ts';
 import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths, ToolCallForPolicy } from './types.ts';
 
 export interface PolicyGateOptions {
@@ -127,7 +125,11 @@ export function readProjectPolicy(cwd: string, logger: Logger): Partial<RuneConf
   }
   const problems: string[] = [];
   const raw = parseTomlText(file, text, problems);
-  const parsed = raw && policySchema.partial().safeParse(raw.policy ?? {});
+  const parsed =
+    raw &&
+    policySchema()
+      .partial()
+      .safeParse(raw.policy ?? {});
   if (parsed && !parsed.success) {
     for (const issue of parsed.error.issues)
       problems.push(`${file}: policy.${issue.path.join('.')}: ${issue.message}`);
@@ -238,6 +240,8 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
       return undefined;
     try {
+      // Loaded with the first command judged: web-tree-sitter is no cost to a run without one.
+      const { parseShell } = await import('./shell-parser.ts');
       return await parseShell(call.args.cmd);
     } catch (error) {
       logger.warn('policy.parser_unavailable', {
@@ -261,6 +265,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
       if (answer === 'always' && decision.suggestion) {
         const file = configFile(env);
         try {
+          const { addAllowlistEntry } = await import('./persist.ts');
           addAllowlistEntry(file, decision.suggestion.list, decision.suggestion.value);
           lists = withSuggestion(lists, decision.suggestion, cwd, home);
         } catch (error) {

@@ -1,33 +1,14 @@
 // The tools offered to the model: the nine built-ins plus extra tools (notes, MCP) that can be added
 // and removed while a session runs. Arguments are parsed and validated here, so a bad call from the
-// model becomes an error result it can read, never an exception in the run loop.
+// model becomes an error result it can read, never an exception in the run loop. A built-in tool's
+// module is loaded when a call to it is first parsed (catalog.ts).
 import type { z } from 'zod/v4';
 import type { ExtraTool } from '../agent/types.ts';
 import type { ToolSource } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import { capText } from './cap.ts';
-import { editFileTool } from './edit-file.ts';
-import { executeCmdTool } from './execute-cmd.ts';
-import { fetchUrlTool } from './fetch-url.ts';
-import { findFilesTool } from './find-files.ts';
-import { inspectProcessTool } from './inspect-process.ts';
-import { listDirTool } from './list-dir.ts';
-import { readFileTool } from './read-file.ts';
-import { searchFilesTool } from './search-files.ts';
+import { BUILTIN_CATALOG, type CatalogEntry } from './catalog.ts';
 import { type BuiltinTool, type ToolContext, ToolError, type ToolOutput } from './types.ts';
-import { writeFileTool } from './write-file.ts';
-
-export const BUILTIN_TOOLS: readonly BuiltinTool<never>[] = [
-  readFileTool,
-  writeFileTool,
-  editFileTool,
-  listDirTool,
-  searchFilesTool,
-  findFilesTool,
-  executeCmdTool,
-  fetchUrlTool,
-  inspectProcessTool,
-] as unknown as BuiltinTool<never>[];
 
 export interface RegisteredTool {
   definition: ToolDefinition;
@@ -35,7 +16,7 @@ export interface RegisteredTool {
   server?: string;
   readOnly: boolean;
   /** Checks the model's arguments; the error text is what the model reads. */
-  parse(raw: string): { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
+  parse(raw: string): Promise<{ ok: true; args: Record<string, unknown> } | { ok: false; error: string }>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
   preview?(args: Record<string, unknown>, context: ToolContext): Promise<string | undefined>;
 }
@@ -65,21 +46,26 @@ function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-function fromBuiltin(tool: BuiltinTool<never>): RegisteredTool {
-  const typed = tool as unknown as BuiltinTool<Record<string, unknown>>;
+function fromCatalog(entry: CatalogEntry): RegisteredTool {
+  let loaded: Promise<BuiltinTool<Record<string, unknown>>> | undefined;
+  const tool = (): Promise<BuiltinTool<Record<string, unknown>>> => {
+    loaded ??= entry.load() as unknown as Promise<BuiltinTool<Record<string, unknown>>>;
+    return loaded;
+  };
   return {
-    definition: typed.definition,
+    definition: entry.definition,
     source: 'builtin',
-    readOnly: typed.readOnly,
-    parse(raw) {
+    readOnly: entry.readOnly,
+    async parse(raw) {
       const json = parseJsonObject(raw);
       if (!json.ok) return json;
-      const result = typed.schema.safeParse(json.value);
+      const result = (await tool()).schema.safeParse(json.value);
       if (!result.success) return { ok: false, error: `invalid arguments: ${describeIssues(result.error)}` };
       return { ok: true, args: result.data };
     },
-    execute: (args, context) => typed.execute(args, context),
-    ...(typed.preview ? { preview: typed.preview } : {}),
+    execute: async (args, context) => (await tool()).execute(args, context),
+    // A tool without a preview answers undefined, which callers read as no preview.
+    preview: async (args, context) => (await tool()).preview?.(args, context),
   };
 }
 
@@ -89,7 +75,7 @@ function fromExtra(tool: ExtraTool): RegisteredTool {
     source: tool.source,
     ...(tool.server === undefined ? {} : { server: tool.server }),
     readOnly: tool.readOnly ?? false,
-    parse(raw) {
+    async parse(raw) {
       const json = parseJsonObject(raw);
       return json.ok ? { ok: true, args: json.value } : json;
     },
@@ -101,7 +87,7 @@ export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
 
   constructor(extraTools: readonly ExtraTool[] = []) {
-    for (const tool of BUILTIN_TOOLS) this.#tools.set(tool.definition.name, fromBuiltin(tool));
+    for (const entry of BUILTIN_CATALOG) this.#tools.set(entry.definition.name, fromCatalog(entry));
     for (const tool of extraTools) this.add(tool);
   }
 

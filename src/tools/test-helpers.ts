@@ -39,7 +39,7 @@ export async function callTool(
 ): Promise<ToolOutput> {
   const tool = registry.get(name);
   if (!tool) throw new Error(`no tool ${name}`);
-  const parsed = tool.parse(JSON.stringify(args));
+  const parsed = await tool.parse(JSON.stringify(args));
   if (!parsed.ok) return { content: parsed.error, isError: true };
   return executeTool(tool, parsed.args, context);
 }

@@ -186,6 +186,7 @@ describe('pipe mode', () => {
       'tool_call',
       'policy_decision',
       'tool_result',
+      'text',
       'model_usage',
       'run_end',
     ]);
@@ -193,6 +194,33 @@ describe('pipe mode', () => {
     // One spelling for every event (camelCase, as run_start and usage have it).
     expect(events.at(-1).sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(events.at(-1).sessionId).toBe(events[0].sessionId);
+  });
+
+  it('--output ndjson streams the answer as text events that join to it, a key split across them redacted', async () => {
+    const answer = `The answer is 4.\nThe key you gave is ${KEY} and stays secret.`;
+    mock.script([{ text: answer, chunkSize: 3 }]);
+    const h = makeHome();
+    const result = await rune(h, ['--output', 'ndjson', 'what is 2+2']);
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const texts = events.filter((e) => e.type === 'text');
+    // Streamed as it arrived, not as one block at the end.
+    expect(texts.length).toBeGreaterThan(5);
+    for (const e of texts) expect(Object.keys(e).sort()).toEqual(['delta', 'type']);
+    const joined = texts.map((e) => e.delta).join('');
+    const end = events.at(-1);
+    expect(end).toMatchObject({ type: 'run_end', status: 'FinalAnswer' });
+    expect(joined).toBe(end.answer);
+    expect(joined).toMatch(/^The answer is 4\.\nThe key you gave is \S+ and stays secret\.$/);
+    // Every text event comes before the step's model_usage and the run_end.
+    expect(events.findLastIndex((e) => e.type === 'text')).toBeLessThan(
+      events.findIndex((e) => e.type === 'model_usage'),
+    );
+    expect(result.stdout).not.toContain(KEY);
+    expect(result.stdout).not.toContain(KEY.slice(0, 12));
   });
 });
 
