@@ -278,7 +278,7 @@ export async function runSession(
       if (answeredInRun(result, history))
         stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
     } catch (error) {
-      logger.warn('session_not_saved', { message: (error as Error).message });
+      logger.warn('cli.session_not_saved', { message: (error as Error).message });
     }
     for (const name of result.unknownSkills ?? [])
       write(`${paint(style, 'yellow', `unknown skill @${name}`)}\n`);

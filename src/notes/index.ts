@@ -1,4 +1,5 @@
-// `rune notes`: the collaborative Markdown notes server (SPEC §2), and `rune notes hash-password`.
+// `rune notes`: the collaborative Markdown notes server (docs/adr/0006, 0011, 0013), and
+// `rune notes hash-password`.
 // Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -19,6 +19,7 @@ import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
+import { processSlot } from '../core/process-slot.ts';
 import { moveAsideCreated, type Watched, watchAbsent } from './absent.ts';
 import {
   describeCapabilities,
@@ -72,7 +73,15 @@ export const LAYER_ORDER: LayerName[] = [
 ];
 const REPORT_FD = 3;
 
-let capabilitiesCache: SandboxCapabilities | undefined;
+// Per process, not per bundle copy of this module: cgroup names must not repeat within the process,
+// and the exit hook must see every cgroup still draining.
+const state = processSlot('rune.sandbox.executor', () => ({
+  capabilities: undefined as SandboxCapabilities | undefined,
+  cgroupCounter: 0,
+  // Cgroups still draining when rune exits get one last synchronous attempt, so none is left behind.
+  pendingCgroups: new Set<string>(),
+  exitHookInstalled: false,
+}));
 
 /**
  * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
@@ -111,14 +120,14 @@ function scanClosed(folder: string): string[] {
 
 /** What this machine offers, probed once per process. */
 export function sandboxCapabilities(): SandboxCapabilities {
-  if (!capabilitiesCache) {
+  if (!state.capabilities) {
     const facts = readSystemFacts();
     try {
-      capabilitiesCache = describeCapabilities(probeKernel(), facts);
+      state.capabilities = describeCapabilities(probeKernel(), facts);
     } catch (error) {
       const why = `kernel probe failed: ${(error as Error).message}`;
       const none = { available: false, detail: why };
-      capabilitiesCache = describeCapabilities(
+      state.capabilities = describeCapabilities(
         {
           landlockAbi: -38,
           seccompFilter: -38,
@@ -132,10 +141,10 @@ export function sandboxCapabilities(): SandboxCapabilities {
         },
         facts,
       );
-      capabilitiesCache = { ...capabilitiesCache, landlock: { ...none, abi: 0 }, seccomp: none };
+      state.capabilities = { ...state.capabilities, landlock: { ...none, abi: 0 }, seccomp: none };
     }
   }
-  return capabilitiesCache;
+  return state.capabilities;
 }
 
 type CgroupPlan =
@@ -182,11 +191,9 @@ function planCgroups(caps: SandboxCapabilities, config: RuneConfig): CgroupPlan 
   };
 }
 
-let cgroupCounter = 0;
-
 /** The cgroup folders of one call, limits written; removed again by removeCgroups. */
 function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
-  const name = `rune-${process.pid}-${++cgroupCounter}`;
+  const name = `rune-${process.pid}-${++state.cgroupCounter}`;
   const memory = String(config.policy.max_memory_mb * 1024 * 1024);
   const cpu = config.sandbox.cpu_percent;
   const made: string[] = [];
@@ -222,16 +229,12 @@ function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
   return made;
 }
 
-// Cgroups still draining when rune exits get one last synchronous attempt, so none is left behind.
-const pendingCgroups = new Set<string>();
-let exitHookInstalled = false;
-
 function removeCgroups(dirs: readonly string[], attempt = 0): void {
   const left: string[] = [];
-  if (!exitHookInstalled && dirs.length > 0) {
-    exitHookInstalled = true;
+  if (!state.exitHookInstalled && dirs.length > 0) {
+    state.exitHookInstalled = true;
     process.once('exit', () => {
-      for (const dir of pendingCgroups) {
+      for (const dir of state.pendingCgroups) {
         try {
           rmdirSync(dir);
         } catch {
@@ -248,10 +251,10 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
     }
     try {
       rmdirSync(dir);
-      pendingCgroups.delete(dir);
+      state.pendingCgroups.delete(dir);
     } catch {
       left.push(dir);
-      pendingCgroups.add(dir);
+      state.pendingCgroups.add(dir);
     }
   }
   // The last processes may still be exiting: try again shortly, a few times, without blocking.

@@ -13,7 +13,7 @@ import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
 import { type FileRow, type NoteRow, type Store, toFile, toNote } from '../db.ts';
 import { canSee, type EventHub } from '../events.ts';
-import { ApiError, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
+import { ApiError, badRequest, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
 import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
@@ -122,6 +122,14 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     }
     const sid = req.cookies[SESSION_COOKIE];
     if (sid) req.principal = auth.fromSession(sid);
+  });
+
+  // A query parameter means one value. Given twice it arrives as an array, which no route expects
+  // (`?note=a&note=b` once reached a lookup as an array and answered 500): refused for every route.
+  app.addHook('onRequest', async (req) => {
+    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
+      if (Array.isArray(value)) throw badRequest(`${name}: give this query parameter once`);
+    }
   });
 
   // CSRF: a request carrying ambient credentials must come from this site and carry the session's token.
