@@ -112,6 +112,14 @@ export function isInside(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
+/** 0.0.0.0/8 or `::`: as a destination, Linux takes it for this host (every local listener). */
+export function isUnspecifiedAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return address.startsWith('0.');
+  if (family === 6) return /^[0:]+$/.test(address) || /^::ffff:0\.\d/i.test(address);
+  return false;
+}
+
 export interface ResolvedName {
   /** Host name or IP literal (no port). */
   name: string;
@@ -203,10 +211,21 @@ export function planHelperArgs(input: PlanInput): Plan {
   const notes: LayerReport[] = [];
   const wildcards = request.allowedDomains.filter((d) => d.startsWith('*.'));
   const unresolved = input.resolved.filter((r) => r.addresses.length === 0).map((r) => r.entry ?? r.name);
-  if (wildcards.length > 0 || unresolved.length > 0) {
+  // The net guard never lets these through (native/src/netguard.c): say so rather than let the
+  // person wonder why an allowed name cannot be reached.
+  const thisHost = input.resolved
+    .flatMap((r) =>
+      r.addresses
+        .filter(isUnspecifiedAddress)
+        .map((a) => `${r.entry ?? r.name}${a === r.name ? '' : ` (${a})`}`),
+    )
+    .filter((v, i, all) => all.indexOf(v) === i);
+  if (wildcards.length > 0 || unresolved.length > 0 || thisHost.length > 0) {
     const parts = [];
     if (wildcards.length > 0) parts.push(`wildcards cannot be resolved ahead: ${wildcards.join(', ')}`);
     if (unresolved.length > 0) parts.push(`did not resolve: ${unresolved.join(', ')}`);
+    if (thisHost.length > 0)
+      parts.push(`an unspecified address means this host and is never allowed: ${thisHost.join(', ')}`);
     notes.push({ layer: 'dns', applied: true, detail: parts.join('; ') });
   }
   const granted = [...SYSTEM_READ_ONLY, ...ro, ...rw, ...(input.links ?? []).map((l) => l.path)];
