@@ -71,6 +71,30 @@ export const HOME_CREDENTIALS = [
 ];
 
 /**
+ * Files and folders under the home folder that the shell, git or the desktop run later (the
+ * policy's "runs later" class, src/policy/decide.ts): read-only even when a writable root contains
+ * them, and moved aside after a call that created them (src/sandbox/absent.ts).
+ */
+export const HOME_RUNS_LATER = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.gitconfig',
+  '.config/git/config',
+  '.config/autostart',
+  '.config/systemd',
+  '.config/fish',
+  '.config/environment.d',
+];
+
+/**
  * Paths replaced by an empty file or folder in the view: system secrets, the policy's
  * denied_paths, and the home folder's credential stores unless allowed by name. Decided on real
  * paths (`real` resolves symlinks; `roots` are real already), so a grant that reaches a store
