@@ -165,7 +165,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
       } catch (error) {
         // Whatever the route meant to say, the change is not known to be kept: no success answer.
         logger.error('notes.fsync_failed', {
-          message: `${req.method} ${req.url}: ${(error as Error).message}`,
+          message: `${req.method} ${req.url.split('?')[0]}: ${(error as Error).message}`,
         });
         reply.status(500).header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader('set-cookie');
