@@ -16,6 +16,7 @@ import { canSee, type EventHub } from '../events.ts';
 import { ApiError, badRequest, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
 import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
+import { storageFailure } from '../storage.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
 
 export const SESSION_COOKIE = 'rune_session';
@@ -164,7 +165,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
       } catch (error) {
         // Whatever the route meant to say, the change is not known to be kept: no success answer.
         logger.error('notes.fsync_failed', {
-          message: `${req.method} ${req.url}: ${(error as Error).message}`,
+          message: `${req.method} ${req.url.split('?')[0]}: ${(error as Error).message}`,
         });
         reply.status(500).header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader('set-cookie');
@@ -205,7 +206,15 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode).send({ code: 'BAD_REQUEST', message: redact(fe.message) });
     }
-    logger.error('notes.internal', { message: `${req.method} ${req.url}: ${redact(fe.message)}` });
+    // The path only: a query may carry what logs must not (an OAuth callback's code and state).
+    const where = `${req.method} ${req.url.split('?')[0]}`;
+    const storage = storageFailure(error);
+    if (storage) {
+      logger.error('notes.storage', { message: `${where}: not saved: ${redact(fe.message)}` });
+      reply.headers(storage.headers);
+      return reply.status(storage.status).send({ code: storage.code, message: storage.message });
+    }
+    logger.error('notes.internal', { message: `${where}: ${redact(fe.message)}` });
     return reply.status(500).send({ code: 'INTERNAL', message: 'internal error (see the server log)' });
   });
 
