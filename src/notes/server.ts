@@ -180,6 +180,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     errorResponseBuilder: (_req, ctx) => rateLimited(Math.ceil(ctx.ttl / 1000)),
   });
 
+  let closed = false;
   const context: NotesContext = {
     config,
     logger,
@@ -198,6 +199,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
     secure: (req: FastifyRequest) => req.protocol === 'https' || publicUrl?.protocol === 'https:',
     durable: synchronous === 'full' ? () => walSync.flush() : () => Promise.resolve(),
+    stopping: () => closed,
     ...publishers(hub),
   };
   await app.register(notesKit, context);
@@ -227,7 +229,6 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     return ended;
   };
 
-  let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
