@@ -305,7 +305,7 @@ export async function runSession(
       if (answeredInRun(result, history))
         stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
     } catch (error) {
-      logger.warn('session_not_saved', { message: (error as Error).message });
+      logger.warn('cli.session_not_saved', { message: (error as Error).message });
     }
     // An unknown @skill was already named by the run's warning, with the folders it looked in.
     controller = undefined;

@@ -77,7 +77,7 @@ async function withMcp(
 ): Promise<AgentRunResult> {
   if (!source.mcp || source.mcp.length === 0) return run({});
   // Loaded only when servers are configured: the SDK is not parsed on other steps.
-  const { mcpForOneRun } = await import('../mcp/wire.ts');
+  const { mcpForOneRun } = await import('../mcp/run-servers.ts');
   const mcp = await mcpForOneRun({
     config,
     servers: source.mcp.map((server) => ({ ...server, origin: 'source' as const })),
@@ -161,7 +161,7 @@ function inResourceTerms(message: string | undefined): string {
 
 /** A short, readable trace of the run for the build log. */
 function logEvent(deps: AgentDeps, event: AgentEvent): void {
-  if (deps.logger.verbose) deps.logger.debug('agent_event', { ...event });
+  if (deps.logger.verbose) deps.logger.debug('concourse.agent_event', { ...event });
   switch (event.type) {
     case 'run_start':
       deps.log(`rune: running ${event.model} (${event.provider})`);

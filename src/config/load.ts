@@ -6,6 +6,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod/v4';
 import { type ErrorCode, RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
+import { registerSecret } from '../core/redact.ts';
 import { type ConfigLayer, configLayerSchema, DEFAULTS, type RuneConfig } from './schema.ts';
 
 /** RUNE_* variables and the key each sets. Numbers are parsed here; the schema judges the result. */
@@ -132,7 +133,16 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   }
   ORIGINS.set(config, origins);
   LABELS.set(config, flagLabel);
+  registerConfigSecrets(config);
   return { config, file, fileFound };
+}
+
+// Whichever mode loaded the config, its credentials are secret from then on: an error that quotes
+// one before the provider or the notes server registered it is still redacted.
+function registerConfigSecrets(config: RuneConfig): void {
+  registerSecret(config.api_key);
+  for (const provider of config.notes.oauth ?? []) registerSecret(provider.client_secret);
+  registerSecret(config.notes.github?.client_secret);
 }
 
 export type ConfigOrigin = 'file' | 'env' | 'flag';

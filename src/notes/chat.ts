@@ -247,7 +247,7 @@ export class ChatService {
       // The server never logs in; it uses what `rune mcp login` stored in the same RUNE_HOME.
       const mcp =
         config.mcp.length > 0
-          ? await (await import('../mcp/wire.ts')).mcpForOneRun({
+          ? await (await import('../mcp/run-servers.ts')).mcpForOneRun({
               config,
               extraTools,
               logger,

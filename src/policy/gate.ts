@@ -109,7 +109,7 @@ function listsOf(policy: PolicyLists, cwd: string, home: string): Partial<Effect
 
 function effectiveLists(config: RuneConfig, cwd: string, home: string): EffectiveLists {
   const lists = listsOf(config.policy, cwd, home) as EffectiveLists;
-  // The working directory joins the readable paths at start (SPEC §1 "Policy").
+  // The working directory joins the readable paths at start (README "Policy").
   return { ...lists, pathsRo: [...lists.pathsRo, canonicalise(cwd)] };
 }
 

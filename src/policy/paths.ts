@@ -45,7 +45,7 @@ export function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${out}$`, 's');
 }
 
-/** Home-relative secrets (SPEC §1 "Policy"): credentials of common tools. */
+/** Home-relative secrets (README "Policy"): credentials of common tools. */
 const HOME_SECRETS = [
   '.ssh',
   '.gnupg',

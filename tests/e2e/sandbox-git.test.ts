@@ -272,6 +272,47 @@ describe('git folders: the rest of the class', () => {
   });
 });
 
+describe("the person's own git config under a writable home folder", () => {
+  it('~/.gitconfig stays read-only, a new ~/.config/git/config loses its program keys, and host git runs nothing', async () => {
+    const writableHome = tempDir('rune-git-home-rw-');
+    writeFileSync(join(writableHome, '.gitconfig'), '[user]\n\tname = t\n\temail = t@example.invalid\n');
+    const repo = join(writableHome, 'repo');
+    mkdirSync(repo);
+    git(repo, 'init', '-q');
+    const homeEnv = { ...env, HOME: writableHome };
+    const result = await runRune(
+      [
+        'sandbox',
+        '--allow-write',
+        writableHome,
+        '--',
+        '/bin/sh',
+        '-c',
+        [
+          `git config --global core.pager '${evil('global-pager')}' 2>/dev/null || echo GLOBAL-REFUSED`,
+          `printf '[core]\\n\\tpager = ${evil('global-append')}\\n' >> ~/.gitconfig 2>/dev/null || echo APPEND-REFUSED`,
+          `mkdir -p ~/.config/git && printf '[core]\\n\\tfsmonitor = ${evil('xdg-fsmonitor')}\\n[alias]\\n\\tst = !${evil('xdg-alias')}\\n[user]\\n\\tsigningkey = kept\\n' > ~/.config/git/config && echo XDG-WRITTEN`,
+        ].join('; '),
+      ],
+      { cwd: repo, env: homeEnv },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('GLOBAL-REFUSED');
+    expect(result.stdout).toContain('APPEND-REFUSED');
+    expect(result.stdout).toContain('XDG-WRITTEN');
+    const xdg = join(writableHome, '.config/git/config');
+    expect(result.stderr).toContain(
+      `${xdg}: removed core.fsmonitor (runs a program), alias.st (runs a shell command)`,
+    );
+    expect(programKeys(xdg)).toEqual([]);
+    expect(readFileSync(xdg, 'utf8')).toContain('signingkey = kept');
+    expect(programKeys(join(writableHome, '.gitconfig'))).toEqual([]);
+    for (const args of [['status'], ['st'], ['-c', 'core.pager=', 'log']])
+      spawnSync('git', args, { cwd: repo, env: homeEnv, timeout: 20_000 });
+    expect(readdirSync(canaries)).toEqual([]);
+  });
+});
+
 describe('a rune killed during a call', () => {
   it('leaves a journal the next rune judges: the planted key is removed then', async () => {
     const repo = tempDir('rune-git-killed-');
