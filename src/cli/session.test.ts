@@ -7,9 +7,9 @@ describe('clearingLogger', () => {
     const out: string[] = [];
     const base = createLogger({ level: 'debug', write: (line) => out.push(line) });
     const logger = clearingLogger(base, () => out.push('<clear>'));
-    logger.warn('w', { message: 'careful' });
-    logger.error('e', { message: 'broken' });
-    logger.info('i', { message: 'note' });
+    logger.warn('cli.w', { message: 'careful' });
+    logger.error('cli.e', { message: 'broken' });
+    logger.info('cli.i', { message: 'note' });
     expect(out).toEqual(['<clear>', 'warning: careful\n', '<clear>', 'error: broken\n', '<clear>', 'note\n']);
     expect(logger.verbose).toBe(false);
   });

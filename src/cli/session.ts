@@ -11,7 +11,7 @@ import { createDefaultPolicy, createDefaultProvider } from '../agent/deps.ts';
 import { runAgent, skillDirs } from '../agent/run.ts';
 import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
 import type { RuneConfig } from '../config/schema.ts';
-import type { Logger } from '../core/logger.ts';
+import type { LogEvent, Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
@@ -123,7 +123,7 @@ class Spinner {
 export function clearingLogger(logger: Logger, clear: () => void): Logger {
   const wrap =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (event: string, fields?: Record<string, unknown>): void => {
+    (event: LogEvent, fields?: Record<string, unknown>): void => {
       clear();
       logger[level](event, fields);
     };
