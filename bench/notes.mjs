@@ -202,6 +202,7 @@ async function collabLatency() {
     });
     variant.samples = [];
     variant.roundP99 = [];
+    variant.cpu = 0;
   }
   const typeFor = async (variant, ms) => {
     const until = Date.now() + ms;
@@ -251,7 +252,10 @@ async function collabLatency() {
   for (let round = 0; round < rounds; round++) {
     const order = [...variants].sort(() => Math.random() - 0.5);
     for (const variant of order) {
+      const cpuBefore = cpuMicros(variant.server.child.pid);
       const latencies = await typeFor(variant, slice / rounds);
+      // Server CPU per update: what the change costs, whatever else the machine is doing.
+      variant.cpu += cpuMicros(variant.server.child.pid) - cpuBefore;
       variant.samples.push(...latencies);
       variant.roundP99.push(percentile(latencies, 99));
       await probeDisk(10);
@@ -269,17 +273,19 @@ async function collabLatency() {
     p50: percentile(first.samples, 50),
     p99: percentile(first.samples, 99),
     slice: median(first.roundP99),
+    cpu: first.cpu / first.samples.length,
   };
   for (const variant of variants) {
     const p50 = percentile(variant.samples, 50);
     const p99 = percentile(variant.samples, 99);
     const sliceP99 = median(variant.roundP99);
+    const cpu = variant.cpu / variant.samples.length;
     const versus =
       variant === first
         ? '(baseline)'
-        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms`;
+        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms  CPU ×${(cpu / base.cpu).toFixed(2)}`;
     console.log(
-      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  ${versus}`,
+      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  server CPU ${cpu.toFixed(0).padStart(4)} µs/update  ${versus}`,
     );
   }
   console.log(

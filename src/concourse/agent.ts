@@ -9,6 +9,7 @@ import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
 import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
+import { resolveRunPolicy } from '../policy/project.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { formatLayerSummary } from '../sandbox/summary.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -97,7 +98,9 @@ async function withMcp(
 
 /** Runs the agent; anything but a final answer becomes the matching RuneError. */
 export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentRunResult> {
-  const config = configFromSource(run.source);
+  // The run's policy, resolved for the step's folder: for `out` that is src, whose .rune/rune.toml
+  // narrows the gate, the sandbox and the MCP servers as it does in the CLI.
+  const config = resolveRunPolicy(configFromSource(run.source), run.cwd, deps.env, deps.logger);
   // Before the model is called: the sandbox needs a temporary folder, and the build log says once
   // which layers confine the tools (and why any is missing); strict mode stops here.
   requireTemporaryFolder(run.step);

@@ -173,9 +173,17 @@ export function settingName(config: RuneConfig, path: string, fallback: string =
   return LABELS.get(config)?.(path) ?? fallback;
 }
 
-/** A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. */
-export function deriveConfig(config: RuneConfig, changes: Partial<RuneConfig>): RuneConfig {
-  const derived = deepFreeze({ ...config, ...changes });
+/**
+ * A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. A
+ * key changed to `undefined` is removed (`/trace off`).
+ */
+export function deriveConfig(
+  config: RuneConfig,
+  changes: { [K in keyof RuneConfig]?: RuneConfig[K] | undefined },
+): RuneConfig {
+  const merged: Record<string, unknown> = { ...config, ...changes };
+  for (const [key, value] of Object.entries(changes)) if (value === undefined) delete merged[key];
+  const derived = deepFreeze(merged as unknown as RuneConfig);
   const origins = ORIGINS.get(config);
   if (origins) ORIGINS.set(derived, origins);
   const labels = LABELS.get(config);

@@ -17,7 +17,7 @@ import { limitConnections, openFileLimit, totalConnections } from './connections
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { clientError, frameworkErrors, HELMET, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -164,6 +164,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
     frameworkErrors,
+    clientErrorHandler: clientError,
   });
   limitConnections(app.server, {
     perAddress: limits.maxConnectionsPerClient,
@@ -180,6 +181,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     errorResponseBuilder: (_req, ctx) => rateLimited(Math.ceil(ctx.ttl / 1000)),
   });
 
+  let closed = false;
   const context: NotesContext = {
     config,
     logger,
@@ -198,6 +200,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
     secure: (req: FastifyRequest) => req.protocol === 'https' || publicUrl?.protocol === 'https:',
     durable: synchronous === 'full' ? () => walSync.flush() : () => Promise.resolve(),
+    stopping: () => closed,
     ...publishers(hub),
   };
   await app.register(notesKit, context);
@@ -227,7 +230,6 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     return ended;
   };
 
-  let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;

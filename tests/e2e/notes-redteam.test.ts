@@ -229,3 +229,35 @@ describe('a read-only database', () => {
     60_000,
   );
 });
+
+describe('requests the HTTP parser refuses', () => {
+  it('answer in the documented shape with the security headers, and cost nothing after', async () => {
+    const server = await start();
+    const { port } = new URL(server.url);
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+        sockets.add(socket);
+        let text = '';
+        socket.on('data', (c) => {
+          text += c;
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(text));
+      });
+    const huge = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
+    const garbage = await raw('\x16\x03\x01 not http at all\r\n\r\n');
+    for (const [answer, status, code] of [
+      [huge, 431, 'TOO_LARGE'],
+      [garbage, 400, 'BAD_REQUEST'],
+    ] as const) {
+      expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      const [head, body] = answer.split('\r\n\r\n') as [string, string];
+      expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+      expect(head).toMatch(/\r\nContent-Security-Policy: default-src 'none'; ?frame-ancestors 'none'\r\n/i);
+      expect(head).toMatch(/\r\nX-Frame-Options: DENY\r\n/i);
+      expect(JSON.parse(body)).toMatchObject({ code, message: expect.any(String) });
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  }, 60_000);
+});
