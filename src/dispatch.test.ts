@@ -23,10 +23,16 @@ describe('chooseMode', () => {
     ['rune', [], 'cli'],
     // A prompt that mentions a mode name is still a prompt.
     ['rune', ['explain', 'notes'], 'cli'],
+    ['rune', ['help', 'notes'], 'notes'],
+    ['rune', ['help', 'notes', 'now'], 'cli'],
     ['rune', ['--version', 'extra'], 'cli'],
     ['checker', [], 'cli'],
   ] as const)('%s %j → %s', (name, args, mode) => {
     expect(chooseMode(name, args).mode).toBe(mode);
+  });
+
+  it('rune help notes is rune notes --help', () => {
+    expect(chooseMode('rune', ['help', 'notes']).args).toEqual(['--help']);
   });
 
   it('drops the word notes from the notes arguments', () => {

@@ -17,6 +17,9 @@ export function chooseMode(invokedAs: string, args: readonly string[]): Dispatch
   const first = args[0];
   if (first !== undefined && SANDBOX_SUBCOMMANDS.has(first)) return { mode: 'sandbox', args: [...args] };
   if (first === 'notes') return { mode: 'notes', args: args.slice(1) };
+  // `rune help notes` means `rune notes --help`, as `rune help doctor` means `rune doctor --help`.
+  if (first === 'help' && args.length === 2 && args[1] === 'notes')
+    return { mode: 'notes', args: ['--help'] };
   // `rune sandbox -- CMD` needs none of the cli bundle (commander, agent, providers): a plain form
   // runs from the sandbox bundle; help and anything unusual still goes through commander.
   if (parseSandboxInvocation(args)) return { mode: 'sandbox', args: [...args] };

@@ -74,6 +74,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       collect,
     )
     .option('--layers', 'print the layers applied and skipped to stderr')
+    .option('--unrestricted', 'allow grants inside the secrets floor (~/.ssh, ~/.aws, …), refused otherwise')
     .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
       // --sandbox and --config belong to the main program; they apply here too.
       setExit(await runSandboxCommand(command, cmd.optsWithGlobals<SandboxCommandOptions>()));
@@ -101,13 +102,37 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await mcpLogout(server, cmd.optsWithGlobals<AgentFlags>()));
     });
 
+  // `rune notes …` is its own program, chosen in dispatch.ts before commander runs: this entry lists it
+  // in `rune --help`, and is reached only when a flag comes first (`rune -v notes`).
+  program
+    .command('notes')
+    .description('Serve the collaborative Markdown notes app, with an AI chat per note (rune notes --help)')
+    .argument('[args...]', 'its own flags: rune notes --help')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(() => {
+      throw new RuneError(
+        'USAGE',
+        "notes: flags before `notes` are the agent's; put notes first: rune notes [--bind A] [--port N] [--config F]",
+      );
+    });
+
   const repeat = (value: string, previous: string[] = []) => [...previous, value];
   program
     .command('init')
     .description(
       'Write a commented $RUNE_HOME/rune.toml: interactive on a terminal; with --yes (or no terminal) it takes --provider, --model, --base-url, --api-key and --policy',
     )
+    // The agent's own flags that init writes into the file, declared here too so `rune init --help`
+    // lists them; optsWithGlobals still takes them when given before `init`.
+    .option('-y, --yes', 'ask nothing: write the file from the flags and the defaults')
     .option('--force', 'replace an existing rune.toml')
+    .option('--provider <name>', 'openai, openrouter, copilot, gemini or anthropic (default: from the key)')
+    .option('-m, --model <name>', 'the model')
+    .option('--base-url <url>', 'endpoint of the provider')
+    .option('--api-key <key>', 'the API key to store (prefer RUNE_API_KEY at run time: flags show in `ps`)')
+    .option('--policy <mode>', 'allowlist (default) or confirm')
     .option('--allow-command <cmd>', 'a command allowed without asking (repeatable)', repeat)
     .option(
       '--allow-domain <host>',

@@ -266,6 +266,88 @@ describe('presence', () => {
     expect(big.json().message).toMatch(/state: .* more than the 2048 allowed/);
   });
 
+  it("shows guests and anonymous readers nobody's cursor state, and no file they may not see", async () => {
+    const openId = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const hiddenId = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const member = open(sessionPrincipal(user), noteId, null, 'tab-1');
+    const other = open(sessionPrincipal(admin), noteId, null, 'tab-2');
+    const cursor = { cursor: { anchor: 'AAA', head: 'BBB' } };
+    for (const [client_id, file_id] of [
+      ['tab-1', hiddenId],
+      ['tab-2', openId],
+    ] as const) {
+      const res = await (client_id === 'tab-1' ? user : admin).request('POST', '/api/notes/pub/presence', {
+        client_id,
+        file_id,
+        state: cursor,
+      });
+      expect(res.json()).toEqual({ ok: true });
+    }
+    const seen = (d: Record<string, unknown>) => (d.set as Array<{ state: unknown }>).some((p) => p.state);
+    // A reader opening its stream now gets the list without states, and without the private file.
+    const reader = open(null, noteId, null, 'reader');
+    const present = reader.events.find((e) => e.name === 'presence')!.data.present as Array<
+      Record<string, unknown>
+    >;
+    await change(member, (d) =>
+      (d.set as Array<{ client_id: string }>).some((p) => p.client_id === helloId(reader)),
+    );
+    const late = open(null, noteId, null, 'late-reader');
+    const listed = [
+      ...present,
+      ...(late.events.find((e) => e.name === 'presence')!.data.present as Array<Record<string, unknown>>),
+    ];
+    expect(listed.length).toBeGreaterThan(0);
+    for (const entry of listed) expect(entry.state).toBeNull();
+    const byId = new Map(listed.map((e) => [e.client_id, e]));
+    expect(byId.get(helloId(member))?.file_id).toBeNull();
+    expect(byId.get(helloId(other))?.file_id).toBe(openId);
+    // Changes too: the member moves, the reader hears where only when it may see the file.
+    await user.request('POST', '/api/notes/pub/presence', {
+      client_id: 'tab-1',
+      file_id: openId,
+      state: cursor,
+    });
+    const moved = await change(reader, (d) =>
+      (d.set as Array<{ client_id: string; file_id: number | null }>).some(
+        (p) => p.client_id === helloId(member) && p.file_id === openId,
+      ),
+    );
+    for (const entry of moved.set) expect(entry.state).toBeNull();
+    // Members still get each other's cursors.
+    await change(other, (d) => seen(d));
+    for (const e of reader.events) {
+      if (e.name === 'presence.changed')
+        for (const p of e.data.set as Array<{ state: unknown }>) expect(p.state).toBeNull();
+    }
+  });
+
+  it("keeps what readers attach to presence from others, and takes no file of another note or one they can't see", async () => {
+    const hiddenId = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const openId = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const member = open(sessionPrincipal(user), noteId, null, 'tab-1');
+    const anon = anonymous(kit.server);
+    const reader = open(null, noteId, null, 'reader');
+    const post = (body: Record<string, unknown>) => anon.request('POST', '/api/notes/pub/presence', body);
+    expect((await post({ client_id: 'reader', file_id: hiddenId })).statusCode).toBe(404);
+    expect((await post({ client_id: 'reader', file_id: 987654 })).statusCode).toBe(404);
+    await admin.request('POST', '/api/notes', { name: 'other', public: true });
+    await admin.request('POST', '/api/notes/other/files', { name: 'x.md', content: 'x\n' });
+    const elsewhere = kit.server.store.findFile(kit.server.store.findNote('other')!.id, 'x.md')!.id;
+    expect(
+      (await user.request('POST', '/api/notes/pub/presence', { client_id: 'tab-1', file_id: elsewhere }))
+        .statusCode,
+    ).toBe(404);
+    const res = await post({ client_id: 'reader', file_id: openId, state: { junk: 'x'.repeat(1900) } });
+    expect(res.json()).toEqual({ ok: true });
+    const changed = await change(member, (d) =>
+      (d.set as Array<{ client_id: string; file_id: number | null }>).some(
+        (p) => p.client_id === helloId(reader) && p.file_id === openId,
+      ),
+    );
+    expect(changed.set.find((p) => p.client_id === helloId(reader))!.state).toBeNull();
+  });
+
   it('sends the joins of many streams as one change', async () => {
     const watcher = open(sessionPrincipal(user), noteId, null, 'watcher');
     for (let i = 0; i < 50; i++) open(null, noteId, null, `reader-${i}`);

@@ -17,6 +17,8 @@ export interface HubEvent {
   adminsOnly?: boolean;
   /** Not stored, not replayed (tokens, presence, collaborative updates). */
   live?: boolean;
+  /** What guests and anonymous readers get instead of `data` (else forReader's view of it). */
+  readerData?: Record<string, unknown>;
 }
 
 export interface Sink {
@@ -153,6 +155,15 @@ export class EventHub {
       (noteId, change) => this.sendPresence(noteId, change),
       this.limits.presenceIntervalMs,
       now,
+      (noteId, entry) => {
+        let fileId = entry.file_id;
+        if (fileId !== null) {
+          const file = this.store.fileById(fileId);
+          const note = this.store.noteById(noteId);
+          if (!file || file.note_id !== noteId || !canSee('guest', note, file)) fileId = null;
+        }
+        return { ...entry, file_id: fileId, state: null };
+      },
     );
   }
 
@@ -237,9 +248,10 @@ export class EventHub {
     this.connections.set(conn.id, conn);
     this.index(conn, true);
     if (conn.noteId !== null) {
+      const reader = !atLeast(roleOf(conn.principal), 'user');
       this.send(
         conn,
-        `event: presence\ndata: {"note_id":${conn.noteId},"present":${this.presence.snapshot(conn.noteId)}}\n\n`,
+        `event: presence\ndata: {"note_id":${conn.noteId},"present":${this.presence.snapshot(conn.noteId, reader)}}\n\n`,
       );
       this.join(conn);
     }
@@ -418,7 +430,7 @@ export class EventHub {
       if (!visible(role, conn.noteId, event, ctx)) continue;
       // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
       if (!atLeast(role, 'user')) {
-        readerText ??= frame(id, event.name, forReader('guest', event.name, event.data));
+        readerText ??= frame(id, event.name, event.readerData ?? forReader('guest', event.name, event.data));
         const reader = readerText;
         this.send(conn, reader, () => (readerEncoded ??= Buffer.from(reader)));
         continue;
@@ -432,7 +444,13 @@ export class EventHub {
   // --- presence
 
   private sendPresence(noteId: number, change: PresenceChange): void {
-    this.publish({ name: 'presence.changed', noteId, live: true, data: { ...change } });
+    this.publish({
+      name: 'presence.changed',
+      noteId,
+      live: true,
+      data: { ...change },
+      readerData: { ...this.presence.forReader(change) },
+    });
   }
 
   /** The entries of a note now (tests, the web page's first paint). */

@@ -85,10 +85,23 @@ function realOrSelf(path: string): string {
   }
 }
 
-const HELP = `Usage: rune notes [--bind ADDRESS] [--port PORT] [--config FILE]
+const HELP = `Usage: rune notes [--bind ADDRESS] [--port PORT] [--config FILE] [--verbose]
        rune notes hash-password      read a password (stdin or prompt), print its scrypt hash
 
 Serves the collaborative Markdown notes (data in $RUNE_HOME/notes). Settings: [notes] in rune.toml.
+
+Options:
+  --bind ADDRESS   the address to listen on (default 127.0.0.1, or [notes] bind)
+  --port PORT      the port (default 9527, or [notes] port; 0 picks a free one)
+  --config FILE    another configuration file (default $RUNE_HOME/rune.toml)
+  -v, --verbose    diagnostics as NDJSON on stderr
+  -h, --help       this help
+`;
+
+const HASH_HELP = `Usage: rune notes hash-password
+
+Reads a password (typed at a prompt without echo, or from stdin when it is not a terminal) and
+prints its scrypt hash, for [notes.local] in rune.toml: admins = ["alice:scrypt$…"].
 `;
 
 async function readPassword(): Promise<string> {
@@ -109,15 +122,30 @@ async function readPassword(): Promise<string> {
   return answer;
 }
 
-async function hashPasswordCommand(): Promise<number> {
+async function hashPasswordCommand(args: readonly string[]): Promise<number> {
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    process.stdout.write(HASH_HELP);
+    return 0;
+  }
+  if (args.length > 0) {
+    throw new RuneError(
+      'USAGE',
+      `hash-password: unexpected ${JSON.stringify(args[0])}: it takes no arguments (never a password on the command line, where \`ps\` shows it); type the password at its prompt or pipe it in`,
+    );
+  }
   const password = await readPassword();
-  if (!password) throw new RuneError('USAGE', 'hash-password: the password is empty');
+  if (!password) {
+    throw new RuneError(
+      'USAGE',
+      'hash-password: the password is empty; type one at the prompt, or pipe it in: printf %s "$PASSWORD" | rune notes hash-password',
+    );
+  }
   process.stdout.write(`${await hashPassword(password)}\n`);
   return 0;
 }
 
 export async function run(context: ModeContext): Promise<number> {
-  if (context.args[0] === 'hash-password') return hashPasswordCommand();
+  if (context.args[0] === 'hash-password') return hashPasswordCommand(context.args.slice(1));
   let values: { bind?: string; port?: string; config?: string; help?: boolean; verbose?: boolean };
   try {
     ({ values } = parseArgs({
@@ -126,7 +154,7 @@ export async function run(context: ModeContext): Promise<number> {
         bind: { type: 'string' },
         port: { type: 'string' },
         config: { type: 'string' },
-        verbose: { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,

@@ -8,6 +8,7 @@ type CryptoKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mapRole } from './oauth.ts';
+import type { BuildOptions } from './server.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
 let idp: Server;
@@ -109,7 +110,7 @@ function authorize(location: string): { code: string; state: string } {
   return { code, state: url.searchParams.get('state')! };
 }
 
-async function setup() {
+async function setup(extra: Partial<BuildOptions> = {}) {
   kit = await makeServer(
     `
 [notes.local]
@@ -132,6 +133,7 @@ users = ["octocat"]
         githubToken: `${base}/gh/token`,
         githubApi: `${base}/gh/api`,
       },
+      ...extra,
     },
   );
 }
@@ -294,5 +296,34 @@ describe('mapRole', () => {
     expect(mapRole(lists, ['someone'])).toBe('guest');
     expect(mapRole({ users: ['Alice'] }, ['alice'])).toBe('user');
     expect(mapRole({ users: ['alice'] }, ['bob'])).toBeNull();
+  });
+});
+
+describe('external logins are acknowledged only once durable', () => {
+  it('answers the callback (account and session created) only after the commit is synced, 500 when it cannot be', async () => {
+    let fail = false;
+    await setup({
+      fsync: (_fd: number, done: (error: Error | null) => void) =>
+        done(fail ? Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) : null),
+    });
+    fail = true;
+    const res = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-sync',
+      email: 'dev@corp.example',
+      email_verified: true,
+    });
+    // No redirect into the app and no session cookie: the login is not known to be kept.
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toMatchObject({ code: 'INTERNAL' });
+    expect(res.headers.location).toBeUndefined();
+    expect(String(res.headers['set-cookie'] ?? '')).not.toMatch(/rune_session=[^;]/);
+    expect(kit.warnings.join('\n')).toMatch(/GET \/auth\/oauth\/corp\/callback.*could not sync/);
+    fail = false;
+    const ok = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
+      sub: 's-sync',
+      email: 'dev@corp.example',
+      email_verified: true,
+    });
+    expect(ok.statusCode).toBe(303);
   });
 });

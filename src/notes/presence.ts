@@ -48,7 +48,16 @@ interface NoteState {
   timer: NodeJS.Timeout | null;
   /** The list as JSON at the last flush: what a new stream starts from (changes since follow). */
   snapshot: string;
+  /** The same for guests and anonymous readers (see PresenceReaderView). */
+  readerSnapshot: string;
 }
+
+/**
+ * What guests and anonymous readers see of an entry. They cannot edit, so others' cursors are of
+ * no use to them, and a cursor or a file id may point into a file they may not see: the entry
+ * without its state, and with its file only when they may see that file.
+ */
+export type PresenceReaderView = (noteId: number, entry: PresenceEntry) => PresenceEntry;
 
 export class Presence {
   private readonly notes = new Map<number, NoteState>();
@@ -57,12 +66,20 @@ export class Presence {
     private readonly send: (noteId: number, change: PresenceChange) => void,
     private readonly intervalMs: number,
     private readonly now: () => number = Date.now,
+    private readonly forReaders: PresenceReaderView = (_noteId, entry) => ({ ...entry, state: null }),
   ) {}
 
   private note(noteId: number): NoteState {
     let state = this.notes.get(noteId);
     if (!state) {
-      state = { entries: new Map(), set: new Set(), gone: new Set(), timer: null, snapshot: '[]' };
+      state = {
+        entries: new Map(),
+        set: new Set(),
+        gone: new Set(),
+        timer: null,
+        snapshot: '[]',
+        readerSnapshot: '[]',
+      };
       this.notes.set(noteId, state);
     }
     return state;
@@ -78,8 +95,14 @@ export class Presence {
    * reaches it with the next change event like everyone else. Built once per change event, not
    * once per stream: n streams opening cost n, not n².
    */
-  snapshot(noteId: number): string {
-    return this.notes.get(noteId)?.snapshot ?? '[]';
+  snapshot(noteId: number, reader = false): string {
+    const state = this.notes.get(noteId);
+    return (reader ? state?.readerSnapshot : state?.snapshot) ?? '[]';
+  }
+
+  /** A change as guests and anonymous readers see it. */
+  forReader(change: PresenceChange): PresenceChange {
+    return { ...change, set: change.set.map((entry) => this.forReaders(change.note_id, entry)) };
   }
 
   has(noteId: number, clientId: string): boolean {
@@ -161,7 +184,9 @@ export class Presence {
     const gone = [...state.gone];
     state.set.clear();
     state.gone.clear();
-    state.snapshot = JSON.stringify([...state.entries.values()].map(plain));
+    const entries = [...state.entries.values()].map(plain);
+    state.snapshot = JSON.stringify(entries);
+    state.readerSnapshot = JSON.stringify(entries.map((entry) => this.forReaders(noteId, entry)));
     if (state.entries.size === 0) this.notes.delete(noteId);
     if (set.length > 0 || gone.length > 0) this.send(noteId, { note_id: noteId, set, gone });
   }

@@ -74,9 +74,18 @@ export interface NotesServer {
    * Returns how many sessions ended.
    */
   reload(config: RuneConfig): number;
-  /** Drains event streams, saves live documents, checkpoints the WAL and closes the database. */
+  /**
+   * Finishes the requests in flight (cutting those still open after 5 s), stops chat runs, closes
+   * event streams, saves live documents, checkpoints the WAL and closes the database.
+   */
   close(): Promise<void>;
 }
+
+/**
+ * How long a stop waits for requests in flight before it cuts their connections: well inside the
+ * 10 s a container runtime gives between SIGTERM and SIGKILL, with time left to save live edits.
+ */
+const DRAIN_MS = 5000;
 
 export async function build(options: BuildOptions): Promise<NotesServer> {
   const { config, logger } = options;
@@ -144,7 +153,9 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     bodyLimit: 2 * 1024 * 1024,
     trustProxy:
       notes.trusted_proxies && notes.trusted_proxies.length > 0 ? [...notes.trusted_proxies] : false,
-    forceCloseConnections: true,
+    // Closing finishes the requests in flight (Node closes idle keep-alive connections by itself;
+    // new requests on busy ones get a 503); `close()` cuts what is left after DRAIN_MS.
+    forceCloseConnections: false,
     // Node's own bound on receiving a request (fastify turns it off): a body sent a byte at a time
     // would otherwise keep its connection in use, and so safe from eviction, for ever.
     requestTimeout: 300_000,
@@ -223,7 +234,17 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     clearInterval(pinger);
     await chat.stopAll();
     hub.closeAll();
+    // A client that never finishes its request must not hold the shutdown up until the SIGKILL.
+    const drainLimit = setTimeout(() => {
+      app.server.getConnections((_error, count) => {
+        app.server.closeAllConnections();
+        logger.warn('notes.drain_cut', {
+          message: `rune notes: requests were still unfinished ${DRAIN_MS / 1000} s after the stop began; cut ${count} connection(s)`,
+        });
+      });
+    }, DRAIN_MS);
     await app.close();
+    clearTimeout(drainLimit);
     await tasks.close();
     collab.flushAll();
     await checkpointer?.close();

@@ -11,6 +11,14 @@ describe('allowed_domains is checked at load', () => {
   it.each([
     ['*', /only allowed as a leading/],
     ['*.com', /whole top-level domain/],
+    [
+      '*.co.uk',
+      /every domain under the public suffix "co\.uk"; name a registered domain, like \*\.example\.co\.uk/,
+    ],
+    ['*.com.au', /public suffix "com\.au"/],
+    ['*.github.io', /public suffix "github\.io"/],
+    ['*.s3.amazonaws.com', /public suffix/],
+    ['*.internal', /whole top-level domain/],
     ['https://github.com', /not a host name/],
   ])('rejects %s with a clear message naming the file and key', (entry, message) => {
     try {
@@ -29,6 +37,10 @@ describe('allowed_domains is checked at load', () => {
       '[policy]\nallowed_domains = ["github.com", "*.github.com", "example.org:8443", "10.0.0.1"]\n[[mcp]]\nname = "s"\ncommand = "x"\nallowed_domains = ["*.example.org"]\n',
     );
     expect(config.policy.allowed_domains).toHaveLength(4);
+    // Registered domains under multi-label suffixes, and names under an unknown TLD, are fine.
+    expect(() =>
+      load('[policy]\nallowed_domains = ["*.bbc.co.uk", "*.example.github.io", "*.corp.internal"]\n'),
+    ).not.toThrow();
     expect(() => load('[[mcp]]\nname = "s"\ncommand = "x"\nallowed_domains = ["*.org"]\n')).toThrow();
   });
 });

@@ -1,6 +1,10 @@
 // Pure host rules: `allowed_domains` entries are exact names or `*.x.com` (subdomains only, never
 // x.com itself), with an optional `:port`. An IP literal is matched only by the same literal.
+// A wildcard over a public suffix (`*.com`, `*.co.uk`, `*.github.io`) would let anyone who can
+// register a name there receive data, so it is judged by the Public Suffix List (tldts, pinned,
+// ICANN and private sections), not by counting labels.
 import { isIP } from 'node:net';
+import type * as Tldts from 'tldts';
 
 export interface DomainPattern {
   /** Lower-case host without the `*.`; for a wildcard, the suffix the host must end with after a dot. */
@@ -46,10 +50,27 @@ export function parseDomainPattern(entry: string): DomainPattern | string {
   }
   const labels = host.split('.');
   if (!labels.every((label) => LABEL.test(label))) return `"${entry}" is not a valid host name`;
-  if (wildcard && labels.length < 2) {
-    return `"${entry}" would allow a whole top-level domain; name a registered domain, like *.example.com`;
+  if (wildcard && isPublicSuffix(host)) {
+    const what =
+      labels.length < 2 ? 'a whole top-level domain' : `every domain under the public suffix "${host}"`;
+    return `"${entry}" would allow ${what}; name a registered domain, like *.example.${host}`;
   }
   return { host, wildcard, ...(port ? { port } : {}) };
+}
+
+/** Whether anyone may register names directly under `host` (the list's own rules; unknown TLDs count). */
+export function isPublicSuffix(host: string): boolean {
+  return publicSuffixList().getPublicSuffix(host, { allowPrivateDomains: true }) === host;
+}
+
+let tldts: typeof Tldts | undefined;
+
+// Required on first use, not imported: evaluating the list's tables costs milliseconds that the
+// `rune sandbox` fast path and every config without a wildcard would otherwise pay. esbuild still
+// bundles it (a lazily initialised module), so the SEA needs no file on disk.
+function publicSuffixList(): typeof Tldts {
+  tldts ??= require('tldts') as typeof Tldts;
+  return tldts;
 }
 
 /** Whether the host (and port) of a URL is covered by one of the patterns. */

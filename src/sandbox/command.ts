@@ -1,13 +1,17 @@
 // `rune sandbox [--allow-read P] [--allow-write P] [--allow-domain D] -- CMD …`: runs any command in
 // the same stack the agent's tools get (the configured lists plus the flags), streaming its stdio,
 // and ends with the command's exit code.
-import { constants } from 'node:os';
+import { realpathSync } from 'node:fs';
+import { constants, homedir } from 'node:os';
 import { loadConfig } from '../config/load.ts';
 import type { SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
+import { runeHome } from '../core/paths.ts';
 import { domainPatternProblem } from '../policy/domains.ts';
+import { absolutePath, floorPaths } from '../policy/paths.ts';
 import { createSandboxExecutor } from './executor.ts';
+import { floorGrantProblems, type Grant } from './floor-grants.ts';
 import type { LayerReport } from './types.ts';
 
 export interface SandboxCommandOptions {
@@ -19,6 +23,44 @@ export interface SandboxCommandOptions {
   config?: string;
   /** The program's -v/--verbose: NDJSON diagnostics on stderr (the helper's command line among them). */
   verbose?: boolean;
+  /** The program's --unrestricted / --policy: the only way to grant a path inside the secrets floor. */
+  unrestricted?: boolean;
+  policy?: string;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Every grant of this run (the config's lists, then the flags) inside the secrets floor, as messages. */
+function floorProblems(
+  config: ReturnType<typeof loadConfig>['config'],
+  options: SandboxCommandOptions,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  const home = env.HOME || homedir();
+  const cwd = process.cwd();
+  const lexical = floorPaths(home, runeHome(env));
+  const floor = [...new Set([...lexical, ...lexical.map(realOrSelf)])];
+  const grants: Grant[] = [];
+  const add = (source: string, paths: readonly string[] | undefined) => {
+    for (const path of paths ?? []) {
+      const absolute = absolutePath(path, cwd, home);
+      grants.push({ source, path, forms: [absolute, realOrSelf(absolute)] });
+    }
+  };
+  const policy = config.policy;
+  add('policy.allowed_paths_ro', policy.allowed_paths_ro);
+  add('policy.allowed_files_ro', policy.allowed_files_ro);
+  add('policy.allowed_paths_rw', policy.allowed_paths_rw);
+  add('policy.allowed_files_rw', policy.allowed_files_rw);
+  add('--allow-read', options.allowRead);
+  add('--allow-write', options.allowWrite);
+  return floorGrantProblems(grants, floor);
 }
 
 export function formatLayers(layers: readonly LayerReport[]): string {
@@ -29,7 +71,7 @@ export function formatLayers(layers: readonly LayerReport[]): string {
 
 export async function runSandboxCommand(argv: string[], options: SandboxCommandOptions): Promise<number> {
   if (argv.length === 0)
-    throw new RuneError('USAGE', 'rune sandbox: no command given (rune sandbox -- CMD ...)');
+    throw new RuneError('USAGE', 'sandbox: no command given; put it after --: rune sandbox -- CMD ...');
   if (options.sandbox !== undefined && !['auto', 'strict', 'off'].includes(options.sandbox))
     throw new RuneError(
       'USAGE',
@@ -48,7 +90,24 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
     verbose: options.verbose ?? false,
     ...(options.verbose ? {} : { level: config.log_level }),
   });
+  const unrestricted =
+    options.unrestricted === true || (options.policy ?? config.policy.mode) === 'unrestricted';
+  if (!unrestricted) {
+    const problems = floorProblems(config, options, process.env);
+    if (problems.length > 0) {
+      throw new RuneError('USAGE', 'a grant of rune sandbox reaches into the secrets floor; nothing ran', {
+        details: problems,
+      });
+    }
+  }
   const mode = (options.sandbox as SandboxMode | undefined) ?? config.sandbox.mode;
+  if (mode === 'off') {
+    // Off means no layer at all; saying so keeps a person from trusting grants nothing enforces.
+    const why = options.sandbox === 'off' ? '--sandbox off' : 'sandbox.mode = "off" in the configuration';
+    process.stderr.write(
+      `rune sandbox: the sandbox is off (${why}): the command runs with no layer and can read everything you can; use --sandbox auto to confine it\n`,
+    );
+  }
   const executor = createSandboxExecutor({ config, logger, mode });
   const policy = config.policy;
   const env: Record<string, string> = {};

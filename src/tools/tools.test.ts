@@ -51,6 +51,40 @@ describe('read_file', () => {
   writeFileSync(join(dir, 'big.txt'), `${'a'.repeat(100)}\n`.repeat(1000));
   writeFileSync(join(dir, 'bin.dat'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3]));
 
+  it('reads a file whose single line exceeds the cap in pieces, by bytes, to its last byte', async () => {
+    // 100 000 bytes on one line, with multi-byte characters so no piece may split one.
+    const long = `${'é€x'.repeat(16_666)}END`;
+    writeFileSync(join(dir, 'one-line.json'), `head\n${long}\ntail\n`);
+    const first = await call('read_file', { path: 'one-line.json', offset: 2 }, context(dir));
+    const note =
+      /\[truncated: line 2 alone is (\d+) bytes, over the 32 KiB cap; showing its first \d+ bytes; call read_file with byte_offset=(\d+) to read on\]$/;
+    expect(first.content).toMatch(note);
+    expect(Number(first.content.match(note)![1])).toBe(Buffer.byteLength(long));
+    let text = first.content.replace(/\n\[truncated:[^\]]*\]$/, '');
+    let next: number | undefined = Number(first.content.match(note)![2]);
+    for (let pieces = 0; next !== undefined; pieces++) {
+      expect(pieces).toBeLessThan(10);
+      const out = await call('read_file', { path: 'one-line.json', byte_offset: next }, context(dir));
+      expect(out.isError).toBeFalsy();
+      expect(Buffer.byteLength(out.content)).toBeLessThan(32 * 1024);
+      const more = out.content.match(/call read_file with byte_offset=(\d+) to read on\]$/);
+      text += out.content.replace(/\n\[(truncated: showing )?bytes [^\]]*\]$/, '');
+      next = more ? Number(more[1]) : undefined;
+    }
+    expect(text).toBe(`${long}\ntail\n`);
+    // Without the byte path the line was unreadable: the note always names a way on.
+    const whole = await call('read_file', { path: 'one-line.json' }, context(dir));
+    expect(whole.content).toMatch(/^head\n\[truncated: showing lines 1-1 of 3 .*offset=2/);
+  });
+
+  it('refuses byte_offset with offset or limit, and past the end', async () => {
+    const both = await call('read_file', { path: 'lines.txt', byte_offset: 1, limit: 2 }, context(dir));
+    expect(both).toMatchObject({ isError: true });
+    expect(both.content).toMatch(/give it alone/);
+    const past = await call('read_file', { path: 'lines.txt', byte_offset: 10_000 }, context(dir));
+    expect(past.content).toMatch(/past the end/);
+  });
+
   it('reads a range of lines and says which', async () => {
     const out = await call('read_file', { path: 'lines.txt', offset: 3, limit: 2 }, context(dir));
     expect(out.content).toBe('line 3\nline 4\n[lines 3-4 of 10]');

@@ -3,6 +3,7 @@
 // everything it acknowledged is there; fifty editors of one file (Yjs and stale PUTs) converge
 // without losing an acknowledged insertion; chat runs cut short by a kill show as interrupted.
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -481,4 +482,92 @@ describe('rune notes chat runs (binary, SIGKILL)', () => {
     expect(again?.status).toBe(202);
     await site.server.stop();
   }, 90_000);
+});
+
+/**
+ * A raw HTTP request whose body is sent in two parts, so that it is in flight (headers read, body
+ * not yet) for as long as the test wants. `finish()` sends the rest; the promise gives the answer.
+ */
+function slowRequest(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body: unknown,
+): { finish(): void; answer: Promise<{ status: number; body: string } | { error: string }> } {
+  const bytes = Buffer.from(JSON.stringify(body));
+  const half = Math.floor(bytes.length / 2);
+  const req = http.request(`${url}${path}`, {
+    method,
+    agent: false,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'content-length': bytes.length,
+    },
+  });
+  const answer = new Promise<{ status: number; body: string } | { error: string }>((resolve) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      res.on('error', (error) => resolve({ error: error.message }));
+    });
+    req.on('error', (error) => resolve({ error: error.message }));
+  });
+  req.flushHeaders();
+  req.write(bytes.subarray(0, half));
+  return { finish: () => req.end(bytes.subarray(half)), answer };
+}
+
+describe('rune notes shutdown (binary, SIGTERM)', () => {
+  it('drains on SIGTERM: a request in flight is answered and kept, live edits become a revision, a stuck client is cut, exit 0', async () => {
+    const site = newSite();
+    await site.start();
+    const tokens = await site.tokens(['admin', 'typist0']);
+    const admin = tokens.get('admin')!;
+    await site.ok(admin, 'POST', '/api/notes', { name: 'team' });
+    await site.ok(admin, 'POST', '/api/notes/team/files', { name: 'typed.md', content: '# T\n[t0]\n' });
+    await site.ok(admin, 'POST', '/api/notes/team/files', { name: 'saved.md', content: 'old\n' });
+    const typist = new Typist('[t0]', tokens.get('typist0')!, '/api/notes/team/files/typed.md');
+    await typist.sync(site);
+    let keys = 0;
+    await typist.type(site, () => ++keys <= 12);
+    expect(typist.acked).toHaveLength(12);
+
+    // A save whose body is still on its way, and a client that never finishes its body.
+    const inFlight = slowRequest(site.server.url, admin, 'PUT', '/api/notes/team/files/saved.md', {
+      content: 'saved while stopping\n',
+      base_revision: 1,
+    });
+    const stuck = slowRequest(site.server.url, admin, 'PUT', '/api/notes/team/files/saved.md', {
+      content: 'never finished\n',
+      base_revision: 1,
+    });
+    // Both requests have reached the server before the signal.
+    await sleep(300);
+    site.server.child.kill('SIGTERM');
+    await sleep(300);
+    inFlight.finish();
+    const answer = await inFlight.answer;
+    expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200 });
+    expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ revision: 2 });
+    // The stuck one cannot hold the shutdown up: it is cut after the drain limit, and the server exits 0.
+    expect(await site.server.exit).toEqual({ code: 0, signal: null });
+    expect(await stuck.answer).toHaveProperty('error');
+    expect(site.server.stderr()).toMatch(/cut 1 connection/);
+
+    await site.start();
+    // A clean stop: nothing was left to recover, the typing is a revision, the save is there.
+    expect(site.server.stderr()).not.toMatch(/unclean stop/);
+    expect((await site.ok(admin, 'GET', '/api/notes/team/files/saved.md')).content).toBe(
+      'saved while stopping\n',
+    );
+    const typed = await site.ok(admin, 'GET', '/api/notes/team/files/typed.md');
+    expect(lineOf(typed.content, '[t0]')).toBe(`[t0]${typist.acked}`);
+    expect(typed.revision).toBe(2);
+    await site.server.stop();
+  }, 60_000);
 });

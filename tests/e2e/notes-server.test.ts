@@ -150,6 +150,20 @@ describe('rune notes (binary)', () => {
     expect((await server.exit).code).toBe(0);
   });
 
+  it('hash-password --help explains it instead of hashing an empty password; an argument is refused', async () => {
+    const help = await runRune(['notes', 'hash-password', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: rune notes hash-password/);
+    expect(help.stderr).not.toMatch(/empty/);
+    const extra = await runRune(['notes', 'hash-password', 'hunter2']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toMatch(/takes no arguments/);
+    expect(extra.stdout).toBe('');
+    const empty = await runRune(['notes', 'hash-password'], { input: '' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/the password is empty; type one at the prompt, or pipe it in/);
+  });
+
   it('rejects bad flags with a usage error', async () => {
     const res = await runRune(['notes', '--port', 'abc']);
     expect(res.code).toBe(2);

@@ -143,6 +143,43 @@ describe('rune sandbox', () => {
     expect(outside.stdout).toContain('HOST-LOOPBACK');
   });
 
+  it('refuses a grant into the secrets floor (exit 2, nothing runs) unless --unrestricted', async () => {
+    const key = join(home, '.ssh', 'id_rsa');
+    for (const args of [
+      ['--allow-read', join(home, '.ssh')],
+      ['--allow-write', key],
+    ]) {
+      const refused = await runRune(['sandbox', ...args, '--', 'cat', key], { cwd, env: env() });
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`${args[0]} ${args[1]}: lies inside ${join(home, '.ssh')}`);
+      expect(refused.stderr).toMatch(/pass --unrestricted to grant it anyway/);
+    }
+    const granted = await runRune(
+      ['sandbox', '--unrestricted', '--allow-read', join(home, '.ssh'), '--', 'cat', key],
+      { cwd, env: env() },
+    );
+    expect(granted.code).toBe(0);
+    expect(granted.stdout).toContain('FAKE-PRIVATE-KEY-e2e-777');
+    // A grant around the secret is fine: the view hides the secret folder under it.
+    const around = await runRune(['sandbox', '--allow-read', home, '--', 'cat', key], { cwd, env: env() });
+    expect(around.code).not.toBe(0);
+    expect(around.stdout).not.toContain('FAKE-PRIVATE-KEY');
+  });
+
+  it('refuses a secret granted by rune.toml, naming the key; says so when the sandbox is off', async () => {
+    const runeHome = join(root, 'home-toml', '.rune');
+    mkdirSync(runeHome, { recursive: true });
+    writeFileSync(join(runeHome, 'rune.toml'), `[policy]\nallowed_paths_ro = ["~/.ssh"]\n`);
+    const tomlEnv = { ...env(), RUNE_HOME: runeHome };
+    const refused = await runRune(['sandbox', '--', 'true'], { cwd, env: tomlEnv });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('policy.allowed_paths_ro ~/.ssh: lies inside');
+    const off = await runRune(['sandbox', '--sandbox', 'off', '--', 'true'], { cwd, env: env() });
+    expect(off.code).toBe(0);
+    expect(off.stderr).toMatch(/the sandbox is off \(--sandbox off\): the command runs with no layer/);
+  });
+
   it('exits with the command code and passes stdin and stdout through', async () => {
     const result = await runRune(['sandbox', '--', '/bin/sh', '-c', 'cat; exit 5'], {
       cwd,

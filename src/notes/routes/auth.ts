@@ -131,9 +131,11 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   app.get<Params<'name'>>('/auth/oauth/:name/start', (req, reply) =>
     startExternal(req.params.name, req, reply),
   );
-  app.get<Params<'name'>>('/auth/oauth/:name/callback', (req, reply) =>
+  // The callbacks record the identity and start a session: answered once that is durable.
+  const committing = { config: { acknowledges: true } };
+  app.get<Params<'name'>>('/auth/oauth/:name/callback', committing, (req, reply) =>
     finishExternal(req.params.name, req, reply),
   );
   app.get('/auth/github/start', (req, reply) => startExternal('github', req, reply));
-  app.get('/auth/github/callback', (req, reply) => finishExternal('github', req, reply));
+  app.get('/auth/github/callback', committing, (req, reply) => finishExternal('github', req, reply));
 }

@@ -1,6 +1,7 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { atLeast } from '../auth.ts';
 import { tooLarge } from '../collab.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
@@ -65,7 +66,9 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
       if (typeof body.file_id !== 'number' || !Number.isSafeInteger(body.file_id)) {
         throw badRequest('file_id: expected a number or null');
       }
-      fileId = body.file_id;
+      // A file of this note the caller may see (else 404, as for any lookup of it): presence must
+      // not tell watchers that someone is in a file they were never shown.
+      fileId = req.file(note, String(body.file_id)).id;
     }
     const typing = optionalBool(body, 'typing') ?? false;
     let state: Record<string, unknown> | null | undefined;
@@ -77,7 +80,9 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
       if (bytes > limits.presenceStateBytes) {
         throw badRequest(`state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`);
       }
-      state = body.state as Record<string, unknown> | null;
+      // Guests and anonymous readers cannot edit: their cursors are nobody's business, and others
+      // never receive what they attach (docs/notes-api.md, Presence).
+      state = atLeast(req.role, 'user') ? (body.state as Record<string, unknown> | null) : null;
     }
     const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
       file_id: fileId,

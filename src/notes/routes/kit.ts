@@ -51,6 +51,13 @@ declare module 'fastify' {
   interface FastifyInstance {
     notes: NotesContext;
   }
+  interface FastifyContextConfig {
+    /**
+     * A GET that commits what it answers (an external login creates the account and the session):
+     * its answer waits for durability like a POST's.
+     */
+    acknowledges?: boolean;
+  }
   interface FastifyRequest {
     principal: Principal | null;
     /** The caller's role now; `anonymous` without a login. */
@@ -139,10 +146,11 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
   });
 
   // The rule of every answer to a change: it leaves only once what the change committed is durable
-  // (with synchronous = full, on disk; see durable.ts). Routes commit before they return.
+  // (with synchronous = full, on disk; see durable.ts). Routes commit before they return. GET routes
+  // that commit say so in their config (`acknowledges`).
   // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need.
   app.addHook('onSend', async (req, reply, payload) => {
-    if (MUTATING.has(req.method)) {
+    if (MUTATING.has(req.method) || req.routeOptions.config?.acknowledges) {
       try {
         await context.durable();
       } catch (error) {
