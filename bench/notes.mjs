@@ -9,10 +9,10 @@
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
 //                        [--only reads|collab] [--typists 20] [--baseline BIN]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fdatasync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
@@ -202,6 +202,7 @@ async function collabLatency() {
     });
     variant.samples = [];
     variant.roundP99 = [];
+    variant.cpu = 0;
   }
   const typeFor = async (variant, ms) => {
     const until = Date.now() + ms;
@@ -232,15 +233,35 @@ async function collabLatency() {
     );
     return latencies;
   };
+  // The floor of synchronous = full: one fdatasync of a 4 KiB overwrite (as SQLite's WAL is written)
+  // in the folder the servers use, sampled between the slices so it sees the same disk load.
+  const probeFile = join(mkdtempSync(join(tmpdir(), 'rune-bench-disk-')), 'probe');
+  const probeFd = openSync(probeFile, 'w');
+  writeSync(probeFd, Buffer.alloc(4096 * 64));
+  const diskSamples = [];
+  const probeDisk = async (count) => {
+    for (let i = 0; i < count; i++) {
+      writeSync(probeFd, Buffer.alloc(4096, i), 0, 4096, 4096 * (i % 64));
+      const start = process.hrtime.bigint();
+      await new Promise((resolve, reject) => fdatasync(probeFd, (e) => (e ? reject(e) : resolve())));
+      diskSamples.push(Number(process.hrtime.bigint() - start) / 1e6);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
   for (const variant of variants) await typeFor(variant, 500); // warm-up, not counted
   for (let round = 0; round < rounds; round++) {
     const order = [...variants].sort(() => Math.random() - 0.5);
     for (const variant of order) {
+      const cpuBefore = cpuMicros(variant.server.child.pid);
       const latencies = await typeFor(variant, slice / rounds);
+      // Server CPU per update: what the change costs, whatever else the machine is doing.
+      variant.cpu += cpuMicros(variant.server.child.pid) - cpuBefore;
       variant.samples.push(...latencies);
       variant.roundP99.push(percentile(latencies, 99));
+      await probeDisk(10);
     }
   }
+  closeSync(probeFd);
   for (const variant of variants) await variant.server.stop();
   typingAgent.destroy();
   console.log(
@@ -252,19 +273,29 @@ async function collabLatency() {
     p50: percentile(first.samples, 50),
     p99: percentile(first.samples, 99),
     slice: median(first.roundP99),
+    cpu: first.cpu / first.samples.length,
   };
   for (const variant of variants) {
     const p50 = percentile(variant.samples, 50);
     const p99 = percentile(variant.samples, 99);
     const sliceP99 = median(variant.roundP99);
+    const cpu = variant.cpu / variant.samples.length;
     const versus =
       variant === first
         ? '(baseline)'
-        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms`;
+        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms  CPU ×${(cpu / base.cpu).toFixed(2)}`;
     console.log(
-      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  ${versus}`,
+      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  server CPU ${cpu.toFixed(0).padStart(4)} µs/update  ${versus}`,
     );
   }
+  console.log(
+    `  disk: fdatasync of a 4 KiB overwrite here, n ${diskSamples.length}  p50 ${percentile(diskSamples, 50).toFixed(2)} ms  p99 ${percentile(diskSamples, 99).toFixed(2)} ms  (what synchronous = full adds, at most about twice, shared by concurrent writes)`,
+  );
+  console.log(
+    `  load average while measuring: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   if (!values.baseline) {
     console.log(
       '  (no --baseline BIN: give a binary built from before the update log to see the cost of the log itself)',

@@ -1,5 +1,5 @@
-// Which of rune's programs an invocation means (SPEC §0), decided from the invoked name and the
-// first argument before any option parser runs. Pure, so the order of the rules is tested directly.
+// Which of rune's programs an invocation means (docs/adr/0001-architecture.md), decided from the
+// invoked name and the first argument before any option parser runs. Pure, so the order of the rules is tested directly.
 import type { ModeName } from './core/bundles.ts';
 import { parseSandboxInvocation } from './sandbox/argv.ts';
 

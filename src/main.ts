@@ -1,5 +1,5 @@
-// Entry point: picks one of rune's four programs before anything else is parsed (SPEC §0), runs it,
-// and is the only place that exits the process. Kept tiny: `rune --version` loads nothing else.
+// Entry point: picks one of rune's four programs before anything else is parsed
+// (docs/adr/0001-architecture.md), runs it, and is the only place that exits the process. Kept tiny: `rune --version` loads nothing else.
 import { basename, join } from 'node:path';
 import { loadMode, persistCodeCaches } from './core/bundles.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';

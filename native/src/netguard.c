@@ -145,6 +145,10 @@ static int destination_allowed(const struct sockaddr_storage *ss, socklen_t len)
     return 0;
   }
   if (port == 0) return 0;
+  /* An unspecified destination (0.0.0.0/8, ::) is "this host" to Linux: every local listener. No
+   * allowed name stands for that, even one that resolves to it (DNS sinkholes answer 0.0.0.0). */
+  static const unsigned char zero[16];
+  if (family == AF_INET ? bytes[0] == 0 : memcmp(bytes, zero, 16) == 0) return 0;
   for (int i = 0; i < allow_count; i++) {
     const struct ng_allow *a = &allow_list[i];
     if (a->family != family || (a->port != 0 && a->port != port)) continue;

@@ -1,6 +1,7 @@
-// The agent run loop (SPEC §1 "Run loop"): skills, system prompt, model calls with tools, every tool
-// call through the policy gate and (for processes) the sandbox, stop reasons, the answer-now round,
-// parallel read-only calls, compaction near the context window, the whole-run timeout and traces.
+// The agent run loop (docs/adr/0007-agent-run-loop.md): skills, system prompt, model calls with
+// tools, every tool call through the policy gate and (for processes) the sandbox, stop reasons, the
+// answer-now round, parallel read-only calls, compaction near the context window, the whole-run
+// timeout and traces.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { settingName } from '../config/load.ts';
@@ -96,7 +97,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     try {
       options.onEvent?.(event);
     } catch (error) {
-      logger.warn('event_listener_failed', {
+      logger.warn('agent.event_listener_failed', {
         message: `an event listener failed: ${(error as Error).message}`,
       });
     }
@@ -139,7 +140,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
           provider: provider?.name,
         });
       } catch (traceError) {
-        logger.warn('trace_failed', {
+        logger.warn('agent.trace_failed', {
           message: `could not write the trace: ${(traceError as Error).message}`,
         });
       }
@@ -182,11 +183,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     // Skill folders are read only when the prompt names one.
     const catalog =
       findSkillRefs(options.prompt).length > 0 ? await loadSkills(skillDirs(options)) : EMPTY_CATALOG;
-    for (const problem of catalog.problems) logger.warn('skill_invalid', { message: problem });
+    for (const problem of catalog.problems) logger.warn('skills.invalid', { message: problem });
     const skills = resolveSkillRefs(options.prompt, catalog);
     unknownSkills = skills.unknown;
     for (const name of skills.unknown) {
-      logger.warn('skill_unknown', {
+      logger.warn('skills.unknown', {
         message: `unknown skill @${name} (looked in ${skillDirs(options).join(', ')})`,
       });
     }
@@ -251,7 +252,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
           }
         } catch (error) {
           if (signal.aborted) return await abortStatus();
-          logger.warn('compaction_failed', {
+          logger.warn('agent.compaction_failed', {
             message: `context compaction failed: ${(error as Error).message}`,
           });
         }
@@ -319,7 +320,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   } catch (thrown) {
     if (signal.aborted && !isRuneError(thrown)) return await abortStatus();
     const error = toRuneError(thrown);
-    logger.debug('run_error', { code: error.code, message: error.message });
+    logger.debug('agent.run_error', { code: error.code, message: error.message });
     return await finish('Error', '', error);
   }
 }

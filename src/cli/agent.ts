@@ -8,7 +8,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
-import { withProjectPolicy } from '../policy/gate.ts';
+import { resolveRunPolicy } from '../policy/project.ts';
 import { KEY_VARIABLES } from '../providers/credentials.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
@@ -65,7 +65,7 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   });
   // A repository's .rune/rune.toml narrows the policy for everything of this run: the gate, the
   // sandbox plan, fetch_url's redirect checks and /policy all see the same lists.
-  const config = withProjectPolicy(loaded.config, cwd, env, logger);
+  const config = resolveRunPolicy(loaded.config, cwd, env, logger);
   let systemPrompt: string | undefined = flags.systemPrompt;
   if (flags.systemPromptFile !== undefined) {
     try {

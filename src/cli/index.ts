@@ -1,5 +1,5 @@
-// The agent CLI program (SPEC §1): commander parses flags and subcommands here, after main.ts has
-// ruled out the Concourse, sandbox and notes programs.
+// The agent CLI program (docs/adr/0007-agent-run-loop.md): commander parses flags and subcommands
+// here, after main.ts has ruled out the Concourse, sandbox and notes programs.
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { ModeContext } from '../core/bundles.ts';

@@ -98,7 +98,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
         ...(setup.resumed ? { previous: setup.resumed } : {}),
       });
   } catch (error) {
-    logger.warn('session_not_saved', { message: (error as Error).message });
+    logger.warn('cli.session_not_saved', { message: (error as Error).message });
   }
 
   // Stopped by SIGTERM rather than Ctrl-C: 143, as shells report it.

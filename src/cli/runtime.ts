@@ -29,7 +29,7 @@ export async function startRuntime(setup: AgentSetup, login?: SessionLogin): Pro
   let mcp: McpManager | undefined;
   if (config.mcp.length > 0 || mcpStdio.length > 0 || mcpHttp.length > 0) {
     // Loaded only when a server is configured: the SDK is not parsed on ordinary runs.
-    const { startMcpForRun } = await import('../mcp/wire.ts');
+    const { startMcpForRun } = await import('../mcp/run-servers.ts');
     mcp = await startMcpForRun({
       config,
       mcpStdio,

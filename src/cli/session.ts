@@ -9,6 +9,7 @@ import { compactMessages } from '../agent/compaction.ts';
 import { createDefaultPolicy, createDefaultProvider } from '../agent/deps.ts';
 import { runAgent, skillDirs } from '../agent/run.ts';
 import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
+import { deriveConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
@@ -278,7 +279,7 @@ export async function runSession(
       if (answeredInRun(result, history))
         stored = saveSession(env, result, { cwd, prompt, ...(stored ? { previous: stored } : {}) });
     } catch (error) {
-      logger.warn('session_not_saved', { message: (error as Error).message });
+      logger.warn('cli.session_not_saved', { message: (error as Error).message });
     }
     for (const name of result.unknownSkills ?? [])
       write(`${paint(style, 'yellow', `unknown skill @${name}`)}\n`);
@@ -367,11 +368,10 @@ export async function runSession(
       }
       case '/trace':
         if (arg === 'off') {
-          const { trace: _off, ...rest } = config;
-          config = rest as RuneConfig;
+          config = deriveConfig(config, { trace: undefined });
           write('tracing off\n');
         } else if (arg) {
-          config = { ...config, trace: resolve(cwd, arg) };
+          config = deriveConfig(config, { trace: resolve(cwd, arg) });
           write(`tracing each run into ${config.trace}\n`);
         } else {
           write(config.trace ? `tracing into ${config.trace}\n` : 'tracing is off (/trace DIR starts it)\n');

@@ -9,6 +9,7 @@ import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
 import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
+import { resolveRunPolicy } from '../policy/project.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { formatLayerSummary } from '../sandbox/summary.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -77,7 +78,7 @@ async function withMcp(
 ): Promise<AgentRunResult> {
   if (!source.mcp || source.mcp.length === 0) return run({});
   // Loaded only when servers are configured: the SDK is not parsed on other steps.
-  const { mcpForOneRun } = await import('../mcp/wire.ts');
+  const { mcpForOneRun } = await import('../mcp/run-servers.ts');
   const mcp = await mcpForOneRun({
     config,
     servers: source.mcp.map((server) => ({ ...server, origin: 'source' as const })),
@@ -97,7 +98,9 @@ async function withMcp(
 
 /** Runs the agent; anything but a final answer becomes the matching RuneError. */
 export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentRunResult> {
-  const config = configFromSource(run.source);
+  // The run's policy, resolved for the step's folder: for `out` that is src, whose .rune/rune.toml
+  // narrows the gate, the sandbox and the MCP servers as it does in the CLI.
+  const config = resolveRunPolicy(configFromSource(run.source), run.cwd, deps.env, deps.logger);
   // Before the model is called: the sandbox needs a temporary folder, and the build log says once
   // which layers confine the tools (and why any is missing); strict mode stops here.
   requireTemporaryFolder(run.step);
@@ -161,7 +164,7 @@ function inResourceTerms(message: string | undefined): string {
 
 /** A short, readable trace of the run for the build log. */
 function logEvent(deps: AgentDeps, event: AgentEvent): void {
-  if (deps.logger.verbose) deps.logger.debug('agent_event', { ...event });
+  if (deps.logger.verbose) deps.logger.debug('concourse.agent_event', { ...event });
   switch (event.type) {
     case 'run_start':
       deps.log(`rune: running ${event.model} (${event.provider})`);

@@ -1,5 +1,5 @@
-// The Concourse resource type (SPEC §3): check/in/out chosen by the invoked name. stdout carries
-// exactly one JSON value; everything else goes to stderr, the build log.
+// The Concourse resource type (docs/adr/0004-concourse-resource.md): check/in/out chosen by the
+// invoked name. stdout carries exactly one JSON value; everything else goes to stderr, the build log.
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';

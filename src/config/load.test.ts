@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
+import { clearSecretsForTests, redact } from '../core/redact.ts';
 import { configOrigin, deriveConfig, loadConfig } from './load.ts';
 import { configLayerSchema } from './schema.ts';
 
@@ -106,6 +107,14 @@ describe('loadConfig', () => {
     // Keys of a table not overridden survive from the file.
     expect(config.policy.allowed_commands).toEqual(['ls']);
     expect(config.policy.max_pids).toBe(512);
+  });
+
+  it('registers the credentials it loads as secrets, whichever mode loads them', () => {
+    load(
+      'api_key = "file-key-plain-words"\n[notes.github]\nclient_id = "id"\nclient_secret = "gh-secret-plain-words"\n',
+    );
+    expect(redact('file-key-plain-words gh-secret-plain-words')).toBe('[REDACTED] [REDACTED]');
+    clearSecretsForTests();
   });
 
   it('returns a frozen object', () => {

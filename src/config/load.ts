@@ -6,6 +6,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod/v4';
 import { type ErrorCode, RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
+import { registerSecret } from '../core/redact.ts';
 import { type ConfigLayer, configLayerSchema, DEFAULTS, type RuneConfig } from './schema.ts';
 
 /** RUNE_* variables and the key each sets. Numbers are parsed here; the schema judges the result. */
@@ -132,7 +133,16 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   }
   ORIGINS.set(config, origins);
   LABELS.set(config, flagLabel);
+  registerConfigSecrets(config);
   return { config, file, fileFound };
+}
+
+// Whichever mode loaded the config, its credentials are secret from then on: an error that quotes
+// one before the provider or the notes server registered it is still redacted.
+function registerConfigSecrets(config: RuneConfig): void {
+  registerSecret(config.api_key);
+  for (const provider of config.notes.oauth ?? []) registerSecret(provider.client_secret);
+  registerSecret(config.notes.github?.client_secret);
 }
 
 export type ConfigOrigin = 'file' | 'env' | 'flag';
@@ -163,9 +173,17 @@ export function settingName(config: RuneConfig, path: string, fallback: string =
   return LABELS.get(config)?.(path) ?? fallback;
 }
 
-/** A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. */
-export function deriveConfig(config: RuneConfig, changes: Partial<RuneConfig>): RuneConfig {
-  const derived = deepFreeze({ ...config, ...changes });
+/**
+ * A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. A
+ * key changed to `undefined` is removed (`/trace off`).
+ */
+export function deriveConfig(
+  config: RuneConfig,
+  changes: { [K in keyof RuneConfig]?: RuneConfig[K] | undefined },
+): RuneConfig {
+  const merged: Record<string, unknown> = { ...config, ...changes };
+  for (const [key, value] of Object.entries(changes)) if (value === undefined) delete merged[key];
+  const derived = deepFreeze(merged as unknown as RuneConfig);
   const origins = ORIGINS.get(config);
   if (origins) ORIGINS.set(derived, origins);
   const labels = LABELS.get(config);

@@ -447,6 +447,12 @@ export interface RuneConfig {
   sandbox: SandboxConfig;
   mcp: McpServerConfig[];
   notes: NotesConfig;
+  /**
+   * Set once the run's policy is resolved (src/policy/project.ts): the folder it was resolved for,
+   * the project config that narrowed it (if any) and the entries of it that were ignored because
+   * they would have widened it. Never read from a file.
+   */
+  project_policy?: { readonly cwd: string; readonly file?: string; readonly ignored: readonly string[] };
 }
 
 export const DEFAULTS = {

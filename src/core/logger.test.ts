@@ -13,35 +13,35 @@ function capture(options: Parameters<typeof createLogger>[0] = {}) {
 describe('logger', () => {
   it('writes NDJSON {time, level, event, ...} with --verbose', () => {
     const { logger, lines } = capture({ verbose: true });
-    logger.debug('tool_call', { tool: 'ls' });
+    logger.debug('agent.tool_call', { tool: 'ls' });
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toEqual({
       time: '1970-01-01T00:00:00.000Z',
       level: 'debug',
-      event: 'tool_call',
+      event: 'agent.tool_call',
       tool: 'ls',
     });
   });
 
   it('writes only warnings and errors as short lines otherwise', () => {
     const { logger, lines } = capture();
-    logger.info('chatty');
-    logger.warn('w', { message: 'disk is slow' });
-    logger.error('e');
-    expect(lines).toEqual(['warning: disk is slow\n', 'error: e\n']);
+    logger.info('agent.chatty');
+    logger.warn('agent.w', { message: 'disk is slow' });
+    logger.error('agent.e');
+    expect(lines).toEqual(['warning: disk is slow\n', 'error: agent.e\n']);
   });
 
   it('redacts registered secrets and key-shaped strings in both forms', () => {
     registerSecret('hunter2-very-secret');
     const verbose = capture({ verbose: true });
-    verbose.logger.warn('x', {
+    verbose.logger.warn('agent.x', {
       message: 'key hunter2-very-secret',
       headers: { authorization: 'Bearer abc' },
     });
     expect(verbose.lines[0]).not.toContain('hunter2');
     expect(JSON.parse(verbose.lines[0]!).headers.authorization).toBe('[REDACTED]');
     const plain = capture();
-    plain.logger.error('x', { message: 'bad key sk-abcdefghijklmnopqrstuvwx' });
+    plain.logger.error('agent.x', { message: 'bad key sk-abcdefghijklmnopqrstuvwx' });
     expect(plain.lines[0]).toBe('error: bad key [REDACTED]\n');
   });
 });

@@ -4,13 +4,29 @@
 import { redact, redactValue } from './redact.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** The folders of src/ that log. An event is named `area.what` (`sandbox.layer_missing`), so a
+ * --verbose line says where it came from; the type makes an unprefixed name a compile error. */
+export type LogArea =
+  | 'agent'
+  | 'cli'
+  | 'concourse'
+  | 'config'
+  | 'mcp'
+  | 'notes'
+  | 'policy'
+  | 'provider'
+  | 'sandbox'
+  | 'skills'
+  | 'tools';
+export type LogEvent = `${LogArea}.${string}`;
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {
-  debug(event: string, fields?: Record<string, unknown>): void;
-  info(event: string, fields?: Record<string, unknown>): void;
-  warn(event: string, fields?: Record<string, unknown>): void;
-  error(event: string, fields?: Record<string, unknown>): void;
+  debug(event: LogEvent, fields?: Record<string, unknown>): void;
+  info(event: LogEvent, fields?: Record<string, unknown>): void;
+  warn(event: LogEvent, fields?: Record<string, unknown>): void;
+  error(event: LogEvent, fields?: Record<string, unknown>): void;
   readonly verbose: boolean;
 }
 
@@ -28,7 +44,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const now = options.now ?? (() => new Date());
 
-  const log = (level: LogLevel, event: string, fields: Record<string, unknown> = {}): void => {
+  const log = (level: LogLevel, event: LogEvent, fields: Record<string, unknown> = {}): void => {
     if (RANK[level] < threshold) return;
     if (verbose) {
       const record = { time: now().toISOString(), level, event, ...(redactValue(fields) as object) };

@@ -1,8 +1,11 @@
 // Secret values (API keys, tokens) registered once and scrubbed from every text rune writes out:
 // logs, traces, error messages, session files. A registry is used so no writer needs to know which
-// values are secret.
+// values are secret. Each mode is its own bundle with its own copy of this module, so the set lives
+// in one process-wide slot: a secret the cli bundle registers is also scrubbed by main.ts's copy when
+// an error escapes to it.
+import { processSlot } from './process-slot.ts';
 
-const secrets = new Set<string>();
+const secrets = processSlot('rune.secrets', () => new Set<string>());
 const MIN_SECRET_LENGTH = 6;
 
 /** Marks a value as secret for the rest of the process. Short values are ignored: they would redact ordinary words. */

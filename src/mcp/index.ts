@@ -9,4 +9,4 @@ export {
   serversFromFlags,
   startMcpServers,
 } from './manager.ts';
-export { type StartMcpForRunOptions, startMcpForRun } from './wire.ts';
+export { type StartMcpForRunOptions, startMcpForRun } from './run-servers.ts';

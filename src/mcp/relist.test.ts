@@ -10,7 +10,7 @@ import { createLogger } from '../core/logger.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { type McpManager, startMcpServers } from './manager.ts';
-import { startMcpForRun } from './wire.ts';
+import { startMcpForRun } from './run-servers.ts';
 
 const require = createRequire(import.meta.url);
 const SDK_ENTRY = require.resolve('@modelcontextprotocol/sdk/server/mcp.js');

@@ -67,6 +67,14 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
+/** The cost of a real check: hashPassword's parameters, a salt and a key that match nothing. */
+const DUMMY_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+
+/** The scrypt hash a login attempt is checked against: the account's own, else the dummy. */
+export function scryptedSecret(account: { secret: string } | undefined): string {
+  return account && isScryptHash(account.secret) ? account.secret : DUMMY_HASH;
+}
+
 export function isScryptHash(value: string): boolean {
   return /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(value);
 }
@@ -275,15 +283,13 @@ export class Auth {
 
   async checkLocal(name: string, password: string): Promise<LocalAccount | null> {
     const account = this.accounts.get(name);
-    if (!account) {
-      // Same work as a real check, so timing does not tell which names exist.
-      await verifyPassword(
-        password,
-        'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
-      );
-      return null;
-    }
-    return (await verifyPassword(password, account.secret)) ? account : null;
+    // One scrypt for every attempt, so timing does not tell which names exist: an unknown name and
+    // an account kept as plain text (whose own check takes microseconds) pay it on a dummy hash.
+    const hashed = await verifyPassword(password, scryptedSecret(account));
+    if (!account) return null;
+    if (!isScryptHash(account.secret))
+      return (await verifyPassword(password, account.secret)) ? account : null;
+    return hashed ? account : null;
   }
 
   /**

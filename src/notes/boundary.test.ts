@@ -77,6 +77,27 @@ describe('bad input is a 4xx in the documented shape, with the security headers'
     expectShape(await bearer(server, 'rune_nope').request('GET', '/api/me'), 401, 'UNAUTHENTICATED');
   });
 
+  it('refuses a repeated query parameter on every route that reads one (an array reached a lookup: 500)', async () => {
+    const { admin } = await seeded();
+    for (const [method, path] of [
+      ['GET', '/api/approvals?note=&note='],
+      ['GET', '/api/approvals?note=pub&note=pub'],
+      ['GET', '/api/notes?deleted=1&deleted=1'],
+      ['GET', '/api/notes/pub/files?deleted=1&deleted=0'],
+      ['GET', '/api/notes/pub/chat?limit=1&limit=2&before=1&before=2'],
+      ['GET', '/api/events?note_id=pub&note_id=pub'],
+      ['GET', '/api/notes/pub/export?format=zip&format=tar'],
+      ['DELETE', '/api/notes/pub/files/a.md?purge=1&purge=1'],
+      ['POST', '/api/notes/pub/uploads?name=a.png&name=b.png'],
+    ] as const) {
+      const res = await admin.request(method, path);
+      expectShape(res, 400, 'BAD_REQUEST');
+      expect(res.json().message, `${method} ${path}`).toMatch(/give this query parameter once|give it once/);
+    }
+    // Nothing was changed by the refused requests.
+    expect((await admin.request('GET', '/api/notes/pub/files/a.md')).statusCode).toBe(200);
+  });
+
   it('reaches a 120-character name of 4-byte characters on every route', async () => {
     const { admin, user, anon } = await seeded();
     const noteName = '𝒜'.repeat(120);

@@ -7,11 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, ExtraTool } from '../agent/types.ts';
+import { deriveConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { configFile } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { addAllowlistEntry } from '../policy/persist.ts';
+import { resolveRunPolicy } from '../policy/project.ts';
 import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import type { Principal } from './auth.ts';
@@ -240,15 +242,23 @@ export class ChatService {
     let closeMcp: (() => Promise<void>) | undefined;
     try {
       if (!runAgent) throw new Error('the agent is not available in this build');
-      const model = note.model ?? config.notes.model ?? config.model;
       const cwd = this.workspace(note.id);
+      // The run's policy, resolved for this note's workspace: a .rune/rune.toml there narrows the
+      // gate, the sandbox and the MCP servers of this run exactly as it does in the CLI.
+      const model = note.model ?? config.notes.model ?? config.model;
+      const runConfig = resolveRunPolicy(
+        model ? deriveConfig(config, { model }) : config,
+        cwd,
+        this.o.env,
+        logger,
+      );
       const extraTools = this.tools(note.id, principal);
       // The [[mcp]] servers of rune.toml, started for this run: a crashed one comes back next time.
       // The server never logs in; it uses what `rune mcp login` stored in the same RUNE_HOME.
       const mcp =
         config.mcp.length > 0
-          ? await (await import('../mcp/wire.ts')).mcpForOneRun({
-              config,
+          ? await (await import('../mcp/run-servers.ts')).mcpForOneRun({
+              config: runConfig,
               extraTools,
               logger,
               cwd,
@@ -260,7 +270,7 @@ export class ChatService {
       closeMcp = mcp?.close;
       const result = await runAgent({
         prompt: text,
-        config: { ...config, ...(model ? { model } : {}) },
+        config: runConfig,
         cwd,
         env: this.o.env,
         logger,
@@ -269,7 +279,7 @@ export class ChatService {
         ...(mcp
           ? { tools: mcp.tools, executor: mcp.executor, takeNotices: mcp.takeNotices }
           : { extraTools }),
-        ...(config.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
+        ...(runConfig.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
         signal: run.controller.signal,
         onEvent: (event) => this.onEvent(run, event),
         sessionId: run.runId,

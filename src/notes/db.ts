@@ -279,7 +279,7 @@ export interface ChatRow {
   created_at: string;
 }
 
-import type { FileInfo, Note } from './wire.ts';
+import type { FileInfo, Note } from './api-types.ts';
 
 export type { FileInfo, Note };
 

@@ -1,6 +1,8 @@
 // The boundary's settings in one place: which security headers every response carries (helmet),
 // how requests the router itself refuses are answered (malformed URLs, over-long parameters), and
 // the 429 of every rate limit. The routes' own CSP for HTML pages and uploads is set where they are.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyHelmetOptions } from '@fastify/helmet';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import helmet from 'helmet';
@@ -54,4 +56,53 @@ export function rateLimited(seconds: number, what = 'too many requests'): ApiErr
     {},
     { 'Retry-After': String(wait) },
   );
+}
+
+/** The security headers as raw header lines, for answers written to the socket before any routing. */
+const RAW_HEADERS = (() => {
+  const headers: Record<string, string> = {};
+  const res = {
+    setHeader: (name: string, value: unknown) => {
+      headers[name] = String(value);
+    },
+    removeHeader: (name: string) => {
+      delete headers[name];
+    },
+  };
+  applyHeaders({} as IncomingMessage, res as unknown as ServerResponse, () => {});
+  return Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+})();
+
+/**
+ * Requests Node's HTTP parser refuses before fastify sees them (headers past 16 KiB, a timeout,
+ * bytes that are not HTTP): answered in the documented shape with the security headers, then closed.
+ */
+export function clientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, body] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          {
+            code: 'TOO_LARGE',
+            message: 'the request headers are larger than 16 KiB; send fewer or shorter ones',
+          },
+        ]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            'Request Timeout',
+            { code: 'BAD_REQUEST', message: 'the request did not arrive in time; send it again' },
+          ]
+        : [400, 'Bad Request', { code: 'BAD_REQUEST', message: 'the request is not valid HTTP' }];
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

@@ -10,6 +10,8 @@ export type ApiCode =
   | 'UNSUPPORTED_MEDIA'
   | 'RATE_LIMITED'
   | 'BUSY'
+  | 'STORAGE_FULL'
+  | 'STORAGE_ERROR'
   | 'INTERNAL';
 
 /** An error that crosses the wire: a status, a string code and a message safe to show. */

@@ -1,4 +1,5 @@
-// `rune notes`: the collaborative Markdown notes server (SPEC §2), and `rune notes hash-password`.
+// `rune notes`: the collaborative Markdown notes server (docs/adr/0006, 0011, 0013), and
+// `rune notes hash-password`.
 // Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
 import { mkdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -15,6 +16,7 @@ import { floorEntryFor, floorPaths } from '../policy/paths.ts';
 import { hashPassword } from './auth.ts';
 import { agentRunner } from './runner.ts';
 import { build } from './server.ts';
+import { openFailure } from './storage.ts';
 
 /**
  * The folder the note chats' agents work in. It lies outside RUNE_HOME: the policy's secrets floor
@@ -191,7 +193,11 @@ export async function run(context: ModeContext): Promise<number> {
     config,
     createDefaultExecutor({ prompt: '', config, logger, cwd: workspace, env: process.env }),
   );
-  const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace });
+  const server = await build({ config, dataDir, logger, runAgent: agentRunner(), cwd: workspace }).catch(
+    (error: unknown) => {
+      throw openFailure(join(dataDir, 'notes.db'), error);
+    },
+  );
   if (server.generatedAdmin) {
     // Shown once, never logged again: only its hash is stored.
     process.stderr.write(

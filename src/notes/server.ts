@@ -17,7 +17,7 @@ import { limitConnections, openFileLimit, totalConnections } from './connections
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { clientError, frameworkErrors, HELMET, rateLimited } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -164,6 +164,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs and over-long parameters answer in the documented shape, with the headers.
     frameworkErrors,
+    clientErrorHandler: clientError,
   });
   limitConnections(app.server, {
     perAddress: limits.maxConnectionsPerClient,

@@ -3,10 +3,11 @@
 
 import { dirname } from 'node:path';
 import type { PolicyMode } from '../config/schema.ts';
+import { absolutePath, isUnder } from '../core/paths.ts';
 import { dangerousUse, matchAllowed } from './commands.ts';
 import { checkDirectories, directoryBases } from './directories.ts';
 import { type DomainPattern, hostAllowed } from './domains.ts';
-import { absolutePath, floorEntryFor, globAcrossFolders, isUnder } from './paths.ts';
+import { floorEntryFor, globAcrossFolders } from './paths.ts';
 import type { ShellAnalysis } from './shell.ts';
 import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';
 

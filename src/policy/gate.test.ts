@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
-import { createPolicyGate, withProjectPolicy } from './gate.ts';
+import { createPolicyGate } from './gate.ts';
+import { resolveRunPolicy } from './project.ts';
 import { useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { Confirmer, PolicyGate } from './types.ts';
 
@@ -177,7 +178,7 @@ describe('policy gate', () => {
     expect(await cmd(gate, 'cat inno[c]ent')).toMatchObject({ kind: 'deny', rule: 'floor' });
   });
 
-  it('withProjectPolicy narrows the config itself, and the gate then does not narrow twice', async () => {
+  it('resolveRunPolicy narrows the config itself, and the gate then does not narrow twice', async () => {
     const { project, env } = setup();
     mkdirSync(join(project, '.rune'));
     writeFileSync(
@@ -197,7 +198,7 @@ describe('policy gate', () => {
     } as unknown as RuneConfig;
     const lines: string[] = [];
     const logger = createLogger({ write: (line) => lines.push(line) });
-    const narrowed = withProjectPolicy(base, project, env, logger);
+    const narrowed = resolveRunPolicy(base, project, env, logger);
     expect(narrowed.policy).toMatchObject({
       mode: 'confirm',
       allowed_commands: ['ls -la'],

@@ -1,19 +1,18 @@
 // The gate the agent calls for every tool call: it does the I/O around the pure decision —
 // canonicalising paths, parsing shell text, asking the person (or not, in pipe mode and Concourse),
 // persisting "always" answers and writing the audit log. Anything unexpected becomes a deny.
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { deriveConfig, parseTomlText, settingName } from '../config/load.ts';
-import { type PolicyMode, policySchema, type RuneConfig } from '../config/schema.ts';
-import { RuneError } from '../core/errors.ts';
+import { settingName } from '../config/load.ts';
+import type { PolicyMode, RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import { configFile, runeHome } from '../core/paths.ts';
+import { absolutePath, canonicalise, configFile, homeDir, runeHome } from '../core/paths.ts';
 import { appendAudit, auditFile, auditRecord } from './audit.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
-import { type DomainPattern, parseDomainPattern } from './domains.ts';
+import { parseDomainPattern } from './domains.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
-import { absolutePath, floorPaths, globToRegExp } from './paths.ts';
+import { floorPaths, globToRegExp } from './paths.ts';
+import { effectiveLists, isResolvedFor, listsOf, readProjectPolicy } from './project.ts';
 import type { ShellAnalysis } from './shell.ts';
 import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths, ToolCallForPolicy } from './types.ts';
 
@@ -29,24 +28,6 @@ export interface PolicyGateOptions {
   sessionId: string;
   logger: Logger;
   now?: () => Date;
-}
-
-/** realpath of the longest existing prefix, with the rest appended: files not yet created still resolve symlinked folders. */
-export function canonicalise(path: string): string {
-  const missing: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      return join(realpathSync(current), ...missing.reverse());
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const parent = dirname(current);
-      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === current)
-        return join(current, ...missing.reverse());
-      missing.push(basename(current));
-      current = parent;
-    }
-  }
 }
 
 /** Every entry of the glob's folder its last component could match (a superset of the shell's). */
@@ -74,7 +55,7 @@ function floorBoth(home: string, runeDir: string): string[] {
  * configured denied_paths. A real gate's protectedPaths() also holds the project config's.
  */
 export function protectedPathsFor(config: RuneConfig, cwd: string, env: NodeJS.ProcessEnv): ProtectedPaths {
-  const home = env.HOME || homedir();
+  const home = homeDir(env);
   return {
     floor: floorBoth(home, runeHome(env)),
     denied: config.policy.denied_paths.map((entry) => canonicalise(absolutePath(entry, cwd, home))),
@@ -82,145 +63,13 @@ export function protectedPathsFor(config: RuneConfig, cwd: string, env: NodeJS.P
   };
 }
 
-type PolicyLists = Partial<Omit<RuneConfig['policy'], 'mode' | 'max_memory_mb' | 'max_pids'>>;
-
-function listsOf(policy: PolicyLists, cwd: string, home: string): Partial<EffectiveLists> {
-  const paths = (list: readonly string[] | undefined) =>
-    list?.map((entry) => canonicalise(absolutePath(entry, cwd, home)));
-  const out: Partial<EffectiveLists> = {};
-  if (policy.allowed_commands) out.commands = policy.allowed_commands;
-  // The schema rejected bad patterns at load; anything unparsable here is dropped, never widened.
-  if (policy.allowed_domains) {
-    out.domains = policy.allowed_domains
-      .map(parseDomainPattern)
-      .filter((pattern): pattern is DomainPattern => typeof pattern !== 'string');
-  }
-  const set = <K extends keyof EffectiveLists>(key: K, value: EffectiveLists[K] | undefined) => {
-    if (value !== undefined) out[key] = value;
-  };
-  set('pathsRo', paths(policy.allowed_paths_ro));
-  set('pathsRw', paths(policy.allowed_paths_rw));
-  set('filesRo', paths(policy.allowed_files_ro));
-  set('filesRw', paths(policy.allowed_files_rw));
-  set('denied', paths(policy.denied_paths));
-  if (policy.allowed_mcp_tools) out.mcpTools = policy.allowed_mcp_tools;
-  return out;
-}
-
-function effectiveLists(config: RuneConfig, cwd: string, home: string): EffectiveLists {
-  const lists = listsOf(config.policy, cwd, home) as EffectiveLists;
-  // The working directory joins the readable paths at start (SPEC §1 "Policy").
-  return { ...lists, pathsRo: [...lists.pathsRo, canonicalise(cwd)] };
-}
-
-/** The [policy] table of `<cwd>/.rune/rune.toml`, checked against the schema; undefined when there is none. */
-export function readProjectPolicy(cwd: string, logger: Logger): Partial<RuneConfig['policy']> | undefined {
-  const file = join(cwd, '.rune', 'rune.toml');
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new RuneError('CONFIG_INVALID', `cannot read the project config ${file}`, { cause: error });
-  }
-  const problems: string[] = [];
-  const raw = parseTomlText(file, text, problems);
-  const parsed =
-    raw &&
-    policySchema()
-      .partial()
-      .safeParse(raw.policy ?? {});
-  if (parsed && !parsed.success) {
-    for (const issue of parsed.error.issues)
-      problems.push(`${file}: policy.${issue.path.join('.')}: ${issue.message}`);
-  }
-  if (problems.length > 0 || !parsed?.success) {
-    throw new RuneError('CONFIG_INVALID', `invalid project configuration ${file}`, { details: problems });
-  }
-  const ignored = Object.keys(raw ?? {}).filter((key) => key !== 'policy');
-  if (ignored.length > 0) {
-    logger.warn('policy.project_keys_ignored', {
-      message: `${file}: only [policy] is read from a project config; ignored: ${ignored.join(', ')}`,
-    });
-  }
-  return parsed.data;
-}
-
-// Configs already narrowed by withProjectPolicy(): the gate does not narrow (or warn) twice.
-const NARROWED = new WeakSet<RuneConfig>();
-
-const LIST_KEYS = [
-  'allowed_commands',
-  'allowed_domains',
-  'allowed_paths_ro',
-  'allowed_paths_rw',
-  'allowed_files_ro',
-  'allowed_files_rw',
-  'allowed_mcp_tools',
-] as const;
-const PATH_KEYS = new Set<string>([
-  'allowed_paths_ro',
-  'allowed_paths_rw',
-  'allowed_files_ro',
-  'allowed_files_rw',
-]);
-
-/**
- * The configuration with `<cwd>/.rune/rune.toml`'s [policy] applied as a narrowing, for callers
- * that hand the config to more than the gate (the sandbox plan, fetch_url's redirect check,
- * `/policy`). Project paths come back absolute. The gate does the same narrowing by itself.
- */
-export function withProjectPolicy(
-  config: RuneConfig,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  logger: Logger,
-): RuneConfig {
-  const project = readProjectPolicy(cwd, logger);
-  if (!project) return config;
-  const home = env.HOME || homedir();
-  const base = effectiveLists(config, cwd, home);
-  const policy: Record<string, unknown> = {
-    ...config.policy,
-    mode: narrowMode(config.policy.mode, project.mode),
-  };
-  const dropped: string[] = [];
-  for (const key of LIST_KEYS) {
-    const entries = project[key];
-    if (entries === undefined) continue;
-    policy[key] = entries
-      .filter((entry) => {
-        const ok = narrowLists(base, listsOf({ [key]: [entry] }, cwd, home)).dropped.length === 0;
-        if (!ok) dropped.push(`${key}: ${entry}`);
-        return ok;
-      })
-      .map((entry) => (PATH_KEYS.has(key) ? absolutePath(entry, cwd, home) : entry));
-  }
-  policy.denied_paths = [
-    ...config.policy.denied_paths,
-    ...(project.denied_paths ?? []).map((entry) => absolutePath(entry, cwd, home)),
-  ];
-  for (const key of ['max_memory_mb', 'max_pids'] as const) {
-    const value = project[key];
-    if (value !== undefined) policy[key] = Math.min(value, config.policy[key]);
-  }
-  if (dropped.length > 0) {
-    logger.warn('policy.project_widening_ignored', {
-      message: `the project config ${join(cwd, '.rune', 'rune.toml')} can only narrow the policy; ignored: ${dropped.join('; ')}`,
-    });
-  }
-  const narrowed = deriveConfig(config, { policy: policy as RuneConfig['policy'] });
-  NARROWED.add(narrowed);
-  return narrowed;
-}
-
 export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   const { config, cwd, env, logger } = options;
   const now = options.now ?? (() => new Date());
-  const home = env.HOME || homedir();
+  const home = homeDir(env);
   const runeDir = runeHome(env);
   const audit = auditFile(env);
-  const project = NARROWED.has(config) ? undefined : readProjectPolicy(cwd, logger);
+  const project = isResolvedFor(config, cwd) ? undefined : readProjectPolicy(cwd, logger);
   const mode: PolicyMode = narrowMode(config.policy.mode, project?.mode);
   let lists = effectiveLists(config, cwd, home);
   if (project) {

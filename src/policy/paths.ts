@@ -1,20 +1,8 @@
-// Pure path rules of the policy: whole-component containment, `~` expansion and the secrets floor
-// that no configuration relaxes. Only node:path's string functions are used; nothing touches disk.
-import { isAbsolute, join, resolve, sep } from 'node:path';
-
-/** True when `path` is `root` or lies below it, comparing whole components (`/proj-evil` is not under `/proj`). */
-export function isUnder(path: string, root: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
-
-/** `~` and `~/x` become the home folder; relative paths are taken from `cwd`; `..` is folded. */
-export function absolutePath(path: string, cwd: string, home: string): string {
-  if (path === '~') return resolve(home);
-  if (path.startsWith('~/')) return resolve(home, path.slice(2));
-  return isAbsolute(path) ? resolve(path) : resolve(cwd, path);
-}
+// Pure path rules of the policy: globs and the secrets floor that no configuration relaxes. Only
+// node:path's string functions are used; nothing touches disk. What a path means (`~`, relative,
+// containment) is src/core/paths.ts's.
+import { join, resolve } from 'node:path';
+import { isUnder } from '../core/paths.ts';
 
 /** A glob character in a folder part of the path (`~/.ss?/id_rsa`): the gate cannot list every match. */
 export function globAcrossFolders(path: string): boolean {
@@ -45,7 +33,7 @@ export function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${out}$`, 's');
 }
 
-/** Home-relative secrets (SPEC §1 "Policy"): credentials of common tools. */
+/** Home-relative secrets (README "Policy"): credentials of common tools. */
 const HOME_SECRETS = [
   '.ssh',
   '.gnupg',

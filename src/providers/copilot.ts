@@ -92,7 +92,7 @@ export class CopilotTokenSource {
     const refreshAt = candidates.length > 0 ? Math.min(...candidates) : now + 10 * 60_000;
     const endpoints = body?.endpoints as { api?: unknown } | undefined;
     const apiBase = typeof endpoints?.api === 'string' ? endpoints.api : undefined;
-    logger.debug('copilot_token', { refreshInMs: refreshAt - now, apiBase });
+    logger.debug('provider.copilot_token', { refreshInMs: refreshAt - now, apiBase });
     return { token, refreshAt, apiBase };
   }
 }

@@ -64,7 +64,7 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
   const { provider, apiKey } = credentials;
   const baseUrl = trimSlash(credentials.baseUrl ?? DEFAULT_BASE_URLS[provider]);
   const timeoutMs = config.request_timeout_secs * 1000;
-  logger.debug('provider', { provider, baseUrl, keySource: credentials.keySource });
+  logger.debug('provider.chosen', { provider, baseUrl, keySource: credentials.keySource });
 
   let attempt: Attempt;
   switch (provider) {

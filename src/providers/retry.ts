@@ -96,7 +96,7 @@ export async function withRetries(
       throw toRuneError(failure, context, attemptNo);
     }
     const delay = retryDelay(attemptNo, failure, policy);
-    context.logger.warn('provider_retry', {
+    context.logger.warn('provider.retry', {
       message: `${PROVIDER_LABELS[context.provider]}: ${describe(failure)}; retry ${attemptNo} of ${policy.maxAttempts - 1} in ${formatMs(delay)}`,
       provider: context.provider,
       status: failure.status,

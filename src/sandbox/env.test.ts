@@ -24,6 +24,11 @@ describe('allowedEnvironment', () => {
     ['SSH_AUTH_SOCK', '/run/agent.sock', [], false],
     ['RUNE_API_KEY', 'sk-x', [], false],
     ['LC_', 'x', [], false],
+    ['LC_MESSAGES', 'C', [], true],
+    ['LC_IDENTIFICATION', 'C', [], true],
+    // OpenSSH forwards LC_* by default, so tokens travel under such names.
+    ['LC_BASTION_TOKEN', 'tok', [], false],
+    ['LC_SECRET', 'x', [], false],
     ['lc_all', 'x', [], false],
     ['PATHX', '/x', [], false],
     // Passthrough names are exact.

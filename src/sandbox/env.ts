@@ -3,13 +3,33 @@
 // URLs with credentials), so only the variables a program needs to run are passed on, plus the
 // exact names `[sandbox] env_passthrough` lists. Pure.
 
-/** Passed to every tool process and MCP server; `LC_*` stands for every locale variable. */
+/** Passed to every tool process and MCP server; `LC_*` stands for the locale categories below. */
 export const BASE_ENV = ['PATH', 'HOME', 'LANG', 'LC_*', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR'];
 
-const BASE = new Set(BASE_ENV.filter((name) => !name.endsWith('*')));
+/**
+ * The locale categories glibc reads, not every `LC_` name: OpenSSH forwards `LC_*` by default
+ * (AcceptEnv), so people pass tokens to servers as `LC_SOMETHING`.
+ */
+const LOCALE_CATEGORIES = [
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_NUMERIC',
+  'LC_TIME',
+  'LC_COLLATE',
+  'LC_MONETARY',
+  'LC_MESSAGES',
+  'LC_PAPER',
+  'LC_NAME',
+  'LC_ADDRESS',
+  'LC_TELEPHONE',
+  'LC_MEASUREMENT',
+  'LC_IDENTIFICATION',
+];
+
+const BASE = new Set([...BASE_ENV.filter((name) => !name.endsWith('*')), ...LOCALE_CATEGORIES]);
 
 function inBase(name: string): boolean {
-  return BASE.has(name) || (name.startsWith('LC_') && /^LC_[A-Z_]+$/.test(name));
+  return BASE.has(name);
 }
 
 export interface AllowedEnvironment {

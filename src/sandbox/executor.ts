@@ -15,12 +15,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { isSea } from '../core/assets.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
+import { processSlot } from '../core/process-slot.ts';
+import { moveAsideCreated, type Watched, watchAbsent } from './absent.ts';
 import {
   describeCapabilities,
   type KernelProbe,
@@ -34,6 +36,7 @@ import { sandboxHelperPath } from './helper.ts';
 import { runeNative } from './native.ts';
 import {
   describeView,
+  HOME_RUNS_LATER,
   hiddenPaths,
   isInside,
   MASKED_SYSTEM_FOLDER,
@@ -73,7 +76,15 @@ export const LAYER_ORDER: LayerName[] = [
 ];
 const REPORT_FD = 3;
 
-let capabilitiesCache: SandboxCapabilities | undefined;
+// Per process, not per bundle copy of this module: cgroup names must not repeat within the process,
+// and the exit hook must see every cgroup still draining.
+const state = processSlot('rune.sandbox.executor', () => ({
+  capabilities: undefined as SandboxCapabilities | undefined,
+  cgroupCounter: 0,
+  // Cgroups still draining when rune exits get one last synchronous attempt, so none is left behind.
+  pendingCgroups: new Set<string>(),
+  exitHookInstalled: false,
+}));
 
 /**
  * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
@@ -130,14 +141,14 @@ function scanClosed(folder: string): string[] {
 
 /** What this machine offers, probed once per process. */
 export function sandboxCapabilities(): SandboxCapabilities {
-  if (!capabilitiesCache) {
+  if (!state.capabilities) {
     const facts = readSystemFacts();
     try {
-      capabilitiesCache = describeCapabilities(probeKernel(), facts);
+      state.capabilities = describeCapabilities(probeKernel(), facts);
     } catch (error) {
       const why = `kernel probe failed: ${(error as Error).message}`;
       const none = { available: false, detail: why };
-      capabilitiesCache = describeCapabilities(
+      state.capabilities = describeCapabilities(
         {
           landlockAbi: -38,
           seccompFilter: -38,
@@ -151,10 +162,10 @@ export function sandboxCapabilities(): SandboxCapabilities {
         },
         facts,
       );
-      capabilitiesCache = { ...capabilitiesCache, landlock: { ...none, abi: 0 }, seccomp: none };
+      state.capabilities = { ...state.capabilities, landlock: { ...none, abi: 0 }, seccomp: none };
     }
   }
-  return capabilitiesCache;
+  return state.capabilities;
 }
 
 type CgroupPlan =
@@ -201,11 +212,9 @@ function planCgroups(caps: SandboxCapabilities, config: RuneConfig): CgroupPlan 
   };
 }
 
-let cgroupCounter = 0;
-
 /** The cgroup folders of one call, limits written; removed again by removeCgroups. */
 function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
-  const name = `rune-${process.pid}-${++cgroupCounter}`;
+  const name = `rune-${process.pid}-${++state.cgroupCounter}`;
   const memory = String(config.policy.max_memory_mb * 1024 * 1024);
   const cpu = config.sandbox.cpu_percent;
   const made: string[] = [];
@@ -241,16 +250,12 @@ function makeCgroups(plan: CgroupPlan, config: RuneConfig): string[] {
   return made;
 }
 
-// Cgroups still draining when rune exits get one last synchronous attempt, so none is left behind.
-const pendingCgroups = new Set<string>();
-let exitHookInstalled = false;
-
 function removeCgroups(dirs: readonly string[], attempt = 0): void {
   const left: string[] = [];
-  if (!exitHookInstalled && dirs.length > 0) {
-    exitHookInstalled = true;
+  if (!state.exitHookInstalled && dirs.length > 0) {
+    state.exitHookInstalled = true;
     process.once('exit', () => {
-      for (const dir of pendingCgroups) {
+      for (const dir of state.pendingCgroups) {
         try {
           rmdirSync(dir);
         } catch {
@@ -267,10 +272,10 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
     }
     try {
       rmdirSync(dir);
-      pendingCgroups.delete(dir);
+      state.pendingCgroups.delete(dir);
     } catch {
       left.push(dir);
-      pendingCgroups.add(dir);
+      state.pendingCgroups.add(dir);
     }
   }
   // The last processes may still be exiting: try again shortly, a few times, without blocking.
@@ -517,6 +522,8 @@ interface Prepared {
   tmpDir?: string;
   /** Writable roots whose git folders are judged after the call (src/sandbox/git.ts). */
   gitRoots?: string[];
+  /** Hidden or protected paths that did not exist before the call (src/sandbox/absent.ts). */
+  absent?: Watched[];
 }
 
 export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxExecutor {
@@ -545,6 +552,16 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       });
       return '';
     }
+  };
+
+  /** After a call: moves aside the hidden or protected paths it created. */
+  const absentAfter = (prepared: Prepared): string => {
+    if (!prepared.absent || prepared.absent.length === 0) return '';
+    const actions = moveAsideCreated(prepared.absent);
+    if (actions.length === 0) return '';
+    const message = `rune: the command created paths the sandbox hides or keeps read-only (credential stores, start-up files); undone:\n${actions.map((a) => `  - ${a}`).join('\n')}`;
+    logger.warn('sandbox.absent_created', { message });
+    return `${message}\n`;
   };
 
   const cgroupPlan = (): CgroupPlan => {
@@ -634,6 +651,13 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     }
     // Every git folder under the writable roots: config, hooks, info, commondir and .git files
     // read-only in the view, .git folders pinned (src/sandbox/git.ts). Its paths are real already.
+    // The home folder's start-up files and git config stay read-only in a writable home.
+    const userHome = request.env.HOME ?? process.env.HOME;
+    const runsLater = userHome ? HOME_RUNS_LATER.map((p) => join(realPath(resolve(userHome)), p)) : [];
+    for (const path of runsLater) {
+      const real = listDir(dirname(path)).includes(basename(path)) ? realPath(path) : undefined;
+      if (real && rwRoots.some((root) => isInside(real, root) && real !== root)) protectedPaths.push(real);
+    }
     const git = gitGuard().prepare(rwRoots, liveWriters.size === 0);
     protectedPaths.push(...git.protect);
     const pinPaths = git.pin;
@@ -652,6 +676,16 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       // Everything else of /etc that others may not read, as a class (shadow-, keys, passwords…).
       ...closedSystemEntries(MASKED_SYSTEM_FOLDER, scanClosed),
     ]);
+    // Hidden and protected paths missing now cannot be mounted over: they are watched instead.
+    // rune's own folder is left out: rune itself may create it during the call (sessions, journal).
+    const ownFolders = [
+      home,
+      ...(request.env.HOME ? [join(realPath(resolve(request.env.HOME)), '.rune')] : []),
+    ];
+    const absent = watchAbsent(
+      [...hidePaths, ...runsLater].filter((p) => !ownFolders.some((own) => isInside(p, own))),
+      rwRoots,
+    );
     const plan = cgroupPlan();
     let cgroupDirs: string[] = [];
     let cgroupError: string | undefined;
@@ -717,6 +751,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       cgroupDirs,
       sandboxed: true,
       gitRoots: rwRoots,
+      absent,
     };
   };
 
@@ -824,7 +859,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
     request.signal?.removeEventListener('abort', onAbort);
     killGroup(child.pid);
     pool?.release(prepared.cgroupDirs);
-    const reverted = gitAfter(prepared);
+    const reverted = gitAfter(prepared) + absentAfter(prepared);
     removeCallTmp(prepared);
     const merged = mergeLayers(prepared, await reportText);
     if (merged.setupError && code === 125) {
@@ -869,6 +904,7 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
         pool?.release(prepared.cgroupDirs);
         if (prepared.gitRoots && prepared.gitRoots.length > 0) liveWriters.delete(prepared);
         gitAfter(prepared);
+        absentAfter(prepared);
         removeCallTmp(prepared);
         void reported.then(() => done({ exitCode, signal }));
       });

@@ -6,7 +6,8 @@
 // read more config, hooks it wrote stop being executable, and a commondir it planted in an old git
 // folder goes. git itself is never run on these folders to find out (that could run the planted
 // program); git-config.ts reads the files as git does, and `git config --list` of a file the
-// guard rewrote only double-checks it. See docs/adr/0017-sandbox-git.md.
+// guard rewrote only double-checks it. The person's own git config (~/.gitconfig, ~/.config/git)
+// is treated the same where it lies under a writable root. See docs/adr/0017-sandbox-git.md.
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -276,6 +277,7 @@ export class GitGuard {
         }
       }
     }
+    for (const file of this.userConfigFiles()) add(file);
     if (this.cutOff) {
       notes.push(this.cutOff);
       if (!this.told.has(this.cutOff)) {
@@ -358,6 +360,7 @@ export class GitGuard {
     this.scan(roots);
     const actions: string[] = [];
     const under = (path: string) => roots.some((root) => isInside(path, root));
+    for (const file of this.userConfigFiles()) if (under(file)) this.judgeConfig(file, actions);
     for (const repo of this.reposUnder(roots)) {
       for (const file of this.configFiles(repo)) if (under(file)) this.judgeConfig(file, actions);
       for (const dir of this.hookDirs(repo)) if (under(dir)) this.judgeHooks(dir, actions);
@@ -502,8 +505,24 @@ export class GitGuard {
     return dirs.flatMap((dir) => [join(dir, 'config'), join(dir, 'config.worktree')]);
   }
 
+  /**
+   * The person's own git config (~/.gitconfig, $XDG_CONFIG_HOME/git/config) and what it includes:
+   * git reads it in every repository, so under a writable root (a writable home folder) it is one
+   * more file a command could plant a program in.
+   */
+  private userConfigFiles(): string[] {
+    if (!this.home) return [];
+    const xdg = process.env.XDG_CONFIG_HOME || join(this.home, '.config');
+    const files = [join(this.home, '.gitconfig'), join(xdg, 'git', 'config')];
+    return [...files, ...this.includesOf(files)];
+  }
+
   /** Files pulled in by include.path / includeIf.*.path, followed as git follows them. */
   private includedFiles(repo: GitRepo): string[] {
+    return this.includesOf(this.baseConfigFiles(repo));
+  }
+
+  private includesOf(files: readonly string[]): string[] {
     const out: string[] = [];
     const visit = (file: string, depth: number) => {
       if (depth > MAX_INCLUDE_DEPTH) return;
@@ -515,7 +534,7 @@ export class GitGuard {
         visit(target, depth + 1);
       }
     };
-    for (const file of this.baseConfigFiles(repo)) visit(file, 1);
+    for (const file of files) visit(file, 1);
     return out;
   }
 
@@ -556,6 +575,7 @@ export class GitGuard {
   /** Records what the watched files look like now. */
   private snapshot(roots: readonly string[]): void {
     const under = (path: string) => roots.some((root) => isInside(path, root));
+    for (const file of this.userConfigFiles()) if (under(file)) this.baseline.set(file, readText(file));
     for (const repo of this.reposUnder(roots)) {
       for (const file of [...this.configFiles(repo), ...commondirs(repo.gitDir), ...repo.gitFiles])
         if (under(file)) this.baseline.set(file, readText(file));

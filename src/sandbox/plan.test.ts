@@ -4,6 +4,7 @@ import {
   describeView,
   hiddenPaths,
   isInside,
+  isUnspecifiedAddress,
   type PlanInput,
   parseReport,
   planHelperArgs,
@@ -95,6 +96,32 @@ describe('planHelperArgs', () => {
     expect(pairs(args, '--host')).toEqual(['93.184.216.34 api.example.com', '2606:2800::1 api.example.com']);
     expect(notes[0]?.detail).toMatch(/wildcards cannot be resolved ahead: \*\.cdn\.example/);
     expect(notes[0]?.detail).toMatch(/did not resolve: gone\.example/);
+  });
+
+  it('names an allowed entry that resolves to an unspecified address (the guard refuses it)', () => {
+    const { notes } = planHelperArgs({
+      ...base,
+      resolved: [
+        { name: 'sinkholed.example', addresses: ['0.0.0.0', '::'] },
+        { name: 'api.example.com', addresses: ['93.184.216.34'] },
+      ],
+    });
+    expect(notes[0]?.detail).toBe(
+      'an unspecified address means this host and is never allowed: sinkholed.example (0.0.0.0), sinkholed.example (::)',
+    );
+  });
+
+  it.each([
+    ['0.0.0.0', true],
+    ['0.1.2.3', true],
+    ['::', true],
+    ['0:0:0:0:0:0:0:0', true],
+    ['::1', false],
+    ['10.0.0.1', false],
+    ['::ffff:0.0.0.0', true],
+    ['::ffff:10.0.0.1', false],
+  ])('isUnspecifiedAddress(%s) = %s', (address, expected) => {
+    expect(isUnspecifiedAddress(address)).toBe(expected);
   });
 
   it('carries the port of a name:port entry to the guard and keeps IP literals out of /etc/hosts', () => {

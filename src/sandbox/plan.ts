@@ -71,6 +71,30 @@ export const HOME_CREDENTIALS = [
 ];
 
 /**
+ * Files and folders under the home folder that the shell, git or the desktop run later (the
+ * policy's "runs later" class, src/policy/decide.ts): read-only even when a writable root contains
+ * them, and moved aside after a call that created them (src/sandbox/absent.ts).
+ */
+export const HOME_RUNS_LATER = [
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.profile',
+  '.zshrc',
+  '.zshenv',
+  '.zprofile',
+  '.zlogin',
+  '.zlogout',
+  '.gitconfig',
+  '.config/git/config',
+  '.config/autostart',
+  '.config/systemd',
+  '.config/fish',
+  '.config/environment.d',
+];
+
+/**
  * Paths replaced by an empty file or folder in the view: system secrets, the policy's
  * denied_paths, and the home folder's credential stores unless allowed by name. Decided on real
  * paths (`real` resolves symlinks; `roots` are real already), so a grant that reaches a store
@@ -110,6 +134,14 @@ export function protectedCandidates(root: string, entries: readonly string[]): s
 export function isInside(child: string, parent: string): boolean {
   const rel = relative(parent, child);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** 0.0.0.0/8 or `::`: as a destination, Linux takes it for this host (every local listener). */
+export function isUnspecifiedAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return address.startsWith('0.');
+  if (family === 6) return /^[0:]+$/.test(address) || /^::ffff:0\.\d/i.test(address);
+  return false;
 }
 
 export interface ResolvedName {
@@ -203,10 +235,21 @@ export function planHelperArgs(input: PlanInput): Plan {
   const notes: LayerReport[] = [];
   const wildcards = request.allowedDomains.filter((d) => d.startsWith('*.'));
   const unresolved = input.resolved.filter((r) => r.addresses.length === 0).map((r) => r.entry ?? r.name);
-  if (wildcards.length > 0 || unresolved.length > 0) {
+  // The net guard never lets these through (native/src/netguard.c): say so rather than let the
+  // person wonder why an allowed name cannot be reached.
+  const thisHost = input.resolved
+    .flatMap((r) =>
+      r.addresses
+        .filter(isUnspecifiedAddress)
+        .map((a) => `${r.entry ?? r.name}${a === r.name ? '' : ` (${a})`}`),
+    )
+    .filter((v, i, all) => all.indexOf(v) === i);
+  if (wildcards.length > 0 || unresolved.length > 0 || thisHost.length > 0) {
     const parts = [];
     if (wildcards.length > 0) parts.push(`wildcards cannot be resolved ahead: ${wildcards.join(', ')}`);
     if (unresolved.length > 0) parts.push(`did not resolve: ${unresolved.join(', ')}`);
+    if (thisHost.length > 0)
+      parts.push(`an unspecified address means this host and is never allowed: ${thisHost.join(', ')}`);
     notes.push({ layer: 'dns', applied: true, detail: parts.join('; ') });
   }
   const granted = [...SYSTEM_READ_ONLY, ...ro, ...rw, ...(input.links ?? []).map((l) => l.path)];

@@ -5,7 +5,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod/v4';
-import { isUnder } from '../policy/paths.ts';
+import { isUnder } from '../core/paths.ts';
 import { endNotes, shownPath, skippedNote, WALK_TIME_LIMIT_MS, walkRoot } from './search-files.ts';
 import { defineTool, ToolError } from './types.ts';
 import { type FindJob, MAX_FOUND } from './walk/job.ts';

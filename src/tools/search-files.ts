@@ -4,7 +4,7 @@
 import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { z } from 'zod/v4';
-import { isUnder } from '../policy/paths.ts';
+import { isUnder } from '../core/paths.ts';
 import { RESULT_CAP_BYTES } from './cap.ts';
 import { resolveToolPath } from './paths.ts';
 import { defineTool, type ToolContext, ToolError } from './types.ts';

@@ -303,6 +303,76 @@ def options_kept():
     }
 
 
+def udp_sends():
+    # UDP never leaves the sandbox's empty namespace, not even to the allowed name and port: the
+    # guard serves TCP only. The host's UDP servers count what arrives (the test expects nothing).
+    results = {}
+
+    def attempt(name, fn):
+        try:
+            fn()
+            results[name] = "sent"
+        except OSError as e:
+            results[name] = errname(e)
+
+    def plain(addr):
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"udp", resolve(addr))
+
+    def connected_then_elsewhere(addr):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect(resolve(ALLOWED))
+        s.send(b"udp-connected")
+        s.sendmsg([b"udp-msg-name"], [], 0, resolve(addr))
+
+    def mapped(addr):
+        host, port = resolve(addr)
+        socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b"udp6", ("::ffff:" + host, port))
+
+    attempt("sendto allowed", lambda: plain(ALLOWED))
+    attempt("sendto other port", lambda: plain(OTHER_PORT_SAME_NAME))
+    attempt("connected, sendmsg with another msg_name", lambda: connected_then_elsewhere(OTHER_PORT_SAME_NAME))
+    attempt("connected, sendmsg with the allowed msg_name", lambda: connected_then_elsewhere(ALLOWED))
+    attempt("IPv4-mapped sendto allowed", lambda: mapped(ALLOWED))
+    return results
+
+
+def passed_over_scm_rights():
+    # A socket the guard handed over, passed to another process of the sandbox over SCM_RIGHTS: the
+    # guard supervises every process there, so the receiver cannot re-point it either.
+    s = socket.create_connection(resolve(ALLOWED), timeout=5)
+    first = exchange(s).decode()
+    parent, child = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        parent.close()
+        _, fds, _, _ = socket.recv_fds(child, 16, 1)
+        got = socket.socket(fileno=fds[0])
+        got.settimeout(5)
+        out = {}
+        try:
+            disconnect(got)
+            out["disconnect"] = 0
+        except OSError as e:
+            out["disconnect"] = errname(e)
+        out["then connect other port"] = then_connect(OTHER_PORT_SAME_NAME)(got)
+        out["then fastopen other address"] = then_fastopen(OTHER_ADDRESS)(socket.socket(fileno=os.dup(got.fileno())))
+        out["then connect allowed"] = then_connect(ALLOWED)(got)
+        child.sendall(json.dumps(out).encode())
+        os._exit(0)
+    child.close()
+    socket.send_fds(parent, [b"x"], [s.fileno()])
+    s.close()
+    parent.settimeout(20)
+    data = b""
+    while True:
+        part = parent.recv(4096)
+        if not part:
+            break
+        data += part
+    os.waitpid(pid, 0)
+    return {"first": first, "receiver": json.loads(data.decode())}
+
+
 run("connect blocking allowed", lambda: blocking_connect(ALLOWED))
 run("connect keeps socket options", options_kept)
 run("connect python allowed", python_connect_returns_zero)
@@ -330,3 +400,5 @@ run("disconnect then fastopen other address", lambda: disconnect_then(then_fasto
 run("disconnect then reuse allowed", lambda: disconnect_then(then_connect(ALLOWED)))
 run("disconnect then listen", lambda: disconnect_then(then_listen))
 run("shutdown while connecting then listen", shutdown_while_connecting)
+run("udp", udp_sends)
+run("passed over SCM_RIGHTS", passed_over_scm_rights)

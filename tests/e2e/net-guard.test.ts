@@ -5,6 +5,7 @@
 // ends up listening on the host. The servers run here, in the host's network namespace; the
 // "other" ones count every connection they get, which must stay zero.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,23 @@ let stalled: ChildProcess | undefined;
 const fillers: Socket[] = [];
 const servers: Server[] = [];
 const otherHits: string[] = [];
+// UDP servers on the host at the allowed port and the other one: the guard serves TCP only, so
+// every datagram that arrives here is one that left the sandbox.
+const udpServers: UdpSocket[] = [];
+const udpHits: string[] = [];
+
+async function listenUdp(port: number, host: string): Promise<void> {
+  const socket = createSocket('udp4');
+  socket.on('message', (message) => udpHits.push(`${port}: ${message.toString('latin1').slice(0, 40)}`));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(port, host, () => resolve());
+  });
+  udpServers.push(socket);
+}
+
+/** Long enough for a datagram on loopback to have arrived. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 function respond(tag: string, onConnection?: (socket: Socket) => void) {
   return createServer((socket) => {
@@ -132,6 +150,8 @@ beforeAll(async () => {
   const hit = (where: string) => (socket: Socket) => otherHits.push(`${where} from ${socket.remotePort}`);
   otherPort = await listen(respond('OTHER', hit('other port')), 0, '127.0.0.1');
   await listen(respond('OTHER', hit('other address')), allowedPort, '127.0.0.2');
+  await listenUdp(allowedPort, '127.0.0.1');
+  await listenUdp(otherPort, '127.0.0.1');
   stalled = spawn(
     PY,
     [
@@ -152,6 +172,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   for (const server of servers) server.close();
+  for (const socket of udpServers) socket.close();
   for (const filler of fillers) filler.destroy();
   stalled?.kill();
 });
@@ -260,6 +281,28 @@ describe('net guard: Python, blocking and non-blocking, every way to address a p
     expect(result.hostReachedListener).toEqual([]);
   });
 
+  it('a socket passed to another process over SCM_RIGHTS cannot be re-pointed there either', () => {
+    const reply = check('passed over SCM_RIGHTS').reply as {
+      first: string;
+      receiver: Record<string, { error?: string; data?: string } | number | string>;
+    };
+    expect(reply.first).toContain('ALLOWED:');
+    expect(reply.receiver.disconnect).toBe(0);
+    for (const name of ['then connect other port', 'then fastopen other address']) {
+      const then = reply.receiver[name] as { error?: string; data?: string };
+      expect(then.error, name).toBeTruthy();
+      expect(then.data, name).toBeUndefined();
+    }
+    expect((reply.receiver['then connect allowed'] as { data: string }).data).toContain('ALLOWED:ping');
+  });
+
+  it('UDP reaches nothing on the host, not even the allowed name and port (sendto, sendmsg with msg_name on a connected socket, IPv4-mapped)', async () => {
+    const udp = check('udp').reply as Record<string, string>;
+    expect(Object.keys(udp)).toHaveLength(5);
+    await settle();
+    expect(udpHits).toEqual([]);
+  });
+
   it('no connection reached any other server', () => {
     expect(otherHits).toEqual([]);
   });
@@ -326,6 +369,55 @@ describe('net guard: curl and Node', () => {
     expect(lines[3]).toBe('ALLOWED:GET /fetch HTTP/1.1');
     expect(lines[4]).toMatch(/^E[A-Z]+$/);
     expect(otherHits).toEqual([]);
+  });
+
+  it('Node UDP (dgram: sendmsg with an address, and a connected socket) reaches nothing on the host', async () => {
+    udpHits.length = 0;
+    const script = `
+      const dgram = require('node:dgram');
+      const send = (socket, ...args) => new Promise((done) => socket.send(...args, (e) => done(e ? e.code : 'sent')));
+      (async () => {
+        const a = dgram.createSocket('udp4');
+        console.log(await send(a, 'node-udp', ${allowedPort}, '127.0.0.1'));
+        console.log(await send(a, 'node-udp', ${otherPort}, 'localhost'));
+        const b = dgram.createSocket('udp4');
+        await new Promise((done) => b.connect(${allowedPort}, '127.0.0.1', done));
+        console.log(await send(b, 'node-udp-connected'));
+        a.close(); b.close();
+      })();`;
+    const result = await sandbox(['node', '-e', script]);
+    expect(result.stdout.trim().split('\n'), result.stderr).toHaveLength(3);
+    await settle();
+    expect(udpHits).toEqual([]);
+  });
+
+  it('an unspecified destination (0.0.0.0, ::) is never allowed: Linux takes it for "this host"', async () => {
+    // Allowed as literals here; the same holds for a name that resolves to one (DNS sinkholes do).
+    otherHits.length = 0;
+    const result = await runRune(
+      [
+        'sandbox',
+        '--layers',
+        '--allow-domain',
+        '0.0.0.0',
+        '--allow-domain',
+        `[::]:${allowedPort}`,
+        '--',
+        '/bin/sh',
+        '-c',
+        [
+          `curl -sS -m 5 http://0.0.0.0:${allowedPort}/; echo "[rc=$?]"`,
+          `curl -sS -m 5 http://0.0.0.0:${otherPort}/; echo "[rc=$?]"`,
+          `curl -sS -m 5 'http://[::]:${allowedPort}/'; echo "[rc=$?]"`,
+        ].join('; '),
+      ],
+      { cwd: tempDir('rune-guard-cwd-'), env: cleanEnv() },
+    );
+    expect(result.stdout.trim().split('\n')).toEqual(['[rc=7]', '[rc=7]', '[rc=7]']);
+    expect(otherHits).toEqual([]);
+    expect(result.stderr).toMatch(
+      /an unspecified address means this host and is never allowed: 0\.0\.0\.0, \[::\]/,
+    );
   });
 
   it('IPv6: an allowed [::1]:PORT is reached, also by an IPv4-mapped address of an allowed IPv4 entry', async () => {

@@ -1,26 +1,57 @@
 // rune notes attacked the way real clients misbehave, through the built binary on loopback: sockets
 // held open without a request (half-open, slowloris) from the same address as a well-behaved
-// client, whose /healthz (measured from a process of its own) must keep answering.
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+// client, whose /healthz (measured from a process of its own) must keep answering; a disk that
+// fills up under mixed writes (507, nothing acknowledged lost across a SIGKILL, writes resume).
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
 import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
-import { tempDir } from '../helpers/rune.ts';
+import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
 
 const PROBE = join(__dirname, '..', 'helpers', 'healthz-probe.mjs');
 
 const running: NotesProcess[] = [];
+const mounts: string[] = [];
 const sockets = new Set<net.Socket>();
 afterEach(async () => {
   for (const s of sockets) s.destroy();
   sockets.clear();
   for (const s of running.splice(0)) await s.stop();
+  for (const dir of mounts.splice(0)) spawnSync('umount', ['-l', dir]);
 });
 
-async function start(toml = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n`) {
-  const home = tempDir('rune-notes-redteam-');
+const ACCOUNTS = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n`;
+
+/** A bearer-less admin session on `url`: JSON calls with its cookie and CSRF token. */
+async function admin(url: string) {
+  const res = await fetch(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+  const csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
+  return async (method: string, path: string, body?: unknown, type = 'application/json') => {
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'content-type': type, cookie, 'x-csrf-token': csrf },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await r.text();
+    // biome-ignore lint/suspicious/noExplicitAny: wire JSON
+    let json: any = text;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: r.status, json };
+  };
+}
+
+async function start(toml = ACCOUNTS, home = tempDir('rune-notes-redteam-')) {
   writeFileSync(join(home, 'rune.toml'), toml);
   const server = await startNotesProcess({ home, args: ['--config', join(home, 'rune.toml')] });
   running.push(server);
@@ -82,5 +113,151 @@ describe('sockets held open without a request', () => {
       stopped = true;
       clearInterval(trickle);
     }
+  }, 60_000);
+});
+
+/** A tmpfs of `mb` MiB, unmounted after the test; null when it cannot be mounted. */
+function smallDisk(mb: number): string | null {
+  const dir = tempDir('rune-notes-disk-');
+  const made = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${mb}m`, 'tmpfs', dir]);
+  if (made.status !== 0) return null;
+  mounts.push(dir);
+  return dir;
+}
+
+describe('a full disk', () => {
+  // Mounting a small disk takes root (CI runs as root).
+  it.skipIf(process.getuid?.() !== 0)(
+    'answers 507 to what it could not store, acknowledges nothing it lost, and goes on once there is room',
+    async () => {
+      const home = smallDisk(24);
+      if (!home) throw new Error('mount -t tmpfs failed: this test needs root and tmpfs');
+      mkdirSync(join(home, 'notes'));
+      const server = await start(ACCOUNTS, home);
+      const call = await admin(server.url);
+      expect((await call('POST', '/api/notes', { name: 'n' })).status).toBe(201);
+      expect((await call('POST', '/api/notes/n/files', { name: 'live.md', content: 'start\n' })).status).toBe(
+        201,
+      );
+      const start0 = (await call('GET', '/api/notes/n/files/live.md/collab')).json;
+      const doc = new Y.Doc();
+      Y.applyUpdate(doc, Buffer.from(start0.state, 'base64'));
+      let pending: Uint8Array[] = [];
+      doc.on('update', (u: Uint8Array) => pending.push(u));
+      const text = doc.getText('content');
+      const acknowledged: Array<{ kind: 'file' | 'line' | 'upload'; value: string }> = [];
+      const statuses: Record<string, number> = {};
+      const seen = (what: string, status: number) => {
+        statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1;
+        // Stored and acknowledged, or refused as what it is: never an internal error.
+        expect([200, 201, 429, 507], `${what} answered ${status}`).toContain(status);
+      };
+      const blob = 'y'.repeat(150_000);
+      for (let i = 0; i < 300 && (statuses['file 507'] ?? 0) < 20; i++) {
+        const file = await call('POST', '/api/notes/n/files', { name: `f${i}.md`, content: `${i}\n${blob}` });
+        seen('file', file.status);
+        if (file.status === 201) acknowledged.push({ kind: 'file', value: `f${i}.md` });
+        text.insert(text.length, `line ${i}\n`);
+        const update = Y.mergeUpdates(pending);
+        const sent = await call('POST', '/api/notes/n/files/live.md/collab', {
+          update: Buffer.from(update).toString('base64'),
+          client_id: 'typist',
+        });
+        seen('collab', sent.status);
+        if (sent.status === 200) {
+          pending = [];
+          acknowledged.push({ kind: 'line', value: `line ${i}\n` });
+        }
+        const upload = await call(
+          'POST',
+          `/api/notes/n/uploads?name=u${i}.bin`,
+          `${i}:${blob}`,
+          'application/octet-stream',
+        );
+        seen('upload', upload.status);
+        if (upload.status === 201) acknowledged.push({ kind: 'upload', value: upload.json.url });
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      }
+      console.log(`writes on a full disk: ${JSON.stringify(statuses)}`);
+      expect(statuses['file 507']).toBeGreaterThan(0);
+      const refused = (await call('POST', '/api/notes/n/files', { name: 'late.md', content: blob })).json;
+      expect(refused).toMatchObject({ code: 'STORAGE_FULL', message: expect.stringMatching(/not saved/) });
+      // Room again: the same server takes writes without a restart.
+      expect(spawnSync('mount', ['-o', 'remount,size=256m', home]).status).toBe(0);
+      expect((await call('POST', '/api/notes/n/files', { name: 'late.md', content: blob })).status).toBe(201);
+      acknowledged.push({ kind: 'file', value: 'late.md' });
+      // Killed, restarted: everything acknowledged is there.
+      server.child.kill('SIGKILL');
+      await server.exit;
+      const again = await start(ACCOUNTS, home);
+      const call2 = await admin(again.url);
+      const names = new Set(
+        ((await call2('GET', '/api/notes/n/files')).json.files as Array<{ name: string }>).map((f) => f.name),
+      );
+      const live = (await call2('GET', '/api/notes/n/files/live.md')).json.content as string;
+      for (const { kind, value } of acknowledged) {
+        if (kind === 'file') expect(names.has(value), value).toBe(true);
+        else if (kind === 'line') expect(live.includes(value), value).toBe(true);
+        else expect((await call2('GET', value)).status, value).toBe(200);
+      }
+    },
+    120_000,
+  );
+});
+
+describe('a read-only database', () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    'stops the server at start with what failed and what to do (root could write through permissions, so a read-only mount)',
+    async () => {
+      const home = tempDir('rune-notes-ro-');
+      const first = await start(ACCOUNTS, home);
+      await first.stop();
+      const data = join(home, 'notes');
+      expect(spawnSync('mount', ['--bind', data, data]).status).toBe(0);
+      mounts.push(data);
+      expect(spawnSync('mount', ['-o', 'remount,ro,bind', data]).status).toBe(0);
+      const run = spawnSync(requireBinary(), ['notes', '--port', '0', '--config', join(home, 'rune.toml')], {
+        env: { ...cleanEnv(), RUNE_HOME: home },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.status).toBe(12);
+      expect(run.stderr).toMatch(
+        /cannot open the notes database .*notes\.db: .*; make .* writable by this user/,
+      );
+    },
+    60_000,
+  );
+});
+
+describe('requests the HTTP parser refuses', () => {
+  it('answer in the documented shape with the security headers, and cost nothing after', async () => {
+    const server = await start();
+    const { port } = new URL(server.url);
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+        sockets.add(socket);
+        let text = '';
+        socket.on('data', (c) => {
+          text += c;
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(text));
+      });
+    const huge = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
+    const garbage = await raw('\x16\x03\x01 not http at all\r\n\r\n');
+    for (const [answer, status, code] of [
+      [huge, 431, 'TOO_LARGE'],
+      [garbage, 400, 'BAD_REQUEST'],
+    ] as const) {
+      expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      const [head, body] = answer.split('\r\n\r\n') as [string, string];
+      expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+      expect(head).toMatch(/\r\nContent-Security-Policy: default-src 'none'; ?frame-ancestors 'none'\r\n/i);
+      expect(head).toMatch(/\r\nX-Frame-Options: DENY\r\n/i);
+      expect(JSON.parse(body)).toMatchObject({ code, message: expect.any(String) });
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   }, 60_000);
 });

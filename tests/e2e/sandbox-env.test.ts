@@ -17,7 +17,7 @@ const EVERYTHING = join(
 const KEY = 'sk-test-env-e2e-5a4b3c2d1e0f9a8b7c6d';
 const mock = useMockLlm();
 
-/** Twenty variables a CI runner or a developer shell really holds; none is on the allow list. */
+/** Twenty-one variables a CI runner or a developer shell really holds; none is on the allow list. */
 const SECRETS: Record<string, string> = {
   DATABASE_URL: 'postgres://app:dburl-pw-7731@db.internal:5432/app',
   MYSQL_PWD: 'mysql-pw-7732',
@@ -39,6 +39,8 @@ const SECRETS: Record<string, string> = {
   SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/slack-7748',
   SENTRY_DSN: 'https://sentry-7749@o1.ingest.sentry.io/1',
   VAULT_ADDR_WITH_TOKEN: 'https://vault.internal/?token=vault-7750',
+  // OpenSSH forwards LC_* by default: not a locale category, so not a locale variable.
+  LC_BASTION_TOKEN: 'lc-token-7751',
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: wire JSON
@@ -93,7 +95,7 @@ beforeAll(() => {
 });
 
 describe('the environment allow list', () => {
-  it('shows none of twenty secret-looking variables to a tool or an MCP server', async () => {
+  it('shows none of twenty-one secret-looking variables to a tool or an MCP server', async () => {
     const { tool, server } = await runBoth(mcpTable(''), { PLAIN_SETTING: 'plain-7761' });
     // Both did print an environment with the allow list in it…
     expect(tool).toMatch(/^PATH=/m);

@@ -272,6 +272,56 @@ describe('git folders: the rest of the class', () => {
   });
 });
 
+describe("the person's own git config under a writable home folder", () => {
+  // ~/.gitconfig and ~/.config/git/config are also start-up files the view keeps (src/sandbox/
+  // absent.ts); the git guard adds what git itself reads from there: the files they include and
+  // the config under $XDG_CONFIG_HOME wherever it points.
+  it('stays read-only with its includes, a new $XDG_CONFIG_HOME/git/config loses its program keys, and host git runs nothing', async () => {
+    const writableHome = tempDir('rune-git-home-rw-');
+    writeFileSync(
+      join(writableHome, '.gitconfig'),
+      '[user]\n\tname = t\n\temail = t@example.invalid\n[include]\n\tpath = ~/team.gitconfig\n',
+    );
+    writeFileSync(join(writableHome, 'team.gitconfig'), '[color]\n\tui = auto\n');
+    const xdgHome = join(writableHome, 'xdg');
+    const repo = join(writableHome, 'repo');
+    mkdirSync(repo);
+    git(repo, 'init', '-q');
+    const homeEnv = { ...env, HOME: writableHome, XDG_CONFIG_HOME: xdgHome };
+    const result = await runRune(
+      [
+        'sandbox',
+        '--allow-write',
+        writableHome,
+        '--',
+        '/bin/sh',
+        '-c',
+        [
+          `git config --global core.pager '${evil('global-pager')}' 2>/dev/null || echo GLOBAL-REFUSED`,
+          `printf '[core]\\n\\tpager = ${evil('include-append')}\\n' >> ~/team.gitconfig 2>/dev/null || echo INCLUDE-REFUSED`,
+          `mkdir -p ${xdgHome}/git && printf '[core]\\n\\tfsmonitor = ${evil('xdg-fsmonitor')}\\n[alias]\\n\\tst = !${evil('xdg-alias')}\\n[user]\\n\\tsigningkey = kept\\n' > ${xdgHome}/git/config && echo XDG-WRITTEN`,
+        ].join('; '),
+      ],
+      { cwd: repo, env: homeEnv },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('GLOBAL-REFUSED');
+    expect(result.stdout).toContain('INCLUDE-REFUSED');
+    expect(result.stdout).toContain('XDG-WRITTEN');
+    const xdg = join(xdgHome, 'git/config');
+    expect(result.stderr).toContain(
+      `${xdg}: removed core.fsmonitor (runs a program), alias.st (runs a shell command)`,
+    );
+    expect(programKeys(xdg)).toEqual([]);
+    expect(readFileSync(xdg, 'utf8')).toContain('signingkey = kept');
+    expect(programKeys(join(writableHome, '.gitconfig'))).toEqual(['include.path=~/team.gitconfig']);
+    expect(programKeys(join(writableHome, 'team.gitconfig'))).toEqual([]);
+    for (const args of [['status'], ['st'], ['-c', 'core.pager=', 'log']])
+      spawnSync('git', args, { cwd: repo, env: homeEnv, timeout: 20_000 });
+    expect(readdirSync(canaries)).toEqual([]);
+  });
+});
+
 describe('a rune killed during a call', () => {
   it('leaves a journal the next rune judges: the planted key is removed then', async () => {
     const repo = tempDir('rune-git-killed-');

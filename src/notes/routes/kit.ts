@@ -13,9 +13,10 @@ import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
 import { type FileRow, type NoteRow, type Store, toFile, toNote } from '../db.ts';
 import { canSee, type EventHub } from '../events.ts';
-import { ApiError, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
+import { ApiError, badRequest, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
 import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
+import { storageFailure } from '../storage.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
 
 export const SESSION_COOKIE = 'rune_session';
@@ -124,6 +125,14 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (sid) req.principal = auth.fromSession(sid);
   });
 
+  // A query parameter means one value. Given twice it arrives as an array, which no route expects
+  // (`?note=a&note=b` once reached a lookup as an array and answered 500): refused for every route.
+  app.addHook('onRequest', async (req) => {
+    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
+      if (Array.isArray(value)) throw badRequest(`${name}: give this query parameter once`);
+    }
+  });
+
   // CSRF: a request carrying ambient credentials must come from this site and carry the session's token.
   app.addHook('preHandler', async (req) => {
     if (!MUTATING.has(req.method)) return;
@@ -156,7 +165,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
       } catch (error) {
         // Whatever the route meant to say, the change is not known to be kept: no success answer.
         logger.error('notes.fsync_failed', {
-          message: `${req.method} ${req.url}: ${(error as Error).message}`,
+          message: `${req.method} ${req.url.split('?')[0]}: ${(error as Error).message}`,
         });
         reply.status(500).header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader('set-cookie');
@@ -197,7 +206,15 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode).send({ code: 'BAD_REQUEST', message: redact(fe.message) });
     }
-    logger.error('notes.internal', { message: `${req.method} ${req.url}: ${redact(fe.message)}` });
+    // The path only: a query may carry what logs must not (an OAuth callback's code and state).
+    const where = `${req.method} ${req.url.split('?')[0]}`;
+    const storage = storageFailure(error);
+    if (storage) {
+      logger.error('notes.storage', { message: `${where}: not saved: ${redact(fe.message)}` });
+      reply.headers(storage.headers);
+      return reply.status(storage.status).send({ code: storage.code, message: storage.message });
+    }
+    logger.error('notes.internal', { message: `${where}: ${redact(fe.message)}` });
     return reply.status(500).send({ code: 'INTERNAL', message: 'internal error (see the server log)' });
   });
 

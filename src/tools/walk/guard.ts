@@ -3,7 +3,8 @@
 // of ~/.ssh or a hard link to a key inside the working tree is refused like the original.
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { floorEntryFor, isUnder } from '../../policy/paths.ts';
+import { isUnder } from '../../core/paths.ts';
+import { floorEntryFor } from '../../policy/paths.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 
 /** Pseudo file systems a walk never enters: their files are views of processes and devices. */

@@ -4,7 +4,7 @@ import { readSync } from 'node:fs';
 import { relative } from 'node:path';
 import picomatch from 'picomatch';
 import type { SandboxMode } from '../../config/schema.ts';
-import { isUnder } from '../../policy/paths.ts';
+import { isUnder } from '../../core/paths.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
 import { type FolderOps, folderOps } from './folder-ops.ts';

@@ -5,7 +5,7 @@
 // thread and every tool process keep their own rules.
 import { lstatSync, readdirSync } from 'node:fs';
 import type { SandboxMode } from '../../config/schema.ts';
-import { isUnder } from '../../policy/paths.ts';
+import { isUnder } from '../../core/paths.ts';
 import { runeNative } from '../../sandbox/native.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
 import type { PathGuard } from './guard.ts';

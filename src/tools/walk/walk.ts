@@ -6,7 +6,7 @@
 // hard links of protected files. Symlinks are never followed. Synchronous: it runs in a worker.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { isUnder } from '../../policy/paths.ts';
+import { isUnder } from '../../core/paths.ts';
 import { type EntryKind, type FolderOps, fdPath } from './folder-ops.ts';
 import type { PathGuard } from './guard.ts';
 import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';

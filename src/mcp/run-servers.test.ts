@@ -6,7 +6,7 @@ import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger } from '../core/logger.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { startMcpForRun } from './wire.ts';
+import { startMcpForRun } from './run-servers.ts';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = join(

@@ -1,0 +1,302 @@
+// Every kind of acknowledgement survives a SIGKILL, through the built binary: while scripts rename,
+// delete and restore files, restore revisions, create files and notes, upload, mint and revoke
+// tokens, change a person's role and a note's visibility, the server is killed at a random moment,
+// restarted, and each object is in the state of its last acknowledged change (or, for the one
+// request in flight at the kill, the state that request would have made). Three kill points.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { cleanEnv, tempDir } from '../helpers/rune.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: wire JSON read without ceremony
+type Json = any;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const running: NotesProcess[] = [];
+afterEach(() => {
+  for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+});
+
+class Site {
+  server!: NotesProcess;
+  token = '';
+  private readonly env = cleanEnv();
+  constructor(readonly home: string) {
+    writeFileSync(
+      join(home, 'rune.toml'),
+      `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\n`,
+    );
+  }
+  async start(): Promise<void> {
+    this.server = await startNotesProcess({
+      home: this.home,
+      env: this.env,
+      args: ['--config', join(this.home, 'rune.toml')],
+    });
+    running.push(this.server);
+  }
+  async kill(): Promise<void> {
+    this.server.child.kill('SIGKILL');
+    await this.server.exit;
+  }
+  /** A request; null when the server went away before answering (never acknowledged). */
+  async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { token?: string; type?: string } = {},
+  ): Promise<{ status: number; json: Json; bytes: Buffer } | null> {
+    try {
+      const res = await fetch(`${this.server.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${opts.token ?? this.token}`,
+          ...(body === undefined ? {} : { 'content-type': opts.type ?? 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      let json: Json = null;
+      try {
+        json = JSON.parse(bytes.toString('utf8'));
+      } catch {}
+      return { status: res.status, json, bytes };
+    } catch {
+      return null;
+    }
+  }
+  async ok(method: string, path: string, body?: unknown): Promise<Json> {
+    const res = await this.call(method, path, body);
+    if (!res || res.status >= 300)
+      throw new Error(`${method} ${path}: ${res?.status} ${JSON.stringify(res?.json)}`);
+    return res.json;
+  }
+}
+
+/**
+ * One script changing one object again and again. `acked` is the state after the last acknowledged
+ * change; `maybe` the state the request in flight at the kill would make. After the restart the
+ * object must be in one of the two.
+ */
+interface Actor<S> {
+  name: string;
+  acked: S;
+  maybe: S;
+  step(site: Site, i: number): Promise<'ok' | 'gone'>;
+  read(site: Site): Promise<S>;
+}
+
+/** Runs a change: `apply` answers the new state when acknowledged; a refusal fails the test. */
+async function change<S>(
+  actor: Actor<S>,
+  next: S,
+  request: () => Promise<{ status: number; json: Json } | null>,
+): Promise<'ok' | 'gone'> {
+  actor.maybe = next;
+  const res = await request();
+  if (!res) return 'gone';
+  if (res.status >= 300) throw new Error(`${actor.name}: answered ${res.status} ${JSON.stringify(res.json)}`);
+  actor.acked = next;
+  return 'ok';
+}
+
+function actors(): Actor<unknown>[] {
+  const renamer: Actor<string> = {
+    name: 'rename',
+    acked: 'r.md',
+    maybe: 'r.md',
+    step: (site, i) =>
+      change(renamer, `r-${i}.md`, () =>
+        site.call('PATCH', `/api/notes/n/files/${encodeURIComponent(renamer.acked)}`, { name: `r-${i}.md` }),
+      ),
+    read: async (site) => {
+      const files = (await site.ok('GET', '/api/notes/n/files')).files as Array<{ name: string }>;
+      return files.find((f) => f.name.startsWith('r'))?.name ?? '(none)';
+    },
+  };
+  const deleter: Actor<boolean> = {
+    name: 'delete/restore',
+    acked: false,
+    maybe: false,
+    step: (site) =>
+      deleter.acked
+        ? change(deleter, false, () => site.call('POST', '/api/notes/n/files/d.md/restore'))
+        : change(deleter, true, () => site.call('DELETE', '/api/notes/n/files/d.md')),
+    read: async (site) =>
+      ((await site.ok('GET', '/api/notes/n/files?deleted=1')).files as Array<{ name: string }>).some(
+        (f) => f.name === 'd.md',
+      ),
+  };
+  const restorer: Actor<string> = {
+    name: 'revision restore',
+    acked: 'v3\n',
+    maybe: 'v3\n',
+    step: (site, i) => {
+      const rev = (i % 3) + 1;
+      return change(restorer, `v${rev}\n`, () =>
+        site.call('POST', `/api/notes/n/files/v.md/revisions/${rev}/restore`),
+      );
+    },
+    read: async (site) => (await site.ok('GET', '/api/notes/n/files/v.md')).content,
+  };
+  const creator: Actor<number> = {
+    name: 'file create',
+    acked: 0,
+    maybe: 0,
+    step: (site, i) =>
+      change(creator, creator.acked + 1, () =>
+        site.call('POST', '/api/notes/n/files', { name: `c${creator.acked + 1}.md`, content: `c ${i}\n` }),
+      ),
+    read: async (site) =>
+      ((await site.ok('GET', '/api/notes/n/files')).files as Array<{ name: string }>).filter((f) =>
+        /^c\d+\.md$/.test(f.name),
+      ).length,
+  };
+  const notes: Actor<number> = {
+    name: 'note create',
+    acked: 0,
+    maybe: 0,
+    step: (site) =>
+      change(notes, notes.acked + 1, () => site.call('POST', '/api/notes', { name: `k${notes.acked + 1}` })),
+    read: async (site) =>
+      ((await site.ok('GET', '/api/notes')).notes as Array<{ name: string }>).filter((n) =>
+        /^k\d+$/.test(n.name),
+      ).length,
+  };
+  const visibility: Actor<boolean> = {
+    name: 'note visibility',
+    acked: false,
+    maybe: false,
+    step: (site) =>
+      change(visibility, !visibility.acked, () =>
+        site.call('PATCH', '/api/notes/p', { public: !visibility.acked }),
+      ),
+    read: async (site) => (await site.ok('GET', '/api/notes/p')).note.public,
+  };
+  const roles: Actor<string> = {
+    name: 'role change',
+    acked: 'user',
+    maybe: 'user',
+    step: (site) => {
+      const role = roles.acked === 'user' ? 'guest' : 'user';
+      return change(roles, role, () => site.call('PATCH', '/api/users/local%3Auma', { role }));
+    },
+    read: async (site) =>
+      ((await site.ok('GET', '/api/users')).users as Array<{ subject: string; role: string }>).find(
+        (u) => u.subject === 'local:uma',
+      )!.role,
+  };
+  return [renamer, deleter, restorer, creator, notes, visibility, roles] as Actor<unknown>[];
+}
+
+/** Uploads: every acknowledged one is there, byte for byte. */
+class Uploader {
+  acked: Array<{ url: string; bytes: string }> = [];
+  async run(site: Site, going: () => boolean, round: number): Promise<void> {
+    for (let i = 0; going(); i++) {
+      const bytes = `upload ${round}.${i} ${'z'.repeat(2000 + i)}`;
+      const res = await site.call('POST', `/api/notes/n/uploads?name=u${round}-${i}.txt`, bytes, {
+        type: 'text/plain',
+      });
+      if (!res) return;
+      expect(res.status, JSON.stringify(res.json)).toBe(201);
+      this.acked.push({ url: res.json.url, bytes });
+    }
+  }
+}
+
+/** Tokens: each acknowledged one authenticates after the restart; each acknowledged revocation holds. */
+class Minter {
+  live: string[] = [];
+  revoked: string[] = [];
+  async run(site: Site, going: () => boolean, round: number): Promise<void> {
+    for (let i = 0; going(); i++) {
+      const res = await site.call('POST', '/api/tokens', { name: `t${round}-${i}`, role: 'user' });
+      if (!res) return;
+      expect(res.status).toBe(201);
+      const { token, id } = res.json as { token: string; id: number };
+      if (i % 2 === 1) {
+        const gone = await site.call('DELETE', `/api/tokens/${id}`);
+        // Killed while revoking: either way is right, so the token is checked no further.
+        if (!gone) return;
+        expect(gone.status).toBe(200);
+        this.revoked.push(token);
+      } else {
+        this.live.push(token);
+      }
+    }
+  }
+}
+
+describe('rune notes: every kind of acknowledged change survives SIGKILL (binary)', () => {
+  it('renames, deletes, restores, creates, uploads, tokens, roles and visibility, killed at three moments', async () => {
+    const site = new Site(tempDir('rune-notes-kill-mixed-'));
+    await site.start();
+    // The admin's token for the scripts, minted through a session like a person would.
+    const login = await fetch(`${site.server.url}/auth/local`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrf_token } = (await login.json()) as { csrf_token: string };
+    const minted = await fetch(`${site.server.url}/api/tokens`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'scripts', role: 'admin' }),
+    });
+    site.token = ((await minted.json()) as { token: string }).token;
+    await site.ok('POST', '/api/notes', { name: 'n' });
+    await site.ok('POST', '/api/notes', { name: 'p' });
+    for (const name of ['r.md', 'd.md'])
+      await site.ok('POST', '/api/notes/n/files', { name, content: `${name}\n` });
+    await site.ok('POST', '/api/notes/n/files', { name: 'v.md', content: 'v1\n' });
+    await site.ok('PUT', '/api/notes/n/files/v.md', { content: 'v2\n', base_revision: 1 });
+    await site.ok('PUT', '/api/notes/n/files/v.md', { content: 'v3\n', base_revision: 2 });
+
+    const cast = actors();
+    const uploader = new Uploader();
+    const minter = new Minter();
+    const report: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      let going = true;
+      const alive = () => going;
+      const loops = cast.map(async (actor) => {
+        for (let i = round * 1000; going; i++) {
+          if ((await actor.step(site, i)) === 'gone') return;
+          await sleep(Math.random() * 30);
+        }
+      });
+      loops.push(uploader.run(site, alive, round), minter.run(site, alive, round));
+      await sleep(800 + Math.random() * 2000);
+      await site.kill();
+      going = false;
+      await Promise.all(loops);
+      await site.start();
+      for (const actor of cast) {
+        const now = await actor.read(site);
+        expect([actor.acked, actor.maybe], `${actor.name} after kill ${round + 1}`).toContainEqual(now);
+        actor.acked = now;
+        actor.maybe = now;
+      }
+      for (const { url, bytes } of uploader.acked) {
+        const res = await site.call('GET', url);
+        expect(res!.status, url).toBe(200);
+        expect(res!.bytes.toString('utf8')).toBe(bytes);
+      }
+      const me = async (token: string) => (await site.call('GET', '/api/me', undefined, { token }))!.status;
+      for (const token of minter.live) expect(await me(token), 'an acknowledged token').toBe(200);
+      for (const token of minter.revoked) expect(await me(token), 'an acknowledged revocation').toBe(401);
+      report.push(
+        `kill ${round + 1}: ${cast.map((a) => `${a.name}=${JSON.stringify(a.acked)}`).join(' ')} uploads=${uploader.acked.length} tokens=${minter.live.length}/${minter.revoked.length} revoked`,
+      );
+    }
+    console.log(report.join('\n'));
+    // Every kind really ran before the kills.
+    expect(uploader.acked.length).toBeGreaterThan(0);
+    expect(minter.revoked.length).toBeGreaterThan(0);
+    await site.server.stop();
+  }, 180_000);
+});
