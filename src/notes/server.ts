@@ -181,6 +181,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     errorResponseBuilder: (_req, ctx) => rateLimited(Math.ceil(ctx.ttl / 1000)),
   });
 
+  let closed = false;
   const context: NotesContext = {
     config,
     logger,
@@ -199,6 +200,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
     secure: (req: FastifyRequest) => req.protocol === 'https' || publicUrl?.protocol === 'https:',
     durable: synchronous === 'full' ? () => walSync.flush() : () => Promise.resolve(),
+    stopping: () => closed,
     ...publishers(hub),
   };
   await app.register(notesKit, context);
@@ -228,7 +230,6 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     return ended;
   };
 
-  let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;

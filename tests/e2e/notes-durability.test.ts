@@ -548,29 +548,37 @@ function slowRequest(
   method: string,
   path: string,
   body: unknown,
-): { finish(): void; answer: Promise<{ status: number; body: string } | { error: string }> } {
+  agent: http.Agent | false = false,
+): {
+  finish(): void;
+  answer: Promise<{ status: number; body: string; connection?: string } | { error: string }>;
+} {
   const bytes = Buffer.from(JSON.stringify(body));
   const half = Math.floor(bytes.length / 2);
   const req = http.request(`${url}${path}`, {
     method,
-    agent: false,
+    agent,
     headers: {
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       'content-length': bytes.length,
     },
   });
-  const answer = new Promise<{ status: number; body: string } | { error: string }>((resolve) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => {
-        text += c;
+  const answer = new Promise<{ status: number; body: string; connection?: string } | { error: string }>(
+    (resolve) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: text, connection: res.headers.connection }),
+        );
+        res.on('error', (error) => resolve({ error: error.message }));
       });
-      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      res.on('error', (error) => resolve({ error: error.message }));
-    });
-    req.on('error', (error) => resolve({ error: error.message }));
-  });
+      req.on('error', (error) => resolve({ error: error.message }));
+    },
+  );
   req.flushHeaders();
   req.write(bytes.subarray(0, half));
   return { finish: () => req.end(bytes.subarray(half)), answer };
@@ -591,11 +599,17 @@ describe('rune notes shutdown (binary, SIGTERM)', () => {
     await typist.type(site, () => ++keys <= 12);
     expect(typist.acked).toHaveLength(12);
 
-    // A save whose body is still on its way, and a client that never finishes its body.
-    const inFlight = slowRequest(site.server.url, admin, 'PUT', '/api/notes/team/files/saved.md', {
-      content: 'saved while stopping\n',
-      base_revision: 1,
-    });
+    // A save whose body is still on its way (on a keep-alive connection, as browsers and fetch
+    // send them), and a client that never finishes its body.
+    const keepAlive = new http.Agent({ keepAlive: true });
+    const inFlight = slowRequest(
+      site.server.url,
+      admin,
+      'PUT',
+      '/api/notes/team/files/saved.md',
+      { content: 'saved while stopping\n', base_revision: 1 },
+      keepAlive,
+    );
     const stuck = slowRequest(site.server.url, admin, 'PUT', '/api/notes/team/files/saved.md', {
       content: 'never finished\n',
       base_revision: 1,
@@ -606,12 +620,14 @@ describe('rune notes shutdown (binary, SIGTERM)', () => {
     await sleep(300);
     inFlight.finish();
     const answer = await inFlight.answer;
-    expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200 });
+    // Answered, and told that its connection closes: it must not linger until the drain limit.
+    expect(answer, JSON.stringify(answer)).toMatchObject({ status: 200, connection: 'close' });
     expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ revision: 2 });
     // The stuck one cannot hold the shutdown up: it is cut after the drain limit, and the server exits 0.
     expect(await site.server.exit).toEqual({ code: 0, signal: null });
     expect(await stuck.answer).toHaveProperty('error');
     expect(site.server.stderr()).toMatch(/cut 1 connection/);
+    keepAlive.destroy();
 
     await site.start();
     // A clean stop: nothing was left to recover, the typing is a revision, the save is there.

@@ -44,6 +44,8 @@ export interface NotesContext {
   secure(req: FastifyRequest): boolean;
   /** Resolves once what was committed is as durable as `[notes] synchronous` promises. */
   durable(): Promise<void>;
+  /** Whether the server is stopping (answers then close their connection, so the stop ends). */
+  stopping(): boolean;
   publishNote(name: string, note: NoteRow): void;
   publishFile(name: string, file: FileRow): void;
 }
@@ -177,6 +179,9 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
         });
       }
     }
+    // A keep-alive connection whose request finishes during the stop would otherwise stay open
+    // (Node closes only the connections that were idle when the stop began) until it is cut.
+    if (context.stopping()) reply.header('connection', 'close');
     if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
       reply.header('Content-Security-Policy', PAGE_CSP);
     }
