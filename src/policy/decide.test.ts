@@ -1,8 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tables are shell text, not templates
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyMode } from '../config/schema.ts';
+import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
-import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
 import { useShellAssetsFromNodeModules } from './test-helpers.ts';
@@ -127,6 +127,15 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
   ])('%s → %s', async (text, rule) => {
     const decision = await run(cmd(text));
     expect(decision).toMatchObject({ kind: 'deny', rule });
+  });
+
+  it.each([
+    ["sed -e 'w /etc/x' f", /: sed command "w" is not allowed \(only s, y/],
+    ["sed 's/a/b/e' f", /: sed s flag "e" \(e runs commands, w writes files\) is not allowed/],
+  ])('names the program once: %s', async (text, message) => {
+    const decision = await run(cmd(text));
+    expect(decision.kind === 'deny' && decision.reason).toMatch(message);
+    expect(decision.kind === 'deny' && decision.reason).not.toMatch(/sed sed/);
   });
 
   // Review attacks: option values hiding the awk program, GNU/git long-option abbreviations, and
