@@ -71,6 +71,8 @@ const HELPER_ONLY = [
   'bpf.h',
   'netguard.c',
   'netguard.h',
+  'metaguard.c',
+  'metaguard.h',
 ];
 
 function buildNative() {

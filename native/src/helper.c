@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "metaguard.h"
 #include "netguard.h"
 #include "probe.h"
 #include "view.h"
@@ -327,7 +328,7 @@ static unsigned view_lost;
 /* Room for the longest filter build_filter makes (all of the view's fallback rules included). */
 #define MAX_FILTER 1024
 
-static int build_filter(struct sock_filter *f, int notify_connect) {
+static int build_filter(struct sock_filter *f, int notify_connect, int meta) {
   int n = 0;
   f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_NR, 1, 0);
@@ -341,6 +342,9 @@ static int build_filter(struct sock_filter *f, int notify_connect) {
   }
   /* The view's rules (view.c): no setuid files ever, and what a missing namespace leaves open. */
   n = view_filter_rules(f, n, view_lost);
+  /* Without a view, chmod and chown go to the metadata guard (metaguard.c), after the rules above
+   * have refused setuid and setgid modes. */
+  if (meta) n = metaguard_filter(f, n);
   /* clone3 hides its flags in memory BPF cannot read: make libc fall back to clone. */
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
   f[n++] = ERRNO(ENOSYS);
@@ -385,19 +389,24 @@ static int build_filter(struct sock_filter *f, int notify_connect) {
   return n;
 }
 
-/* Returns the user-notification listener fd (or -1 without one). */
-static int apply_seccomp(int notify_connect) {
+/* Returns the user-notification listener fd (or -1 without one). `meta`: chmod and chown go to
+ * the metadata guard (never together with the net guard: one listener per filter). */
+static int apply_seccomp(int notify_connect, int *meta) {
   static struct sock_filter filter[MAX_FILTER];
-  int n = build_filter(filter, notify_connect);
+  int n = build_filter(filter, notify_connect, *meta);
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
-  unsigned flags = notify_connect ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  unsigned flags = notify_connect || *meta ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
   long rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
-  if (rc < 0 && notify_connect) {
+  if (rc < 0 && (notify_connect || *meta)) {
     /* No user notification here: keep the deny list; the namespace simply stays empty. */
-    report("network", "skipped", "allowed domains unreachable: seccomp user notification failed (%s)",
-           strerror(errno));
+    if (notify_connect)
+      report("network", "skipped", "allowed domains unreachable: seccomp user notification failed (%s)",
+             strerror(errno));
+    else
+      report("seccomp", "skipped", "chmod/chown supervision: seccomp user notification failed (%s)", strerror(errno));
     notify_connect = 0;
-    n = build_filter(filter, 0);
+    *meta = 0;
+    n = build_filter(filter, 0, 0);
     prog.len = (unsigned short)n;
     rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
   }
@@ -410,7 +419,8 @@ static int apply_seccomp(int notify_connect) {
          "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
          (int)(sizeof denied / sizeof denied[0]),
          notify_connect ? ", connect/shutdown/Fast Open supervised by the net guard" : "");
-  return notify_connect ? (int)rc : -1;
+  if (*meta) report("seccomp", "applied", "chmod and chown supervised: only inside writable grants, by the owner");
+  return notify_connect || *meta ? (int)rc : -1;
 }
 
 /* ---------------------------------------------------------------- capabilities, fds, signals */
@@ -532,7 +542,7 @@ static int start_connector(void) {
       for (int fd = 4; fd < 65536; fd++) close(fd);
     for (int fd = 0; fd <= 2; fd++) close(fd);
     static struct sock_filter filter[MAX_FILTER];
-    struct sock_fprog prog = {.len = (unsigned short)build_filter(filter, 0), .filter = filter};
+    struct sock_fprog prog = {.len = (unsigned short)build_filter(filter, 0, 0), .filter = filter};
     if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(125);
     netguard_connector(3);
   }
@@ -615,7 +625,7 @@ static void report_network_without_namespace(void) {
          opt.n_allow > 0 ? "; allowed domains unreachable: the net guard needs a network namespace" : "");
 }
 
-static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
+static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid, gid_t gid) {
   int in_namespaces = ns != 0;
   struct view_result built = {0};
   if (in_namespaces) {
@@ -650,7 +660,12 @@ static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
   else report("landlock", "skipped", "switched off for this call");
   if (opt.seccomp) {
     int connector = guard_sock >= 0 ? start_connector() : -1;
-    int listener = apply_seccomp(guard_sock >= 0);
+    int meta = (view_lost & LOST_VIEW) && guard_sock < 0 && meta_sock >= 0;
+    int listener = apply_seccomp(guard_sock >= 0, &meta);
+    if (meta && listener >= 0) {
+      if (send_fds(meta_sock, &listener, 1) != 0) die("handing the listener to the metadata guard");
+      close(listener);
+    }
     if (view_lost) report("seccomp", "applied", "standing in for the missing view/namespaces (see namespaces)");
     if (guard_sock >= 0) {
       if (listener >= 0) {
@@ -665,6 +680,7 @@ static void run_child(unsigned long ns, int guard_sock, uid_t uid, gid_t gid) {
     report("seccomp", "skipped", "switched off for this call");
   }
   if (view_lost & LOST_NET) report_network_without_namespace();
+  if (meta_sock >= 0) close(meta_sock); /* its EOF tells the parent: no metadata guard */
   if (layer_failed) {
     report("setup", "failed", "strict mode: a layer could not be applied");
     _exit(125);
@@ -847,6 +863,10 @@ int main(int argc, char **argv) {
   if (opt.n_allow > 0 && !use_guard && opt.namespaces)
     skip("network", "the net guard needs namespaces and seccomp%s", "", 0);
   if (use_guard && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, guard) != 0) die("socketpair");
+  /* Carries the metadata guard's listener when the view cannot be built (decided in the child). */
+  int meta[2] = {-1, -1};
+  if (opt.seccomp && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, meta) != 0)
+    meta[0] = meta[1] = -1;
 
   uid_t uid = geteuid();
   gid_t gid = getegid();
@@ -884,6 +904,7 @@ int main(int argc, char **argv) {
     status_fd = in_namespaces ? status_pipe[1] : -1;
     if (!in_namespaces && status_pipe[1] >= 0) close(status_pipe[1]);
     if (guard[0] >= 0) close(guard[0]);
+    if (meta[0] >= 0) close(meta[0]);
     if (in_namespaces && opt.net_isolate) {
       if (use_guard)
         report("network", "applied", "empty network namespace; TCP to %d allowed address[:port] pair(s) through the "
@@ -891,7 +912,7 @@ int main(int argc, char **argv) {
       else
         report("network", "applied", "empty network namespace (loopback only)");
     }
-    run_child(ns, use_guard && in_namespaces ? guard[1] : -1, uid, gid);
+    run_child(ns, use_guard && in_namespaces ? guard[1] : -1, meta[1], uid, gid);
   }
 
   child_pid = pid;
@@ -907,6 +928,22 @@ int main(int argc, char **argv) {
     if (fds[0] >= 0) netguard_run(fds[0], fds[1], pid, opt.allow, opt.n_allow);
     for (int k = 0; k < 2; k++)
       if (fds[k] >= 0) close(fds[k]);
+  }
+  if (meta[1] >= 0) close(meta[1]);
+  if (meta[0] >= 0) {
+    int fds[2];
+    recv_fds(meta[0], fds);
+    close(meta[0]);
+    if (fds[0] >= 0) {
+      /* Hidden and protected paths keep their mode and owner even inside a writable grant. */
+      static const char *keep[MAX_PROTECT + MAX_PATHS];
+      int n_keep = 0;
+      for (int k = 0; k < opt.n_hide; k++) keep[n_keep++] = opt.hide[k];
+      for (int k = 0; k < opt.n_protect; k++) keep[n_keep++] = opt.protect[k];
+      metaguard_run(fds[0], pid, opt.rw, opt.n_rw, keep, n_keep);
+      close(fds[0]);
+    }
+    if (fds[1] >= 0) close(fds[1]);
   }
   if (status_pipe[1] >= 0) close(status_pipe[1]);
   int status = 0;

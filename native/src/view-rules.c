@@ -292,7 +292,7 @@ const char *view_lost_summary(unsigned lost) {
         "cannot be listed, only their other entries used); no "
         "pseudo-terminals (the host's /dev/pts is not granted); no private /tmp (TMPDIR names a folder of the "
         "call's own, removed after it); still possible: stat of folders never granted, "
-        "chmod/utimes on read-only paths, reading the host's /proc and /sys (other processes, cgroups, timers), "
+        "utimes on read-only paths (chmod and chown only inside writable grants), reading the host's /proc and /sys (other processes, cgroups, timers), "
         "hidden or protected paths inside writable grants, writes to read-only grants under writable ones");
   if (lost & LOST_IPC) ADD("%sno IPC namespace: System V IPC and POSIX message queues refused", used ? "; " : "");
   if (lost & LOST_NET) ADD("%sno network namespace: inet sockets refused", used ? "; " : "");

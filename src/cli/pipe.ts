@@ -26,8 +26,10 @@ const defaultIo: PipeIo = {
 const STOP_MESSAGES: Record<string, string> = {
   MaxSteps: 'stopped: the step limit (--max-steps) was reached without a final answer',
   TokenBudgetExhausted: 'stopped: the token budget (--token-budget) was used up without a final answer',
-  UserInterrupt: 'interrupted',
+  UserInterrupt: 'interrupted (Ctrl-C): the run stopped, and its running tool was killed',
 };
+// A service manager's or a container's stop is no user's Ctrl-C: say which one it was.
+const TERMINATED_MESSAGE = 'stopped by SIGTERM: the run ended, and its running tool was killed';
 
 export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = defaultIo): Promise<number> {
   const { flags, config, logger } = setup;
@@ -126,7 +128,10 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   } else if (result.answer) {
     io.stdout(`${redact(result.answer).replace(/\n*$/, '')}\n`);
   }
-  if (result.error) io.stderr(`rune: ${redact(result.error.message)}\n`);
-  else if (STOP_MESSAGES[result.status]) io.stderr(`rune: ${STOP_MESSAGES[result.status]}\n`);
+  const stopMessage =
+    terminated && result.status === 'UserInterrupt' ? TERMINATED_MESSAGE : STOP_MESSAGES[result.status];
+  if (result.error && !(terminated && result.status === 'UserInterrupt'))
+    io.stderr(`rune: ${redact(result.error.message)}\n`);
+  else if (stopMessage) io.stderr(`rune: ${stopMessage}\n`);
   return code;
 }

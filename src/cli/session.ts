@@ -1,6 +1,7 @@
 // The interactive session: a prompt with persistent history, streamed answers, one line per tool
 // call, slash commands, confirm-mode questions, and Ctrl-C that cancels the running model call or
 // tool (its whole process group) and returns to the prompt; Ctrl-C at an empty prompt quits.
+
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { runAgent, skillDirs } from '../agent/run.ts';
 import type { AgentEvent, AgentRunOptions } from '../agent/types.ts';
 import { deriveConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
+import type { LogEvent, Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
@@ -109,6 +111,30 @@ class Spinner {
     this.#timer = undefined;
     this.write('\r\x1b[K');
   }
+  /** Wipes the spinner's line and keeps it turning: its next frame is drawn below what came meanwhile. */
+  clear(): void {
+    if (this.#timer !== undefined) this.write('\r\x1b[K');
+  }
+}
+
+/**
+ * The same logger, clearing the terminal line first: a warning printed (on stderr) while the
+ * spinner turns (on stdout) would otherwise start in the middle of its line.
+ */
+export function clearingLogger(logger: Logger, clear: () => void): Logger {
+  const wrap =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (event: LogEvent, fields?: Record<string, unknown>): void => {
+      clear();
+      logger[level](event, fields);
+    };
+  return {
+    verbose: logger.verbose,
+    debug: wrap('debug'),
+    info: wrap('info'),
+    warn: wrap('warn'),
+    error: wrap('error'),
+  };
 }
 
 export interface SessionIo {
@@ -120,11 +146,13 @@ export async function runSession(
   setup: AgentSetup,
   io: SessionIo = { input: process.stdin, output: process.stdout },
 ): Promise<number> {
-  const { logger, cwd, env } = setup;
+  const { cwd, env } = setup;
   const style: Style = styleFor(io.output, env);
   const write = (text: string): void => {
     io.output.write(text);
   };
+  const spinner = new Spinner(write, style.color);
+  const logger = clearingLogger(setup.logger, () => spinner.clear());
   let config: RuneConfig = setup.config;
   let sessionId = setup.resumed?.id ?? newUuid();
   let stored: StoredSession | undefined = setup.resumed;
@@ -150,7 +178,6 @@ export async function runSession(
           : `${paint(style, 'red', `MCP server "${server}": ${redact(outcome.reason)}`)}\n`,
       ),
   });
-  const spinner = new Spinner(write, style.color);
 
   const history = historyFile(env);
   const rl: Interface = createInterface({
@@ -281,8 +308,7 @@ export async function runSession(
     } catch (error) {
       logger.warn('cli.session_not_saved', { message: (error as Error).message });
     }
-    for (const name of result.unknownSkills ?? [])
-      write(`${paint(style, 'yellow', `unknown skill @${name}`)}\n`);
+    // An unknown @skill was already named by the run's warning, with the folders it looked in.
     controller = undefined;
   };
 

@@ -352,14 +352,14 @@ export function sedScriptProblem(script: string): string | undefined {
         while (at < text.length && /[gpiImM0-9]/.test(text[at]!)) at++;
         const next = text[at];
         if (next !== undefined && !/[\s;}]/.test(next)) {
-          return `sed s flag "${next}" (e runs commands, w writes files) is not allowed`;
+          return `s flag "${next}" (e runs commands, w writes files) is not allowed`;
         }
       }
     } else if (command !== undefined && 'pdqQ=nNPDhHgGxl'.includes(command)) {
       if ((command === 'q' || command === 'Q') && /\d/.test(text[at] ?? ''))
         while (/\d/.test(text[at] ?? '')) at++;
     } else {
-      return `sed command "${command ?? ''}" is not allowed (only s, y, p, d, q, =, n, N, P, D, h, H, g, G, x, l)`;
+      return `command "${command ?? ''}" is not allowed (only s, y, p, d, q, =, n, N, P, D, h, H, g, G, x, l)`;
     }
     skipSpace();
   }

@@ -129,6 +129,15 @@ describe('commands: refused for auto-allow with ls echo cat find rg sed git grep
     expect(decision).toMatchObject({ kind: 'deny', rule });
   });
 
+  it.each([
+    ["sed -e 'w /etc/x' f", /: sed command "w" is not allowed \(only s, y/],
+    ["sed 's/a/b/e' f", /: sed s flag "e" \(e runs commands, w writes files\) is not allowed/],
+  ])('names the program once: %s', async (text, message) => {
+    const decision = await run(cmd(text));
+    expect(decision.kind === 'deny' && decision.reason).toMatch(message);
+    expect(decision.kind === 'deny' && decision.reason).not.toMatch(/sed sed/);
+  });
+
   // Review attacks: option values hiding the awk program, GNU/git long-option abbreviations, and
   // short options with their value glued on, with awk, sort and tar allowlisted too.
   it.each([

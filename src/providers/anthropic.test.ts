@@ -133,4 +133,15 @@ describe('Anthropic provider', () => {
     expect(text).toContain('Anthropic');
     expect(text).not.toContain(KEY);
   });
+
+  it('a 404 without a message: "HTTP 404: Not Found" and what to check, never "HTTP 404: HTTP 404"', async () => {
+    mock.script([{ status: 404, body: {} }]);
+    const error = await anthropic()
+      .complete(request())
+      .catch((e: unknown) => e);
+    expect(isRuneError(error) && error.code).toBe('PROVIDER_ERROR');
+    expect((error as Error).message).toBe(
+      'Anthropic failed: HTTP 404: Not Found; check the model name (--model) and the endpoint (--base-url)',
+    );
+  });
 });

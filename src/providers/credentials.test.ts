@@ -105,6 +105,26 @@ describe('resolveCredentials', () => {
     expect(result).toMatchObject({ provider: expected, baseUrl: 'http://gateway.example/v1' });
   });
 
+  it.each([
+    ['sk-…', /character 4 is "…" \(U\+2026\), which an HTTP header cannot carry, as in the placeholder/],
+    ['sk-abc\n', /character 7 is U\+000A.*a space or line break/],
+    ['sk-ab cd', /character 6 is U\+0020/],
+    ['sk-ключ', /character 4 is "к"/],
+  ])('refuses the key %j before any request, naming where it came from, never the key', (key, message) => {
+    let error: unknown;
+    try {
+      resolveCredentials({ apiKey: key, apiKeyOrigin: 'file', env: {} });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isRuneError(error) && error.code).toBe('PROVIDER_AUTH');
+    const text = (error as Error).message;
+    expect(text).toMatch(/^the API key from config file cannot be sent: /);
+    expect(text).toMatch(message);
+    expect(text).toMatch(/set the real key there$/);
+    if (key.length > 5) expect(text).not.toContain(key.trim());
+  });
+
   it('every variable a key is read from is registered as a secret', () => {
     for (const name of [
       'RUNE_API_KEY',

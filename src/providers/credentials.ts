@@ -78,6 +78,44 @@ export interface CredentialInput {
 }
 
 export function resolveCredentials(input: CredentialInput): Credentials {
+  const credentials = pickCredentials(input);
+  const problem = credentials.apiKey === undefined ? undefined : keyProblem(credentials.apiKey);
+  if (problem) {
+    // Refused here, once: sent, it would fail in the HTTP layer ("Invalid character in header
+    // content") and be retried as if the network had failed.
+    throw new RuneError(
+      'PROVIDER_AUTH',
+      `the API key from ${credentials.keySource ?? 'the configuration'} cannot be sent: ${problem}; set the real key there`,
+    );
+  }
+  return credentials;
+}
+
+/**
+ * Why a key cannot be a key, or undefined. HTTP header values are visible ASCII; a key with `…` or
+ * another non-ASCII character is a placeholder copied from an example, and one with a space or a
+ * line break was pasted with more than the key. The key itself is never quoted.
+ */
+export function keyProblem(key: string): string | undefined {
+  if (key.trim() === '') return 'it is empty';
+  const bad = [...key].findIndex((ch) => ch < '!' || ch > '~');
+  if (bad === -1) return undefined;
+  const ch = [...key][bad] ?? '';
+  const code = ch.codePointAt(0) ?? 0;
+  const shown =
+    code > 0x7e && code !== 0xa0
+      ? `"${ch}" (U+${code.toString(16).toUpperCase().padStart(4, '0')})`
+      : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  const hint =
+    ch === '…'
+      ? ', as in the placeholder sk-… of an example'
+      : code <= 0x20
+        ? ', a space or line break pasted with it'
+        : '';
+  return `character ${bad + 1} is ${shown}, which an HTTP header cannot carry${hint}`;
+}
+
+function pickCredentials(input: CredentialInput): Credentials {
   const { env, baseUrl } = input;
   const origin = input.apiKey === undefined ? undefined : (input.apiKeyOrigin ?? inferOrigin(input));
   const explicitKey = origin === 'flag' || origin === 'env' ? input.apiKey : undefined;

@@ -98,7 +98,9 @@ export async function failureFromResponse(response: FetchResponse, nowMs: number
     // not JSON: keep the text
   }
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), nowMs);
-  return new ProviderFailure('http', errorText(body, `HTTP ${response.status}`), {
+  // Without a message of the server's own, its status line says more than repeating the number.
+  const fallback = response.statusText || 'the server gave no reason';
+  return new ProviderFailure('http', errorText(body, fallback), {
     status: response.status,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });

@@ -143,6 +143,8 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
         provider,
         keySource: credentials.keySource,
         providerSetting: settingName(config, 'provider', '--provider'),
+        modelSetting: settingName(config, 'model', '--model'),
+        baseUrlSetting: settingName(config, 'base_url', '--base-url'),
         timeoutMs,
         logger,
         now,

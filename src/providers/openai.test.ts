@@ -149,6 +149,19 @@ describe('OpenAI-compatible provider', () => {
     expect(mock.requests).toHaveLength(2);
   });
 
+  it('a 404 without a message says the status line once and what to check, not "HTTP 404: HTTP 404"', async () => {
+    mock.script([{ status: 404, body: {} }]);
+    const error = await provider()
+      .complete(request())
+      .catch((e: unknown) => e);
+    expect(isRuneError(error) && error.code).toBe('PROVIDER_ERROR');
+    const message = (error as Error).message;
+    expect(message).toMatch(
+      /failed: HTTP 404: [^;]+; check the model name \(--model\) and the endpoint \(--base-url\)$/,
+    );
+    expect(message).not.toMatch(/HTTP 404: HTTP 404/);
+  });
+
   it('does not retry other 4xx errors', async () => {
     mock.script([{ status: 400, text: 'bad tool schema' }]);
     const error = await provider()

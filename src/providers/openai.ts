@@ -179,7 +179,12 @@ function fromSdkError(error: unknown, signal: AbortSignal, nowMs: number): Provi
         ? Number(retryMs)
         : parseRetryAfter(error.headers?.get('retry-after'), nowMs);
     const body = error.error as { message?: unknown } | undefined;
-    const message = typeof body?.message === 'string' ? body.message : error.message;
+    // The SDK's own message starts with the status ("404 status code (no body)"), which the caller
+    // already prints: keep only what the server said.
+    const sdkMessage = error.message
+      .replace(/^\d{3} status code \(no body\)$/, 'the server gave no reason')
+      .replace(/^\d{3} /, '');
+    const message = typeof body?.message === 'string' ? body.message : sdkMessage;
     return new ProviderFailure('http', message, {
       status: error.status,
       cause: error,

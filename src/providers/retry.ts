@@ -32,6 +32,9 @@ export interface RetryContext {
   keySource: string | undefined;
   /** How the user chooses the provider (`--provider`, `source.provider`), named in auth errors. */
   providerSetting?: string;
+  /** How the user sets the model and the endpoint, named when the server does not know them (404). */
+  modelSetting?: string;
+  baseUrlSetting?: string;
   timeoutMs: number;
   logger: Logger;
   policy?: RetryPolicy;
@@ -146,7 +149,31 @@ export function toRuneError(failure: ProviderFailure, context: RetryContext, att
       : failure.kind === 'timeout'
         ? `${failure.message} (request_timeout_secs)`
         : failure.message;
-  return new RuneError('PROVIDER_ERROR', `${label} failed${tries}: ${what}`, { cause: failure });
+  return new RuneError(
+    'PROVIDER_ERROR',
+    `${label} failed${tries}: ${what}; ${failureHint(failure, context)}`,
+    {
+      cause: failure,
+    },
+  );
+}
+
+/** What to do about a failure that is not the credentials'. Kept in the message: callers that keep only it still show it. */
+export function failureHint(failure: ProviderFailure, context: RetryContext): string {
+  const status = failure.kind === 'http' ? failure.status : undefined;
+  if (status === 404) {
+    return `check the model name (${context.modelSetting ?? '--model'}) and the endpoint (${context.baseUrlSetting ?? '--base-url'})`;
+  }
+  if (status === 429)
+    return 'the provider is limiting requests; wait and try again, or check the limits of your plan';
+  if (status !== undefined && status >= 400 && status < 500) {
+    return `the provider refused the request; check the model name (${context.modelSetting ?? '--model'}) and the provider (${context.providerSetting ?? '--provider'})`;
+  }
+  if (failure.kind === 'timeout') return 'try again, or allow more time with request_timeout_secs';
+  if (failure.kind === 'protocol') {
+    return `the answer was not in the wire format expected; check the endpoint (${context.baseUrlSetting ?? '--base-url'}) and the provider (${context.providerSetting ?? '--provider'})`;
+  }
+  return 'the provider is failing or unreachable; try again later';
 }
 
 export function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -293,9 +293,14 @@ describe('limits and stop reasons', () => {
     child.stdin.end();
     // Wait until the request reached the model, then interrupt.
     for (let i = 0; i < 200 && mock.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
     child.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     expect(code).toBe(130);
+    expect(stderr).toMatch(/interrupted|cancelled/);
   });
 
   it('SIGTERM during a model call exits 143', async () => {
@@ -312,9 +317,16 @@ describe('limits and stop reasons', () => {
     );
     child.stdin.end();
     for (let i = 0; i < 200 && mock.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
     expect(code).toBe(143);
+    // Said as what happened: a SIGTERM is not a person's Ctrl-C.
+    expect(stderr).toMatch(/stopped by SIGTERM/);
+    expect(stderr).not.toMatch(/interrupted|cancelled/);
   });
 
   it('no prompt on a non-terminal stdin is a usage error (exit 2), never a hang', async () => {

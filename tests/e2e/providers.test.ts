@@ -149,6 +149,15 @@ describe('providers through the binary', () => {
     ]);
   });
 
+  it("the README's placeholder key (sk-…) is refused at once: exit 7, no request, no retries", async () => {
+    mock.setFallback({ text: 'never' });
+    const result = await run(['--base-url', mock.baseUrl], {}, 'api_key = "sk-…"\n');
+    expect(result.code).toBe(7);
+    expect(result.stderr).toMatch(/the API key from config file cannot be sent: character 4 is "…"/);
+    expect(result.stderr).not.toMatch(/Invalid character in header|retry/i);
+    expect(mock.requests).toHaveLength(0);
+  });
+
   it('no key and no base URL: exit 7 with what to set', async () => {
     const result = await run([]);
     expect(result.code).toBe(7);

@@ -63,7 +63,7 @@ interface Term {
   waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
 }
 
-function startSession(toml = '', args: string[] = ['--model', 'm']): Term {
+function startSession(toml = '', args: string[] = ['--model', 'm'], colour = false): Term {
   const home = tempDir('rune-tmux-home-');
   const runeHome = join(home, '.rune');
   mkdirSync(runeHome, { recursive: true, mode: 0o700 });
@@ -77,7 +77,8 @@ function startSession(toml = '', args: string[] = ['--model', 'm']): Term {
     `RUNE_HOME=${runeHome}`,
     'PATH=/usr/local/bin:/usr/bin:/bin',
     'TERM=xterm-256color',
-    'NO_COLOR=1',
+    // With colour the spinner turns (it is off without), as on a person's terminal.
+    colour ? 'COLORTERM=truecolor' : 'NO_COLOR=1',
     `RUNE_API_KEY=${KEY}`,
     requireBinary(),
     '--base-url',
@@ -184,6 +185,18 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.keys('C-c');
     const screen = await term.waitFor('EXITED=0');
     expect(screen).not.toContain(KEY);
+  });
+
+  it('a warning during a turn starts on its own line (the spinner wiped first) and shows once', async () => {
+    const term = startSession('', ['--model', 'm'], true);
+    await term.waitFor('/help for commands');
+    // The model answers late, so the spinner is turning when the warning comes and after it.
+    mock.script([{ text: 'answered anyway', delay: 1500 }]);
+    term.type('@nosuch summarise');
+    const screen = await term.waitFor('answered anyway');
+    expect(screen).toMatch(/^warning: unknown skill @nosuch \(looked in /m);
+    expect(screen.match(/unknown skill @nosuch/g)).toHaveLength(1);
+    expect(screen).not.toMatch(/thinking\S*warning/);
   });
 
   it('Ctrl-C cancels a hanging model call and returns to the prompt', async () => {

@@ -316,7 +316,8 @@ const cases: Case[] = [
   {
     klass: 'metadata on read-only paths',
     name: "loosen a key's mode (chmod 644 ~/.ssh/id_rsa) with ~/.ssh granted read-only by name",
-    fallback: { lost: /chmod\/utimes on read-only paths/ },
+    // Without a view the metadata guard refuses chmod outside the writable grants.
+    fallback: 'seccomp',
     control: () => {
       const copy = scratchCopy(join(home, '.ssh', 'id_rsa'), 'id_rsa');
       host(`chmod 644 ${copy}`);
@@ -324,16 +325,39 @@ const cases: Case[] = [
     },
     attack: async (inside) => {
       const r = await inside('chmod 644 "$HOME/.ssh/id_rsa"; cat "$HOME/.ssh/id_rsa" | head -c 0', {
-        flags: ['--allow-read', join(home, '.ssh')],
+        // A grant into the secrets floor needs --unrestricted (src/sandbox/floor-grants.ts).
+        flags: ['--unrestricted', '--allow-read', join(home, '.ssh')],
       });
-      expect(r.stderr).toMatch(/Read-only file system/);
+      expect(r.stderr).toMatch(/Read-only file system|Operation not permitted/);
       expect(statSync(join(home, '.ssh', 'id_rsa')).mode & 0o777).toBe(0o600);
     },
   },
   {
     klass: 'metadata on read-only paths',
+    name: 'chmod and chown of a file never granted (the command owns it; as root, every host file)',
+    // No view: the path exists, Landlock does not mediate chmod/chown; the metadata guard refuses.
+    fallback: 'seccomp',
+    control: () => {
+      const copy = scratchCopy(join(secret, 'file.txt'), 'never.txt');
+      const r = host(`chmod 777 ${copy} && echo CHMODED; chown "$(id -u):$(id -g)" ${copy} && echo CHOWNED`);
+      expect(r.stdout).toBe('CHMODED\nCHOWNED\n');
+    },
+    attack: async (inside) => {
+      const file = join(secret, 'file.txt');
+      const before = statSync(file);
+      const r = await inside(
+        `chmod 777 ${file} && echo CHMODED; chown "$(id -u):$(id -g)" ${file} && echo CHOWNED; ${PY} -c 'import os, sys; os.chmod(sys.argv[1], 0o777)' ${file} 2>/dev/null && echo PYCHMOD; chmod 600 ${work}/mine.txt 2>/dev/null; touch ${work}/mine.txt && chmod 640 ${work}/mine.txt && echo OWN`,
+      );
+      // The command's own files in a writable grant still change.
+      expect(r.stdout).toBe('OWN\n');
+      expect(statSync(file).mode).toBe(before.mode);
+      expect(statSync(file).ctimeMs).toBe(before.ctimeMs);
+    },
+  },
+  {
+    klass: 'metadata on read-only paths',
     name: 'chown, utimensat and an xattr on the read-only working directory',
-    fallback: { lost: /chmod\/utimes on read-only paths/, still: ['XATTR'] },
+    fallback: { lost: /utimes on read-only paths/, still: ['CHOWNED', 'XATTR'] },
     control: () => {
       const copy = scratchCopy(join(project, 'README.md'), 'README.md');
       const r = host(
@@ -445,8 +469,8 @@ const cases: Case[] = [
         where === 'under a writable grant'
           ? { lost: /writes to read-only grants under writable ones/, still: ['XATTR'] }
           : {
-              lost: /chmod\/utimes on read-only paths/,
-              still: ['WROTE', 'TRUNCATED', 'XATTR', 'LINKED', 'RENAMED'],
+              lost: /utimes on read-only paths/,
+              still: ['WROTE', 'TRUNCATED', 'CHMODED', 'XATTR', 'LINKED', 'RENAMED'],
             },
       control: () => {
         const dir = mkdtempSync(join(scratch, 'ops-'));
@@ -583,7 +607,7 @@ const cases: Case[] = [
     klass: 'devices',
     name: "chmod, utimes and an xattr on the view's device nodes (the host's own /dev/null, /dev/tty)",
     rootOnly: 'a command is the owner of the host device nodes only when rune runs as root',
-    fallback: { lost: /chmod\/utimes on read-only paths/ },
+    fallback: { lost: /utimes on read-only paths/, still: ['CHMODED', 'XATTR'] },
     control: () => {
       // The same mode again and a time stamp: harmless on the host, and it shows root may.
       const r = host('chmod 666 /dev/null && echo CHMODED; touch -c /dev/null && echo TOUCHED');

@@ -11,6 +11,9 @@ import type { Params } from './kit.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** What the smallest update costs of a person's byte budget (the web editor batches keys per 50 ms). */
+export const UPDATE_FLOOR_BYTES = 2048;
+
 export async function collabRoutes(app: FastifyInstance): Promise<void> {
   const { collab, hub, limits } = app.notes;
   // Every update is sent on to every watcher of the note: what one editor sends is bounded in
@@ -29,7 +32,13 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     const length = Number(req.headers['content-length']);
     const bytes =
       Number.isSafeInteger(length) && length >= 0 ? Math.floor((length * 3) / 4) : limits.maxUpdateBytes;
-    const wait = budget.take(req.principal.subject, Math.min(bytes, limits.maxUpdateBytes));
+    // Every update counts at least UPDATE_FLOOR_BYTES: most of what one costs is per update (its
+    // check, transaction and fsync, a frame to every watcher), so a flood of one-byte updates was
+    // hundreds a second within a byte budget meant for typing.
+    const wait = budget.take(
+      req.principal.subject,
+      Math.max(UPDATE_FLOOR_BYTES, Math.min(bytes, limits.maxUpdateBytes)),
+    );
     if (wait > 0)
       throw rateLimited(wait, 'collaborative updates are coming faster than the server passes them on');
   };
