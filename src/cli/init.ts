@@ -7,10 +7,10 @@ import { Writable } from 'node:stream';
 import { stringify as tomlString } from 'smol-toml';
 import { loadConfig } from '../config/load.ts';
 import { configLayerSchema, PROVIDERS, type ProviderName } from '../config/schema.ts';
+import { domainPatternProblem } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
-import { domainPatternProblem } from '../policy/domains.ts';
 
 export interface InitAnswers {
   provider?: ProviderName;

@@ -1,0 +1,210 @@
+// The documentation is executable: every ```sh doc-test line and every ```toml snippet of README.md
+// runs against the built binary (a scripted model in place of the provider), the command and flag
+// tables are compared with `--help` of every command, and each row of docs/exit-codes.md is provoked.
+// The last block shows, on fixtures, that a broken example or an undocumented flag is caught.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  configSnippets,
+  exampleProblems,
+  exitCodeRows,
+  helpProblems,
+  runnableExamples,
+} from '../helpers/doc-test.ts';
+import { useMockLlm } from '../helpers/mock-llm.ts';
+import { cleanEnv, requireBinary, run, runRune, tempDir } from '../helpers/rune.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const EXIT_CODES = readFileSync(join(ROOT, 'docs/exit-codes.md'), 'utf8');
+const KEY = 'sk-test-docs-1234567890abcdef';
+const mock = useMockLlm();
+
+let bin = '';
+beforeAll(() => {
+  // `rune` on PATH, as a reader types it.
+  bin = tempDir('rune-docs-bin-');
+  symlinkSync(requireBinary(), join(bin, 'rune'));
+});
+
+/** A fresh home (with a secret to refuse), the scripted model and `rune` on PATH. */
+function place() {
+  const home = tempDir('rune-docs-home-');
+  const runeHome = join(home, '.rune');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  writeFileSync(join(home, '.ssh', 'id_rsa'), 'DOC-TEST-KEY\n');
+  const cwd = tempDir('rune-docs-cwd-');
+  const env = {
+    ...cleanEnv(home),
+    PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
+    RUNE_HOME: runeHome,
+    RUNE_API_KEY: KEY,
+    RUNE_BASE_URL: mock.baseUrl,
+    RUNE_MODEL: 'm',
+  };
+  return { home, runeHome, cwd, env };
+}
+
+function shell(command: string) {
+  const p = place();
+  return run('/bin/sh', ['-c', command], { cwd: p.cwd, env: p.env, input: '' });
+}
+
+const helpOf = async (words: string[]) => (await runRune([...words, '--help'])).stdout;
+
+describe('README.md, run', () => {
+  it('has runnable examples, and every one does what its comment says', async () => {
+    mock.setFallback({ text: '4' });
+    const examples = runnableExamples(README);
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    expect(await exampleProblems(examples, shell)).toEqual([]);
+  });
+
+  it('every ```toml snippet is a valid rune.toml (rune doctor accepts it)', async () => {
+    const snippets = configSnippets(README);
+    expect(snippets.length).toBeGreaterThanOrEqual(3);
+    for (const snippet of snippets) {
+      const p = place();
+      mkdirSync(p.runeHome, { recursive: true });
+      writeFileSync(join(p.runeHome, 'rune.toml'), snippet.body);
+      const result = await runRune(['doctor', '--json'], { cwd: p.cwd, env: p.env });
+      const report = JSON.parse(result.stdout);
+      expect({ line: snippet.line, problems: report.config.problems ?? [] }).toEqual({
+        line: snippet.line,
+        problems: [],
+      });
+    }
+  });
+
+  it('the command and flag tables match --help of every command, flag for flag', async () => {
+    expect(await helpProblems(README, helpOf)).toEqual([]);
+  });
+});
+
+/** Runs the binary until `ready`, then sends `signal`: for the codes a signal decides. */
+async function signalled(signal: NodeJS.Signals): Promise<number | null> {
+  mock.setFallback({ hang: true });
+  const before = mock.requests.length;
+  const p = place();
+  const child = spawn(requireBinary(), ['hang'], { cwd: p.cwd, env: p.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.end();
+  for (let i = 0; i < 400 && mock.requests.length === before; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  child.kill(signal);
+  return new Promise((resolve) => child.on('close', (code) => resolve(code)));
+}
+
+async function code(args: string[], setup: { toml?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const p = place();
+  if (setup.toml !== undefined) {
+    mkdirSync(p.runeHome, { recursive: true });
+    writeFileSync(join(p.runeHome, 'rune.toml'), setup.toml);
+  }
+  const result = await runRune(args, { cwd: p.cwd, env: { ...p.env, ...setup.env }, input: '' });
+  return result.code;
+}
+
+/**
+ * How each row of docs/exit-codes.md is provoked from outside, or why it cannot be: a row without
+ * either fails the test, so a new code cannot be documented untested.
+ */
+const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string }> = {
+  0: () => code(['--version']),
+  1: { cannot: 'INTERNAL is a bug: no input is meant to reach it (errors.test.ts checks its mapping)' },
+  2: () => code(['--sandbox', 'foo', 'hi']),
+  3: () => code(['hi'], { toml: 'colour = "blue"\n' }),
+  4: () => {
+    mock.setFallback({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
+    return code(['--max-steps', '1', 'list forever']);
+  },
+  5: () => {
+    mock.setFallback({
+      toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }],
+      usage: { input: 50, output: 50 },
+    });
+    return code(['--token-budget', '10', 'list forever']);
+  },
+  6: () => {
+    mock.setFallback({ status: 404, body: {} });
+    return code(['hi']);
+  },
+  7: () => code(['hi'], { env: { RUNE_API_KEY: '', RUNE_BASE_URL: '' } }),
+  8: {
+    cannot:
+      'needs a machine without a layer: tests/e2e/sandbox-strict.test.ts provokes it under a container seccomp profile',
+  },
+  9: {
+    cannot:
+      'needs a build without the embedded sandbox helper: the hidden subcommands then refuse (src/sandbox/entry.ts)',
+  },
+  10: () => {
+    mock.setFallback({ hang: true });
+    return code(['--timeout', '1', 'hang']);
+  },
+  11: () =>
+    code(['hi'], { toml: '[[mcp]]\nname = "gone"\ncommand = "/nonexistent/server"\nrequired = true\n' }),
+  12: () => code(['--system-prompt-file', 'missing.md', 'hi']),
+  13: () => code(['--resume', 'last', 'go on']),
+  14: () =>
+    code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
+      toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
+    }),
+  130: () => signalled('SIGINT'),
+  143: () => signalled('SIGTERM'),
+};
+
+describe('docs/exit-codes.md, row by row', () => {
+  const rows = exitCodeRows(EXIT_CODES);
+
+  it('lists the codes the README names, and each has a way to provoke it (or a reason it cannot)', () => {
+    expect(rows.length).toBeGreaterThanOrEqual(15);
+    const inReadme = [...(README.split('## Exit codes')[1] ?? '').matchAll(/(\d+) [a-zA-Z]/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(inReadme).toEqual(rows.map((row) => row.code));
+    for (const row of rows) expect(PROVOKE[row.code], `no provoker for exit ${row.code}`).toBeDefined();
+  });
+
+  for (const row of exitCodeRows(EXIT_CODES)) {
+    const provoke = PROVOKE[row.code];
+    if (provoke === undefined || 'cannot' in provoke) continue;
+    it(`exit ${row.code} (${row.name})`, async () => {
+      expect(await provoke()).toBe(row.code);
+      mock.setFallback(undefined);
+    });
+  }
+});
+
+describe('the harness catches drift (fixtures)', () => {
+  it('a README example that no longer holds fails', async () => {
+    const broken = README.replace(
+      'rune --max-steps many "hi"                      # → exit 2',
+      'rune --max-steps many "hi"                      # → exit 0',
+    );
+    expect(broken).not.toBe(README);
+    const problems = await exampleProblems(
+      runnableExamples(broken).filter((e) => e.command.includes('--max-steps')),
+      shell,
+    );
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/`rune --max-steps many "hi"` exited 2, the README says 0/);
+  });
+
+  it('a flag --help shows but the README does not name fails, and so does a documented flag that is gone', async () => {
+    const withExtra = async (words: string[]) => {
+      const help = await helpOf(words);
+      return words.join(' ') === 'doctor'
+        ? help.replace('Options:\n', 'Options:\n  --sneaky  an undocumented flag\n')
+        : help;
+    };
+    expect(await helpProblems(README, withExtra)).toEqual([
+      'rune doctor --help shows --sneaky, which the README row `rune doctor [--json]` does not name',
+    ]);
+    const gone = README.replace('`rune sessions [--json]`', '`rune sessions [--json] [--all]`');
+    expect(await helpProblems(gone, helpOf)).toEqual([
+      'the README row `rune sessions [--json] [--all]` names --all, which rune sessions --help does not know',
+    ]);
+  });
+});
