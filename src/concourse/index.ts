@@ -8,9 +8,28 @@ import type { RunAgentFn } from './agent.ts';
 import { isStep, runStep } from './protocol.ts';
 import { claimStdout } from './stdout.ts';
 
-async function readStdin(): Promise<string> {
+/** Concourse's request is a few KiB; a prompt past this belongs in params.prompt_file. Without a
+ * cap, a runaway input grows the heap until the container's memory limit kills the step silently. */
+export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+
+/** How much of an oversized stdin is read and dropped, so the writer sees no broken pipe, before
+ * the step gives up on it (an endless stdin must not hang the step). */
+const DRAIN_LIMIT_BYTES = 1024 * 1024 * 1024;
+
+async function readStdin(step: string): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size <= MAX_STDIN_BYTES) chunks.push(chunk as Buffer);
+    else if (size > DRAIN_LIMIT_BYTES) break;
+  }
+  if (size > MAX_STDIN_BYTES) {
+    throw new RuneError(
+      'USAGE',
+      `${step}: stdin is larger than ${MAX_STDIN_BYTES / 1024 / 1024} MiB; Concourse's request is small: put a long prompt in a file and name it in params.prompt_file`,
+    );
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -27,7 +46,7 @@ export async function run(context: ModeContext): Promise<number> {
   const stdout = await claimStdout();
   const step = context.invokedAs;
   if (!isStep(step)) throw new RuneError('INTERNAL', `not a Concourse step: ${step}`);
-  const stdin = await readStdin();
+  const stdin = await readStdin(step);
   const log = (line: string): void => {
     process.stderr.write(`${redact(line)}\n`);
   };

@@ -70,12 +70,18 @@ function registerSecretsOf(stdin: string): void {
   if (typeof api_key === 'string') registerSecret(api_key);
   if (typeof notes === 'object' && notes !== null && typeof notes.token === 'string')
     registerSecret(notes.token);
-  // An MCP token, and any header value (an API key), may be a credential.
+  // An MCP token, any header value (an API key) and any env value of a stdio server (GH_TOKEN=…,
+  // which the server may echo on stderr when it fails to start) may be a credential.
   for (const server of Array.isArray(mcp) ? mcp : []) {
-    const { bearer_token, headers } = (server ?? {}) as { bearer_token?: unknown; headers?: unknown };
+    const { bearer_token, headers, env } = (server ?? {}) as {
+      bearer_token?: unknown;
+      headers?: unknown;
+      env?: unknown;
+    };
     if (typeof bearer_token === 'string') registerSecret(bearer_token);
-    if (typeof headers === 'object' && headers !== null) {
-      for (const value of Object.values(headers)) if (typeof value === 'string') registerSecret(value);
+    for (const table of [headers, env]) {
+      if (typeof table !== 'object' || table === null) continue;
+      for (const value of Object.values(table)) if (typeof value === 'string') registerSecret(value);
     }
   }
 }

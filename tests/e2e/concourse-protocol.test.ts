@@ -96,6 +96,40 @@ describe('the resource refuses bad input', () => {
     expect(result.stderr).not.toContain(KEY);
   });
 
+  it('refuses a stdin past 16 MiB with one line, before parsing or running anything', async () => {
+    const input = JSON.stringify({ source: { api_key: KEY, prompt: 'x'.repeat(17 * 1024 * 1024) } });
+    const result = await resource.step('check', input);
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^rune: check: stdin is larger than 16 MiB; .*params\.prompt_file/),
+    ]);
+  });
+
+  it("keeps an MCP server's env values (credentials) out of the build log when it echoes them", async () => {
+    const token = 'pipeline-env-credential-4711-quux';
+    const result = await resource.step('check', {
+      source: {
+        api_key: KEY,
+        prompt: 'x',
+        mcp: [
+          {
+            name: 'gh',
+            command: 'sh',
+            args: ['-c', 'echo "bad token $GH_TOKEN" >&2; exit 1'],
+            env: { GH_TOKEN: token },
+          },
+        ],
+      },
+    });
+    expect(result.stdout).toBe('');
+    expect(result.code).not.toBe(0);
+    // The server did start and its stderr did reach the log: only the value is gone.
+    expect(result.stderr).toContain('bad token [REDACTED]');
+    expect(result.stderr).not.toContain(token);
+    expect(result.stderr).not.toContain(KEY);
+  });
+
   it('needs the folder argument for in and out', async () => {
     const { run } = await import('../helpers/rune.ts');
     const result = await run(join(resource.dir, 'in'), [], {
