@@ -4,7 +4,7 @@
 // (SEA blob injected with postject) and the check/in/out symlinks.
 //
 //   node scripts/build.mjs [--out DIR] [--no-code-cache] [--no-strip] [--no-minify]
-// (--no-minify keeps names readable in CPU profiles: NODE_OPTIONS=--require a profiler preload.)
+// (--no-minify keeps names readable in CPU profiles: NODE_OPTIONS=--cpu-prof dist/rune …)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -146,7 +146,11 @@ async function bundle() {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    minify: !opts['no-minify'],
+    // --no-minify keeps names (for CPU profiles) but still drops whitespace and comments: comments
+    // are not escaped by `charset: 'ascii'` and would break the ASCII check below.
+    minifyWhitespace: true,
+    minifyIdentifiers: !opts['no-minify'],
+    minifySyntax: !opts['no-minify'],
     keepNames: false,
     legalComments: 'none',
     // Bundles are read as Latin-1 at start-up (src/core/assets.ts readAssetAscii): keep them ASCII.

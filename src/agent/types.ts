@@ -3,9 +3,10 @@
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
-import type { ChatMessage, Provider, ToolDefinition, Usage } from '../providers/types.ts';
+import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { ExtraTool } from '../tools/types.ts';
 
 export type StopReason = 'FinalAnswer' | 'MaxSteps' | 'TokenBudgetExhausted' | 'Error' | 'UserInterrupt';
 
@@ -39,17 +40,8 @@ export type AgentEvent =
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }
   | { type: 'run_end'; status: StopReason; steps: number; usage: Usage };
 
-/** A tool offered to the model beyond the built-ins (notes tools, MCP tools). */
-export interface ExtraTool {
-  definition: ToolDefinition;
-  source: 'builtin' | 'mcp';
-  server?: string;
-  readOnly?: boolean;
-  execute(
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<{ content: string; isError?: boolean }>;
-}
+// A tool beyond the built-ins is the tools folder's contract; re-exported for the run's callers.
+export type { ExtraTool } from '../tools/types.ts';
 
 export interface AgentRunOptions {
   prompt: string;

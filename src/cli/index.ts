@@ -6,7 +6,7 @@ import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { runSandboxCommand, type SandboxCommandOptions } from '../sandbox/command.ts';
-import { agentAction } from './agent.ts';
+import { agentAction } from './agent-action.ts';
 import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
 import type { InitOptions } from './init.ts';

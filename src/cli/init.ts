@@ -6,11 +6,12 @@ import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
 import { stringify as tomlString } from 'smol-toml';
 import { loadConfig } from '../config/load.ts';
+import { templateLines } from '../config/reference.ts';
 import { configLayerSchema, PROVIDERS, type ProviderName } from '../config/schema.ts';
+import { domainPatternProblem } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
-import { domainPatternProblem } from '../policy/domains.ts';
 
 export interface InitAnswers {
   provider?: ProviderName;
@@ -64,20 +65,8 @@ ${line(answers.baseUrl !== undefined, `base_url = ${quote(answers.baseUrl ?? 'ht
 # The key is better kept in RUNE_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) than here.
 ${line(answers.apiKey !== undefined, `api_key = ${quote(answers.apiKey ?? 'sk-...')}`)}
 
-# Limits of one run.
-# max_steps = 25              # model calls before it stops (exit 4)
-# token_budget = 200000       # tokens before it stops (exit 5)
-# max_output_tokens = 8192    # max_tokens of every request
-# timeout_secs = 600          # whole-run timeout (exit 10)
-# request_timeout_secs = 120  # one model request
-# context_window = 128000     # compaction starts near compact_threshold of this
-# compact_threshold = 0.8
-
-# system_prompt = "..."       # replaces the built-in prompt (AGENTS.md of the folder is still appended)
-# system_prompt_file = "~/prompts/rune.md"
-# skills_dir = "~/skills"     # folders holding SKILL.md, used with @name (also ~/.rune/skills)
-# trace = "~/.rune/traces"    # a JSON trace of every run, secrets redacted
-# log_level = "warn"
+# Every other key, with its default (uncomment to change it) or what it does:
+${templateLines('', new Set(['provider', 'model', 'base_url'])).join('\n')}
 
 [policy]
 # allowlist: anything no list covers is blocked. confirm: ask before it runs.
@@ -86,16 +75,11 @@ mode = ${quote(answers.policyMode)}
 allowed_commands = ${list(answers.allowedCommands)}
 # Hosts fetch_url and tools may reach; "*.example.com" means its subdomains.
 allowed_domains = ${list(answers.allowedDomains)}
-# Folders tools may read (the working directory always may) and read and write.
-# allowed_paths_ro = ["~/src"]
-# allowed_paths_rw = ["/tmp/rune-work"]
-# denied_paths = ["~/private"]
+# The working directory is always readable; paths may start with ~.
+${templateLines('policy', new Set(['mode', 'allowed_commands', 'allowed_domains'])).join('\n')}
 
 [sandbox]
-# auto: every layer this machine offers; strict: a missing layer is an error; off.
-# mode = "auto"
-# command_timeout_secs = 30
-# env_passthrough = []        # exact names of further variables tools may see
+${templateLines('sandbox').join('\n')}
 
 # A stdio MCP server:
 # [[mcp]]

@@ -18,7 +18,6 @@ import { redact, redactValue } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
-import { formatPolicy } from '../policy/format.ts';
 import { floorPaths } from '../policy/paths.ts';
 import type { Confirmer, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider } from '../providers/types.ts';
@@ -35,6 +34,7 @@ import {
   styleFor,
   ToolLine,
 } from './format.ts';
+import { formatPolicy } from './policy-format.ts';
 import { type Runtime, startRuntime } from './runtime.ts';
 import { answeredInRun, type StoredSession, saveSession } from './sessions.ts';
 import { StreamRedactor } from './stream-redactor.ts';

@@ -7,25 +7,14 @@ import { registerSecret } from '../core/redact.ts';
 import { inputFolders, resolveInside } from './paths.ts';
 import { requireReadableFolder } from './preflight.ts';
 import { type OutParams, parseRequest, type Source, type Step, type Version } from './schema.ts';
+import type { OutPrompt, StepOutput } from './step-types.ts';
+
+export type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
+
 import type { StatelessDeps } from './stateless.ts';
 import * as stateless from './stateless.ts';
 import type { StoreDeps } from './store.ts';
 import * as store from './store.ts';
-
-export type Metadata = { name: string; value: string }[];
-
-export interface StepOutput {
-  version: Version;
-  metadata: Metadata;
-}
-
-export interface OutPrompt {
-  prompt: string;
-  cwd: string;
-  systemPrompt?: string;
-  appendSystemPrompt?: string;
-  readPaths: string[];
-}
 
 export type StepDeps = StatelessDeps & StoreDeps;
 

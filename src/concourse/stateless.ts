@@ -6,8 +6,8 @@ import type { AgentRunResult } from '../agent/types.ts';
 import { RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
-import type { Metadata, OutPrompt, StepOutput } from './protocol.ts';
 import type { InParams, Source, Version } from './schema.ts';
+import type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
 
 export interface StatelessDeps extends AgentDeps {
   now(): Date;

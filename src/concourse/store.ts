@@ -10,9 +10,9 @@ import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
 import { buildUrl } from './build-url.ts';
 import { type FetchFn, type NoteFile, NotesClient } from './notes-client.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
-import type { Metadata, OutPrompt, StepOutput } from './protocol.ts';
 import type { InParams, NotesSource, Source, Version } from './schema.ts';
 import { writeAnswer } from './stateless.ts';
+import type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
 
 export interface StoreDeps extends AgentDeps {
   now(): Date;

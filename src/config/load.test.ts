@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
 import { clearSecretsForTests, redact } from '../core/redact.ts';
 import { configOrigin, deriveConfig, loadConfig } from './load.ts';
+import { configLayerSchema } from './schema.ts';
 
 const FILE = '/home/u/.rune/rune.toml';
 
@@ -83,6 +84,15 @@ describe('loadConfig', () => {
     expect(config.max_steps).toBe(25);
     expect(config.max_output_tokens).toBe(8192);
     expect(config.sandbox.command_timeout_secs).toBe(30);
+  });
+
+  it('takes an empty layer as valid without the schema, which must agree (every layer key optional)', () => {
+    // loadConfig skips zod for {}: sound only while the schema accepts {} unchanged.
+    expect(configLayerSchema().safeParse({})).toEqual({ success: true, data: {} });
+    const empty = load(undefined, {}, {}).config;
+    expect(empty).toEqual(load('', {}, {}).config);
+    // A non-empty layer is still checked.
+    expect(problems(() => load(undefined, {}, { max_steps: -1 } as never)).join('\n')).toMatch(/max-steps/);
   });
 
   it('layers defaults < file < env < flags, table by table', () => {

@@ -213,6 +213,9 @@ function firstLine(text: string): string {
 }
 
 function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => string): ConfigLayer {
+  // Every key of a layer is optional, so an empty layer (no file, no RUNE_* variable, no flag: most
+  // runs) is valid as it is; building the schema for it cost every start ~10 ms.
+  if (isEmptyObject(raw)) return {};
   // Each layer is checked once: compiling zod's fast path (new Function) would cost more than it saves.
   const result = configLayerSchema().safeParse(raw, { jitless: true });
   if (result.success) return result.data;
@@ -296,4 +299,10 @@ function deepFreeze<T>(value: T): T {
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && Reflect.ownKeys(value).length === 0;
 }

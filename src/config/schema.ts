@@ -6,8 +6,8 @@
 // building every zod schema of this file cost a pipe run ~10 ms, yet most runs set a few
 // top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
 import { z } from 'zod/v4';
+import { domainPatternProblem } from '../core/domains.ts';
 import { redact } from '../core/redact.ts';
-import { domainPatternProblem } from '../policy/domains.ts';
 
 export const PROVIDERS = ['openai', 'openrouter', 'copilot', 'gemini', 'anthropic'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];

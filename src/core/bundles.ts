@@ -2,24 +2,14 @@
 // cache kept in the private cache folder (written after the first run, and once more after the
 // first run of the mode's main path); outside it the bundle is an ordinary file next to main.cjs.
 // Either way nothing of a mode is parsed until it is chosen.
-import {
-  closeSync,
-  constants as fsConstants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { assetManifest, isSea, readAssetAscii } from './assets.ts';
 import { ranMainPath } from './code-cache.ts';
 import { lazyBuiltinRequire } from './lazy-builtins.ts';
 import { cacheDir } from './paths.ts';
-import { checkPrivateDir } from './private-dir.ts';
+import { checkPrivateDir, readPrivateFile } from './private-dir.ts';
 
 export type ModeName = 'cli' | 'notes' | 'concourse' | 'sandbox';
 
@@ -48,26 +38,6 @@ interface LoadedScript {
 
 const loadedScripts: LoadedScript[] = [];
 
-/**
- * A code cache is code: V8 checks only the source's length, so whoever can write the file chooses
- * what runs. It is read only as a regular file of ours that nobody else can write, in a folder
- * checked as for writing (a shared RUNE_HOME, `sudo` keeping HOME).
- */
-function readCache(file: string): Buffer | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-    const st = fstatSync(fd);
-    const uid = process.getuid?.() ?? -1;
-    if (!st.isFile() || (uid >= 0 && st.uid !== uid) || (st.mode & 0o022) !== 0) return undefined;
-    return readFileSync(fd);
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
 export function loadMode(name: ModeName): ModeModule {
   if (!isSea()) return require(join(__dirname, `${name}.cjs`)) as ModeModule;
 
@@ -80,10 +50,10 @@ export function loadMode(name: ModeName): ModeModule {
   // A cache written after `--help` lacks everything an agent run compiles (lazily, on every run).
   let kind: 'main' | 'partial' = 'main';
   const trusted = checkPrivateDir(dirname(mainFile)).ok;
-  let cachedData = trusted ? readCache(mainFile) : undefined;
+  let cachedData = trusted ? readPrivateFile(mainFile) : undefined;
   if (trusted && !cachedData) {
     kind = 'partial';
-    cachedData = readCache(partialFile);
+    cachedData = readPrivateFile(partialFile);
   }
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, {
     filename: `rune:${asset}`,

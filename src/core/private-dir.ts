@@ -1,6 +1,15 @@
 // A folder only this user can use, for code rune loads (native addons, code caches). A folder that
 // exists already is accepted only if it is a real directory owned by us and not writable by others.
-import { chmodSync, lstatSync, mkdtempSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeDir } from './make-dir.ts';
@@ -27,6 +36,26 @@ export function checkPrivateDir(path: string, uid = process.getuid?.() ?? -1): D
     }
   }
   return { ok: true };
+}
+
+/**
+ * A file whose content decides what runs (a V8 code cache is code; a cached kernel probe decides
+ * which sandbox layers are applied) is read only as a regular file of ours that nobody else can
+ * write; the caller checks its folder with checkPrivateDir (a shared RUNE_HOME, `sudo` keeping HOME).
+ */
+export function readPrivateFile(file: string): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    const uid = process.getuid?.() ?? -1;
+    if (!st.isFile() || (uid >= 0 && st.uid !== uid) || (st.mode & 0o022) !== 0) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Creates (0700) or accepts `path`; returns why not when it cannot be used safely. */

@@ -1,8 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tables are shell text, not templates
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyMode } from '../config/schema.ts';
+import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
-import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
 import { useShellAssetsFromNodeModules } from './test-helpers.ts';

@@ -3,10 +3,10 @@
 
 import { dirname } from 'node:path';
 import type { PolicyMode } from '../config/schema.ts';
+import { type DomainPattern, hostAllowed } from '../core/domains.ts';
 import { absolutePath, isUnder } from '../core/paths.ts';
 import { dangerousUse, matchAllowed } from './commands.ts';
 import { checkDirectories, directoryBases } from './directories.ts';
-import { type DomainPattern, hostAllowed } from './domains.ts';
 import { floorEntryFor, globAcrossFolders } from './paths.ts';
 import type { ShellAnalysis } from './shell.ts';
 import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import type { EffectiveLists } from './decide.ts';
-import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 
 const domains = (...entries: string[]) => entries.map((entry) => parseDomainPattern(entry) as DomainPattern);

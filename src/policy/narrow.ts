@@ -1,10 +1,10 @@
 // Pure narrowing by a project's `.rune/rune.toml`: a repository can tighten the policy for work in
 // it, never widen it. An entry it lists survives only when the user's own lists already cover it.
 import type { PolicyMode } from '../config/schema.ts';
+import type { DomainPattern } from '../core/domains.ts';
 import { isUnder } from '../core/paths.ts';
 import { matchAllowed } from './commands.ts';
 import type { EffectiveLists } from './decide.ts';
-import type { DomainPattern } from './domains.ts';
 
 const STRICTNESS: Record<PolicyMode, number> = { unrestricted: 0, confirm: 1, allowlist: 2 };
 

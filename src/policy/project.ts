@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deriveConfig, parseTomlText } from '../config/load.ts';
 import { policySchema, type RuneConfig } from '../config/schema.ts';
+import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { absolutePath, canonicalise, homeDir } from '../core/paths.ts';
 import type { EffectiveLists } from './decide.ts';
-import { type DomainPattern, parseDomainPattern } from './domains.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 
 type PolicyLists = Partial<Omit<RuneConfig['policy'], 'mode' | 'max_memory_mb' | 'max_pids'>>;

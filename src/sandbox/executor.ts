@@ -11,11 +11,13 @@ import {
   realpathSync,
   rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
+import { isSea } from '../core/assets.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
@@ -45,6 +47,7 @@ import {
   SYSTEM_READ_ONLY,
   type ViewSummary,
 } from './plan.ts';
+import { cachedKernelProbe } from './probe-cache.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
 import { closedSystemEntries, findClosedEntries, folderStamp, rememberClosedEntries } from './secrets.ts';
 import type {
@@ -85,26 +88,44 @@ const state = processSlot('rune.sandbox.executor', () => ({
 
 /**
  * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
- * fork the whole Node process for the namespace test, so it is only the fallback.
+ * fork the whole Node process for the namespace test, so it is only the fallback. The binary keeps
+ * the answer across runs for the same kernel, boot, binary and confinement (probe-cache.ts).
  */
 function probeKernel(): KernelProbe {
-  try {
-    // The same call lists /etc's closed entries (the view hides them), saving a second start.
-    const stamp = folderStamp(MASKED_SYSTEM_FOLDER);
-    const result = spawnSync(sandboxHelperPath(), ['--closed', MASKED_SYSTEM_FOLDER, '--probe'], {
-      encoding: 'utf8',
-      timeout: 5000,
-    });
-    if (result.status === 0) {
-      const [closed, probe] = result.stdout.trim().split('\n');
-      if (stamp !== undefined && closed)
-        rememberClosedEntries(MASKED_SYSTEM_FOLDER, stamp, JSON.parse(closed));
-      return JSON.parse(probe ?? '') as KernelProbe;
+  const helper = (): KernelProbe | undefined => {
+    try {
+      // The same call lists /etc's closed entries (the view hides them), saving a second start.
+      const stamp = folderStamp(MASKED_SYSTEM_FOLDER);
+      const result = spawnSync(sandboxHelperPath(), ['--closed', MASKED_SYSTEM_FOLDER, '--probe'], {
+        encoding: 'utf8',
+        timeout: 5000,
+      });
+      if (result.status === 0) {
+        const [closed, probe] = result.stdout.trim().split('\n');
+        if (stamp !== undefined && closed)
+          rememberClosedEntries(MASKED_SYSTEM_FOLDER, stamp, JSON.parse(closed));
+        return JSON.parse(probe ?? '') as KernelProbe;
+      }
+    } catch {
+      // Fall through to the addon.
     }
+    return undefined;
+  };
+  let probe: KernelProbe | undefined;
+  try {
+    // Only the single executable keeps it: a source-tree run (unit tests) never writes into a home.
+    probe = isSea() ? cachedKernelProbe(helperStamp(), helper) : helper();
   } catch {
-    // Fall through to the addon.
+    probe = helper();
   }
-  return runeNative().probe();
+  return probe ?? runeNative().probe();
+}
+
+/** Which helper probes: a new build has a new one (its file name carries its sha256). */
+function helperStamp(): string {
+  const path = sandboxHelperPath();
+  const st = statSync(path);
+  return `${path}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 /** The entries of a system folder others may not read, listed by the helper (or scanned here). */

@@ -3,7 +3,7 @@
 // ahead of a call and give nothing inside the sandbox. The entry syntax itself is parsed in one
 // place, src/policy/domains.ts. Pure.
 import { isIP } from 'node:net';
-import { parseDomainPattern } from '../policy/domains.ts';
+import { parseDomainPattern } from '../core/domains.ts';
 
 export interface GuardTarget {
   /** The entry as configured, for messages. */

@@ -1,7 +1,7 @@
 // Which network addresses fetch_url refuses by default: loopback, private, link-local (cloud
 // metadata lives there), carrier-grade NAT, multicast and reserved ranges, in IPv4 and IPv6.
 import { BlockList, isIP } from 'node:net';
-import { parseDomainPattern } from '../policy/domains.ts';
+import { parseDomainPattern } from '../core/domains.ts';
 
 const blocked = new BlockList();
 for (const [net, prefix] of [

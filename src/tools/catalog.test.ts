@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_CATALOG, BUILTIN_LOADERS } from './catalog.ts';
 
 describe('the built-in tool catalog', () => {
-  it('holds what the tool modules declare (regenerate: npx vitest run -u src/tools/catalog.test.ts)', async () => {
+  it('holds what the tool modules declare (regenerate: npx vitest run src/tools/catalog.test.ts --update)', async () => {
     const declared = [];
     for (const load of Object.values(BUILTIN_LOADERS)) {
       const tool = await load();

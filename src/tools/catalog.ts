@@ -3,7 +3,7 @@
 // module — its zod schema and what it imports (the diff library, the folder walk, the HTML
 // converter) — is loaded when a call to it is first checked. definitions.json is what the tool
 // modules declare, derived from their zod schemas; catalog.test.ts fails when the two disagree
-// (regenerate it with `npx vitest run -u src/tools/catalog.test.ts`).
+// (regenerate it with `npx vitest run src/tools/catalog.test.ts --update`).
 import type { ToolDefinition } from '../providers/types.ts';
 import definitions from './definitions.json' with { type: 'json' };
 import type { BuiltinTool } from './types.ts';

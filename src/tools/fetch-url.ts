@@ -5,7 +5,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { z } from 'zod/v4';
-import { type DomainPattern, hostAllowed, parseDomainPattern } from '../policy/domains.ts';
+import { type DomainPattern, hostAllowed, parseDomainPattern } from '../core/domains.ts';
 import { explicitlyAllowed, isMetadataHost, restrictedAddressReason } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
 import { defineTool, type LookupFn, type ToolContext, ToolError } from './types.ts';

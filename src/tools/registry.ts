@@ -3,12 +3,11 @@
 // model becomes an error result it can read, never an exception in the run loop. A built-in tool's
 // module is loaded when a call to it is first parsed (catalog.ts).
 import type { z } from 'zod/v4';
-import type { ExtraTool } from '../agent/types.ts';
 import type { ToolSource } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import { capText } from './cap.ts';
 import { BUILTIN_CATALOG, type CatalogEntry } from './catalog.ts';
-import { type BuiltinTool, type ToolContext, ToolError, type ToolOutput } from './types.ts';
+import { type BuiltinTool, type ExtraTool, type ToolContext, ToolError, type ToolOutput } from './types.ts';
 
 export interface RegisteredTool {
   definition: ToolDefinition;

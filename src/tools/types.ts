@@ -74,3 +74,15 @@ export function defineTool<Args>(spec: {
     ...(spec.preview ? { preview: spec.preview } : {}),
   };
 }
+
+/** A tool offered to the model beyond the built-ins (notes tools, MCP tools). */
+export interface ExtraTool {
+  definition: ToolDefinition;
+  source: 'builtin' | 'mcp';
+  server?: string;
+  readOnly?: boolean;
+  execute(
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ content: string; isError?: boolean }>;
+}

@@ -1,6 +1,6 @@
 // `rune sandbox -- CMD` starts from the small sandbox bundle (no commander, agent or providers),
 // and still behaves as the commander subcommand: --help, odd forms and errors go through the cli.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
@@ -37,6 +37,54 @@ describe('rune sandbox start-up', () => {
     const before = statSync(join(dir, cache!)).mtimeMs;
     expect((await runRune(['sandbox', '--', '/bin/true'], { env })).code).toBe(0);
     expect(statSync(join(dir, cache!)).mtimeMs).toBe(before);
+  });
+
+  it('keeps the kernel probe for the next run, believing only a private, well-formed file of this context', async () => {
+    const runeHome = join(tempDir(), 'rune');
+    const env = { RUNE_HOME: runeHome };
+    const layers = async () => {
+      const result = await runRune(['sandbox', '--layers', '--', '/bin/true'], { env });
+      expect(result.code).toBe(0);
+      return result.stderr.match(/^\s+namespaces\s+(\S+)/m)?.[1];
+    };
+    expect(await layers()).toBe('applied');
+    const file = join(runeHome, 'cache', 'probe', 'kernel.json');
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    expect(stored.probe.userns).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // The next run believes the file: a probe saying "no user namespaces" (EPERM) is what auto mode
+    // then plans with (the helper itself still applies Landlock and seccomp whatever the probe says).
+    writeFileSync(file, JSON.stringify({ ...stored, probe: { ...stored.probe, userns: -1 } }));
+    expect(await layers()).toBe('SKIPPED');
+    // Not a file others could have written: probed again, and rewritten.
+    chmodSync(file, 0o620);
+    expect(await layers()).toBe('applied');
+    expect(JSON.parse(readFileSync(file, 'utf8')).probe.userns).toBe(0);
+    // Not a file made in another context (another kernel, boot, binary or confinement).
+    writeFileSync(
+      file,
+      JSON.stringify({ context: `${stored.context} `, probe: { ...stored.probe, userns: -1 } }),
+    );
+    expect(await layers()).toBe('applied');
+  });
+
+  it('never runs a cached helper that differs from the embedded one', async () => {
+    const runeHome = join(tempDir(), 'rune');
+    const env = { RUNE_HOME: runeHome };
+    expect((await runRune(['sandbox', '--', '/bin/true'], { env })).code).toBe(0);
+    const dir = join(runeHome, 'cache', 'native');
+    const name = readdirSync(dir).find((n) => n.startsWith('rune-sandbox-') && !n.endsWith('.tmp'))!;
+    const helper = join(dir, name);
+    const original = readFileSync(helper);
+    // Same length, other bytes: a script that would run instead of the sandbox.
+    const planted = Buffer.alloc(original.length, 0x0a);
+    planted.write('#!/bin/sh\necho PLANTED\nexit 0\n');
+    writeFileSync(helper, planted);
+    const result = await runRune(['sandbox', '--', '/bin/echo', 'real'], { env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('real\n');
+    expect(result.stdout + result.stderr).not.toContain('PLANTED');
+    expect(readFileSync(helper).equals(original)).toBe(true);
   });
 
   it('leaves help and forms without -- to commander, with the same result as before', async () => {

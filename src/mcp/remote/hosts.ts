@@ -1,6 +1,6 @@
 // Whether rune may connect to a host for a remote MCP server, and which key to add when it may not.
 // Pure: the lists come in as values; the address checks at connect time are in fetch.ts.
-import { type DomainPattern, hostAllowed, parseDomainPattern } from '../../policy/domains.ts';
+import { type DomainPattern, hostAllowed, parseDomainPattern } from '../../core/domains.ts';
 
 /** Where a server was configured: it decides which key the refusal names. */
 export type ServerOrigin = 'table' | 'flag' | 'source';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
-import { readAudit } from './audit.ts';
-import { formatAuditLine, parseSince } from './audit-command.ts';
-import { formatPolicy } from './format.ts';
+import { readAudit } from '../policy/audit.ts';
+import { formatAuditLine, parseSince } from '../policy/audit-command.ts';
+import { formatPolicy } from './policy-format.ts';
 
 const config = {
   ...DEFAULTS,

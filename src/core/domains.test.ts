@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load.ts';
-import { isRuneError } from '../core/errors.ts';
 import { parseDomainPattern } from './domains.ts';
+import { isRuneError } from './errors.ts';
 
 function load(toml: string) {
   return loadConfig({ env: {}, file: '/x/rune.toml', readFile: () => toml });
