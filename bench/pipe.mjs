@@ -1,16 +1,20 @@
 // Pipe mode end to end: `echo "what is 2+2" | rune --base-url <local mock> …` answering in one step,
-// against `node -e 0` (goal: ratio ≤ 1.5). The mock runs in a worker thread because the timed
-// runs block the main thread (spawnSync).
-//   node bench/pipe.mjs [--rounds 20]
+// against `node -e 0` (goal: ratio ≤ 1.5), and a run of ten sandboxed execute_cmd calls (`true`),
+// whose difference to the one-step run over ten is the overhead per tool call. `--before BIN` adds
+// another build (main before a change, say) side by side in the same interleaved rounds. The mock
+// runs in a worker thread because the timed runs block the main thread (spawnSync).
+//   node bench/pipe.mjs [--rounds 20] [--before path/to/old/rune]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { interleave, median, report, requireBinary, timeOnce } from './lib.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '20' }, before: { type: 'string' } },
+});
 const rounds = Math.max(20, Number(values.rounds));
 const rune = requireBinary();
 
@@ -25,7 +29,20 @@ const server = createServer((req, res) => {
   let body = '';
   req.on('data', (d) => (body += d));
   req.on('end', () => {
-    const stream = JSON.parse(body || '{}').stream === true;
+    const request = JSON.parse(body || '{}');
+    const stream = request.stream === true;
+    const messages = request.messages ?? [];
+    const tenTools = messages.some((m) => m.role === 'user' && String(m.content).includes('ten tools'));
+    const toolResults = messages.filter((m) => m.role === 'tool').length;
+    if (stream && tenTools && toolResults < 10) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_' + toolResults,
+        type: 'function', function: { name: 'execute_cmd', arguments: '{"cmd":"true"}' } }] }));
+      res.write(chunk({}, 'tool_calls'));
+      res.write(chunk(null, null, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }));
+      res.end('data: [DONE]\\n\\n');
+      return;
+    }
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: 'b', object: 'chat.completion', created: 0, model: 'm',
@@ -52,6 +69,10 @@ const port = await new Promise((resolve, reject) => {
 
 const home = mkdtempSync(join(tmpdir(), 'rune-bench-pipe-'));
 const env = { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: join(home, '.rune') };
+// The ten-call run: `true` allowed without asking, so each call is a real sandboxed process.
+mkdirSync(join(home, '.rune'), { recursive: true, mode: 0o700 });
+writeFileSync(join(home, '.rune', 'rune.toml'), '[policy]\nallowed_commands = ["true"]\n');
+const before = values.before ? requireBinary(values.before) : undefined;
 const args = [
   '--base-url',
   `http://127.0.0.1:${port}/v1`,
@@ -66,35 +87,52 @@ const helpHome = mkdtempSync(join(tmpdir(), 'rune-bench-pipe-help-'));
 const helpEnv = { PATH: '/usr/bin:/bin', HOME: helpHome, RUNE_HOME: join(helpHome, '.rune') };
 spawnSync(rune, ['--help'], { env: helpEnv, stdio: 'ignore' });
 
-function pipeOnce(runEnv = env) {
+function pipeOnce(runEnv = env, bin = rune, prompt = 'what is 2+2', calls = 0) {
   const start = process.hrtime.bigint();
-  const result = spawnSync(rune, args, { input: 'what is 2+2', env: runEnv, encoding: 'utf8' });
+  const result = spawnSync(bin, args, { input: prompt, env: runEnv, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  // A run that failed or answered wrongly must never look fast.
-  if (result.status !== 0 || !result.stdout.includes('The answer is 4.')) {
+  // A run that failed, answered wrongly or skipped its tool calls must never look fast.
+  const ran = (result.stderr.match(/execute_cmd/g) ?? []).length;
+  if (result.status !== 0 || !result.stdout.includes('The answer is 4.') || ran < calls) {
     throw new Error(
-      `rune pipe run failed (exit ${result.status}): ${(result.stderr || result.stdout).slice(0, 800)}`,
+      `rune pipe run failed (exit ${result.status}, ${ran}/${calls} calls): ${(result.stderr || result.stdout).slice(0, 800)}`,
     );
   }
   return ms;
 }
 
+const ONE = 'echo "what is 2+2" | rune … (one step)';
+const TEN = 'the same after ten execute_cmd calls';
+
 try {
-  const samples = interleave(
-    {
-      'node -e 0': () => timeOnce(process.execPath, ['-e', '0'], { env }),
-      'echo "what is 2+2" | rune … (one step)': () => pipeOnce(),
-      'the same, first run was --help': () => pipeOnce(helpEnv),
-    },
-    rounds,
-  );
+  const cases = {
+    'node -e 0': () => timeOnce(process.execPath, ['-e', '0'], { env }),
+    [ONE]: () => pipeOnce(),
+    'the same, first run was --help': () => pipeOnce(helpEnv),
+    [TEN]: () => pipeOnce(env, rune, 'use ten tools, then answer', 10),
+  };
+  if (before) {
+    cases['before: one step'] = () => pipeOnce(env, before);
+    cases['before: ten execute_cmd calls'] = () => pipeOnce(env, before, 'use ten tools, then answer', 10);
+  }
+  const samples = interleave(cases, rounds);
   report(
-    `pipe mode, one-step answer from a local mock vs node -e 0, ${rounds} interleaved rounds`,
+    `pipe mode, one-step answer from a local mock vs node -e 0, ${rounds} interleaved rounds (load ${loadavg()[0].toFixed(1)})`,
     samples,
     'node -e 0',
   );
-  const ratio = median(samples['echo "what is 2+2" | rune … (one step)']) / median(samples['node -e 0']);
+  const ratio = median(samples[ONE]) / median(samples['node -e 0']);
   console.log(`  goal ≤ 1.5: ${ratio <= 1.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)})`);
+  const perCall = (median(samples[TEN]) - median(samples[ONE])) / 10;
+  console.log(
+    `  overhead per tool call (sandboxed execute_cmd true + a model round trip): ${perCall.toFixed(1)} ms`,
+  );
+  if (before) {
+    const was = median(samples['before: one step']) / median(samples['node -e 0']);
+    const wasPerCall =
+      (median(samples['before: ten execute_cmd calls']) - median(samples['before: one step'])) / 10;
+    console.log(`  before: one step ${was.toFixed(2)} × node, ${wasPerCall.toFixed(1)} ms per tool call`);
+  }
 } finally {
   await worker.terminate();
   rmSync(home, { recursive: true, force: true });

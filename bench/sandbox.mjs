@@ -6,20 +6,23 @@
 //   - Codex CLI's sandbox (`codex sandbox -- /bin/true`), both its native binary and the npm
 //     launcher users run: the goal is helper ≤ 0.25 × Codex's native sandbox;
 //   - `bwrap --unshare-all --ro-bind / / /bin/true` (Debian's bubblewrap);
-//   - `rune sandbox -- /bin/true`, which adds a Node start of rune to the helper.
+//   - `rune sandbox -- /bin/true`, which adds a Node start of rune to the helper (goal: ≤ 1.0 ×
+//     Codex's native `codex sandbox -- /bin/true`); `--before BIN` adds another build side by side.
 // Codex is installed on demand into bench/node_modules from bench/package.json (an exact version,
 // never a dependency of rune); without network or npm the Codex lines are skipped with the reason.
 // Medians of interleaved runs, as ratios.
-//   node bench/sandbox.mjs [--rounds 40]
+//   node bench/sandbox.mjs [--rounds 40] [--before path/to/old/rune]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { interleave, median, report, requireBinary, timeOnce } from './lib.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '40' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '40' }, before: { type: 'string' } },
+});
 const rounds = Math.max(30, Number(values.rounds));
 const rune = requireBinary();
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,9 +80,15 @@ if (bwrap && spawnSync(bwrap, bwrapArgs).status === 0) {
   );
 }
 cases['rune sandbox -- /bin/true'] = () => timeOnce(rune, ['sandbox', '--', '/bin/true'], { env, cwd: work });
+if (values.before) {
+  const before = requireBinary(values.before);
+  const beforeEnv = { ...env, RUNE_HOME: join(home, 'before') };
+  cases['before: rune sandbox -- /bin/true'] = () =>
+    timeOnce(before, ['sandbox', '--', '/bin/true'], { env: beforeEnv, cwd: work });
+}
 
 const samples = interleave(cases, rounds);
-report(`sandbox cost, ${rounds} interleaved rounds`, samples, '/bin/true');
+report(`sandbox cost, ${rounds} interleaved rounds (load ${loadavg()[0].toFixed(1)})`, samples, '/bin/true');
 const perCall = median(samples['helper, every layer (per tool call)']);
 console.log(`  per-call overhead of the layers: ${(perCall - median(samples['/bin/true'])).toFixed(1)} ms`);
 for (const peer of [
@@ -94,6 +103,17 @@ if (samples['codex sandbox -- /bin/true (native binary)']) {
   console.log(
     `  goal helper ≤ 0.25 × Codex's sandbox: ${ratio <= 0.25 ? 'met' : 'NOT met'} (${ratio.toFixed(3)})`,
   );
+}
+const native = samples['codex sandbox -- /bin/true (native binary)'];
+if (native) {
+  const ratio = median(samples['rune sandbox -- /bin/true']) / median(native);
+  console.log(
+    `  goal rune sandbox ≤ 1.0 × codex sandbox (native): ${ratio <= 1 ? 'met' : 'NOT met'} (${ratio.toFixed(3)})`,
+  );
+  if (samples['before: rune sandbox -- /bin/true'])
+    console.log(
+      `  before: ${(median(samples['before: rune sandbox -- /bin/true']) / median(native)).toFixed(3)} × codex sandbox (native)`,
+    );
 }
 rmSync(home, { recursive: true, force: true });
 rmSync(work, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 //   node bench/startup.mjs [--rounds 25] [--no-variant]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { interleave, median, ROOT, report, requireBinary, timeOnce } from './lib.mjs';
@@ -29,7 +29,15 @@ if (!values['no-variant']) {
   });
   cases['rune --version (no code cache)'] = () => timeOnce(join(variantDir, 'rune'), ['--version'], { env });
 }
-report(`rune --version vs node -e 0, ${rounds} interleaved rounds`, interleave(cases, rounds), 'node -e 0');
+const versionSamples = interleave(cases, rounds);
+report(
+  `rune --version vs node -e 0, ${rounds} interleaved rounds (load ${loadavg()[0].toFixed(1)})`,
+  versionSamples,
+  'node -e 0',
+);
+const versionRatio =
+  median(versionSamples['rune --version (code cache)']) / median(versionSamples['node -e 0']);
+console.log(`  goal ≤ 1.10: ${versionRatio <= 1.1 ? 'met' : 'NOT met'} (${versionRatio.toFixed(3)})`);
 
 // Cold: a fresh RUNE_HOME each time, so addons are extracted and no code cache exists.
 // Warm: one RUNE_HOME reused. doctor loads the cli bundle and both native addons.
