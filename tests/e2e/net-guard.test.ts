@@ -4,8 +4,9 @@
 // sendmsg, Fast Open, or a disconnect-and-reuse sequence; and a socket the guard handed over never
 // ends up listening on the host. The servers run here, in the host's network namespace; the
 // "other" ones count every connection they get, which must stay zero.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -389,6 +390,36 @@ describe('net guard: curl and Node', () => {
     expect(result.stdout.trim().split('\n'), result.stderr).toHaveLength(3);
     await settle();
     expect(udpHits).toEqual([]);
+  });
+
+  it('with the guard on, the ways around the supervised calls are closed: io_uring, raw, packet and netlink sockets', async () => {
+    // io_uring's IORING_OP_CONNECT/SENDMSG would connect without a system call seccomp sees.
+    const py = [
+      'import ctypes, errno, socket',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'params = ctypes.create_string_buffer(120)',
+      'r = libc.syscall(425, 8, params)',
+      'print("io_uring_setup", r, errno.errorcode.get(ctypes.get_errno(), 0))',
+      'for name, fam, typ in (("raw", socket.AF_INET, socket.SOCK_RAW), ("raw6", socket.AF_INET6, socket.SOCK_RAW), ("packet", socket.AF_PACKET, socket.SOCK_RAW), ("netlink", socket.AF_NETLINK, socket.SOCK_RAW)):',
+      '    try:',
+      '        socket.socket(fam, typ, 0 if fam in (socket.AF_PACKET, socket.AF_NETLINK) else socket.IPPROTO_TCP); print(name, "opened")',
+      '    except OSError as e:',
+      '        print(name, errno.errorcode[e.errno])',
+    ].join('\n');
+    // Control: on this host (io_uring enabled) the same call gets a ring, and root opens raw sockets.
+    if (readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() === '0') {
+      const host = spawnSync(PY, ['-c', py], { encoding: 'utf8' }).stdout.split('\n');
+      expect(host[0]).toMatch(/^io_uring_setup \d+ 0$/);
+      if (process.getuid?.() === 0) expect(host[1]).toBe('raw opened');
+    }
+    const result = await sandbox([PY, '-c', py]);
+    expect(result.stdout.trim().split('\n'), result.stderr).toEqual([
+      'io_uring_setup -1 EPERM',
+      'raw EPERM',
+      'raw6 EPERM',
+      'packet EAFNOSUPPORT',
+      'netlink EAFNOSUPPORT',
+    ]);
   });
 
   it('an unspecified destination (0.0.0.0, ::) is never allowed: Linux takes it for "this host"', async () => {
