@@ -174,7 +174,9 @@ async function collabLatency() {
         (res) => {
           res.resume();
           res.on('end', () =>
-            res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
+            res.statusCode === 200
+              ? resolve()
+              : reject(new Error(`${url}: ${res.statusCode} ${res.headers['retry-after'] ?? ''}`)),
           );
         },
       );
@@ -192,7 +194,12 @@ async function collabLatency() {
     await call('/api/notes', 'POST', { name: 'typing' });
     const lines = Array.from({ length: typists }, (_, i) => `[t${i}]\n`).join('');
     await call('/api/notes/typing/files', 'POST', { name: 'doc.md', content: `# Typing\n${lines}` });
-    variant.token = call.token;
+    // One token per typist: twenty people, not one client (per-person budgets apply to each).
+    variant.tokens = [];
+    for (let i = 0; i < typists; i++) {
+      const res = await call('/api/tokens', 'POST', { name: `typist${i}`, role: 'user' });
+      variant.tokens.push(JSON.parse(res.body).token);
+    }
     variant.path = `${variant.server.url}/api/notes/typing/files/doc.md/collab`;
     const { state } = JSON.parse((await call('/api/notes/typing/files/doc.md/collab')).body);
     variant.docs = Array.from({ length: typists }, () => {
@@ -222,7 +229,7 @@ async function collabLatency() {
           text.insert(current.indexOf('\n', current.indexOf(`[t${i}]`)), 'k');
           doc.off('update', grab);
           const start = process.hrtime.bigint();
-          await post(variant.path, variant.token, {
+          await post(variant.path, variant.tokens[i], {
             update: Buffer.from(update).toString('base64'),
             client_id: `t${i}`,
           });

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
 import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
@@ -297,6 +298,100 @@ describe('rune notes: every kind of acknowledged change survives SIGKILL (binary
     // Every kind really ran before the kills.
     expect(uploader.acked.length).toBeGreaterThan(0);
     expect(minter.revoked.length).toBeGreaterThan(0);
+    await site.server.stop();
+  }, 180_000);
+});
+
+describe('rune notes: a kill while revisions compact the update log (binary)', () => {
+  it('loses no acknowledged key and applies none twice, killed at five moments of saving every second', async () => {
+    const site = new Site(tempDir('rune-notes-kill-compact-'));
+    writeFileSync(
+      join(site.home, 'rune.toml'),
+      `[notes]\nrevision_every_secs = 1\n[notes.local]\nadmins = ["ada:adapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\n`,
+    );
+    await site.start();
+    const login = await fetch(`${site.server.url}/auth/local`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrf_token } = (await login.json()) as { csrf_token: string };
+    const minted = await fetch(`${site.server.url}/api/tokens`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'typists', role: 'admin' }),
+    });
+    site.token = ((await minted.json()) as { token: string }).token;
+    await site.ok('POST', '/api/notes', { name: 'n' });
+    // Four typists, each at the end of a line of its own, one key per update.
+    const names = ['a', 'b', 'c', 'd'];
+    await site.ok('POST', '/api/notes/n/files', {
+      name: 'live.md',
+      content: names.map((m) => `${m}:\n`).join(''),
+    });
+    const typists = names.map((marker) => ({ marker, doc: new Y.Doc(), typed: '', acked: '' }));
+    const b64 = (u: Uint8Array) => Buffer.from(u).toString('base64');
+    const sync = async (t: (typeof typists)[number]) => {
+      const { state } = await site.ok('GET', '/api/notes/n/files/live.md/collab');
+      const server = Buffer.from(state as string, 'base64');
+      Y.applyUpdate(t.doc, server, 'server');
+      const missing = Y.encodeStateAsUpdate(t.doc, Y.encodeStateVectorFromUpdate(server));
+      await site.ok('POST', '/api/notes/n/files/live.md/collab', {
+        update: b64(missing),
+        client_id: t.marker,
+      });
+      t.acked = t.typed;
+    };
+    const lineOf = (text: string, marker: string) => {
+      const start = text.indexOf(`${marker}:`);
+      return text.slice(start + marker.length + 1, text.indexOf('\n', start));
+    };
+    for (let round = 0; round < 5; round++) {
+      for (const t of typists) await sync(t);
+      let going = true;
+      const loops = typists.map(async (t) => {
+        while (going) {
+          const text = t.doc.getText('content');
+          const current = text.toString();
+          const end = current.indexOf('\n', current.indexOf(`${t.marker}:`));
+          let update: Uint8Array | undefined;
+          const grab = (u: Uint8Array) => {
+            update = u;
+          };
+          t.doc.on('update', grab);
+          const key = String.fromCharCode(97 + (t.typed.length % 26));
+          text.insert(end, key);
+          t.doc.off('update', grab);
+          t.typed += key;
+          const res = await site.call('POST', '/api/notes/n/files/live.md/collab', {
+            update: b64(update!),
+            client_id: t.marker,
+          });
+          if (!res) return;
+          if (res.status !== 200) throw new Error(`${t.marker}: ${res.status} ${JSON.stringify(res.json)}`);
+          t.acked = t.typed;
+          await sleep(10 + Math.random() * 30);
+        }
+      });
+      // Past at least one save every second (the log compacted into the state), then a kill.
+      await sleep(1200 + Math.random() * 1800);
+      await site.kill();
+      going = false;
+      await Promise.all(loops);
+      await site.start();
+      const text = (await site.ok('GET', '/api/notes/n/files/live.md')).content as string;
+      for (const t of typists) {
+        const line = lineOf(text, t.marker);
+        // Every acknowledged key is there, each once: the line is what was typed, up to a key that
+        // was in flight at the kill.
+        expect(line.startsWith(t.acked), `${t.marker} after kill ${round + 1}`).toBe(true);
+        expect(t.typed.startsWith(line), `${t.marker} after kill ${round + 1}: nothing twice`).toBe(true);
+      }
+      const revisions = (await site.ok('GET', '/api/notes/n/files/live.md/revisions')).revisions as unknown[];
+      expect(revisions.length).toBeGreaterThan(round + 1);
+    }
+    console.log(`typed and acknowledged: ${typists.map((t) => `${t.marker}=${t.acked.length}`).join(' ')}`);
     await site.server.stop();
   }, 180_000);
 });

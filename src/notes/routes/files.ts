@@ -56,7 +56,9 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
   app.get<FileP>('/api/notes/:note/files/:file', async (req) => {
     const note = req.note(req.params.note);
     const file = req.file(note, req.params.file);
-    return { ...toFile(file), content: collab.text(file) };
+    // The size of the text returned, live edits included (not the size of the last revision).
+    const content = collab.text(file);
+    return { ...toFile(file), size: Buffer.byteLength(content), content };
   });
 
   app.put<FileP>('/api/notes/:note/files/:file', async (req) => {
