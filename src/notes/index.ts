@@ -172,7 +172,10 @@ export async function run(context: ModeContext): Promise<number> {
   let port: number | undefined;
   if (values.port !== undefined) {
     if (!/^\d+$/.test(values.port))
-      throw new RuneError('USAGE', `--port: expected a number, got ${values.port}`);
+      throw new RuneError(
+        'USAGE',
+        `--port: expected a number, got ${values.port}; give a port from 0 (any free one) to 65535`,
+      );
     port = Number(values.port);
   }
   const load = () =>
