@@ -51,11 +51,19 @@ function waitForLine(child, pattern) {
   });
 }
 
+/** Servers still running: a bench that fails half-way must not leave them behind. */
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 async function startRune(home, bin = rune) {
   const child = spawn(bin, ['notes', '--port', '0'], {
     env: { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: home },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  running.add(child);
+  child.once('close', () => running.delete(child));
   const [, url] = await waitForLine(child, /listening on (http:\/\/[\d.]+:\d+)/);
   return { child, url, stop: () => new Promise((r) => child.once('close', r) && child.kill('SIGTERM')) };
 }

@@ -2,11 +2,10 @@
 // tools, every tool call through the policy gate and (for processes) the sandbox, stop reasons, the
 // answer-now round, parallel read-only calls, compaction near the context window, the whole-run
 // timeout and traces.
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
-import { runeHome } from '../core/paths.ts';
+import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
 import { protectedPathsFor } from '../policy/gate.ts';
@@ -52,14 +51,9 @@ function addUsage(a: Usage, b: Usage): Usage {
 export function skillDirs(options: Pick<AgentRunOptions, 'config' | 'cwd' | 'env'>): string[] {
   const dirs: string[] = [];
   const configured = options.config.skills_dir;
-  if (configured) dirs.push(expandHome(configured, options.env, options.cwd));
+  if (configured) dirs.push(absolutePath(configured, options.cwd, homeDir(options.env)));
   dirs.push(join(runeHome(options.env), 'skills'));
   return dirs;
-}
-
-function expandHome(path: string, env: NodeJS.ProcessEnv, cwd: string): string {
-  if (path === '~' || path.startsWith('~/')) return join(env.HOME || homedir(), path.slice(1));
-  return resolve(cwd, path);
 }
 
 interface PlannedCall {
@@ -217,13 +211,13 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
       env: toolEnvironment(options.env, config.sandbox.env_passthrough),
       readOnlyPaths: [
         cwd,
-        ...config.policy.allowed_paths_ro.map((p) => expandHome(p, options.env, cwd)),
-        ...config.policy.allowed_files_ro.map((p) => expandHome(p, options.env, cwd)),
+        ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, homeDir(options.env))),
+        ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, homeDir(options.env))),
         ...(options.readPaths ?? []),
       ],
       readWritePaths: [
-        ...config.policy.allowed_paths_rw.map((p) => expandHome(p, options.env, cwd)),
-        ...config.policy.allowed_files_rw.map((p) => expandHome(p, options.env, cwd)),
+        ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, homeDir(options.env))),
+        ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, homeDir(options.env))),
       ],
       protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
       signal,

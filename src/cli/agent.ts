@@ -46,10 +46,16 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   registerSecret(flags.apiKey);
   for (const name of KEY_VARIABLES) registerSecret(env[name]);
   if (flags.systemPrompt !== undefined && flags.systemPromptFile !== undefined) {
-    throw new RuneError('USAGE', '--system-prompt and --system-prompt-file cannot be used together');
+    throw new RuneError(
+      'USAGE',
+      '--system-prompt and --system-prompt-file cannot be used together: both replace the system prompt; give one of them',
+    );
   }
   if (flags.json && flags.output === 'ndjson') {
-    throw new RuneError('USAGE', '--json and --output ndjson cannot be used together');
+    throw new RuneError(
+      'USAGE',
+      '--json and --output ndjson cannot be used together: each is a whole output format; choose one',
+    );
   }
   const loaded = loadConfig({
     env,

@@ -2,7 +2,6 @@
 // `rune notes hash-password`.
 // Parses the flags, loads the config, builds the server, listens, and shuts down cleanly on SIGTERM.
 import { mkdirSync, realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -11,7 +10,7 @@ import { loadConfig } from '../config/load.ts';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
-import { runeHome } from '../core/paths.ts';
+import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { floorEntryFor, floorPaths } from '../policy/paths.ts';
 import { hashPassword } from './auth.ts';
 import { agentRunner } from './runner.ts';
@@ -29,7 +28,7 @@ export function chatWorkspace(
   env: NodeJS.ProcessEnv,
   logger: { warn(event: string, fields: { message: string }): void },
 ): string {
-  const home = env.HOME || homedir();
+  const home = homeDir(env);
   const runeDir = resolve(runeHome(env));
   const floor = floorPaths(home, runeDir);
   const canonical = [...new Set([...floor, ...floor.map(realOrSelf)])];
@@ -37,7 +36,7 @@ export function chatWorkspace(
   const create = (dir: string) => mkdirSync(dir, { recursive: true, mode: 0o700 });
 
   if (configured) {
-    const wanted = resolve(configured.replace(/^~(?=$|\/)/, home));
+    const wanted = absolutePath(configured, process.cwd(), home);
     const refuse = (hit: string) =>
       new RuneError(
         'CONFIG_INVALID',
@@ -173,7 +172,10 @@ export async function run(context: ModeContext): Promise<number> {
   let port: number | undefined;
   if (values.port !== undefined) {
     if (!/^\d+$/.test(values.port))
-      throw new RuneError('USAGE', `--port: expected a number, got ${values.port}`);
+      throw new RuneError(
+        'USAGE',
+        `--port: expected a number, got ${values.port}; give a port from 0 (any free one) to 65535`,
+      );
     port = Number(values.port);
   }
   const load = () =>

@@ -9,7 +9,7 @@
 // write, it could have planted those, so git into a writable folder other than the working directory
 // stays refused (the sandbox keeps the writable roots' own .git read-only; a nested or new one it
 // cannot know about).
-import { isAbsolute, resolve } from 'node:path';
+import { absolutePath } from '../core/paths.ts';
 import type { ShellAnalysis, SimpleCommand } from './shell.ts';
 
 type Analysis = Extract<ShellAnalysis, { ok: true }>;
@@ -37,12 +37,6 @@ export interface DirectoryCheck {
   /** The commands as the allow list judges them: `cd` left out, git's `-C DIR` pairs removed. */
   commands: SimpleCommand[];
   problem?: DirectoryProblem;
-}
-
-function absolute(word: string, base: string, home: string): string {
-  if (word === '~') return resolve(home);
-  if (word.startsWith('~/')) return resolve(home, word.slice(2));
-  return isAbsolute(word) ? resolve(word) : resolve(base, word);
 }
 
 /** The folder word of `cd [-L|-P] [--] DIR`, or why the cd is not one the policy can follow. */
@@ -116,11 +110,11 @@ function walk(shell: Analysis, cwd: string, home: string): { steps: Step[]; base
     const pushd =
       command.argv[0] === 'pushd' ? command.argv.slice(1).find((arg) => !arg.startsWith('-')) : undefined;
     const target = cd && 'dir' in cd ? cd.dir : pushd;
-    if (target !== undefined) for (const base of before) entered.push(absolute(target, base, home));
+    if (target !== undefined) for (const base of before) entered.push(absolutePath(target, base, home));
     let from = before;
     for (const dir of gitDirectories(command).dirs) {
       if (dir === '') continue;
-      from = from.map((base) => absolute(dir, base, home));
+      from = from.map((base) => absolutePath(dir, base, home));
       entered.push(...from);
     }
     for (const folder of entered) bases.add(folder);

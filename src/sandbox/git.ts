@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Logger } from '../core/logger.ts';
+import { expandHome } from '../core/paths.ts';
 import {
   type ConfigEntry,
   entryName,
@@ -147,11 +148,6 @@ function folderIsReal(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function expandHome(path: string, home: string | undefined): string {
-  if (home && (path === '~' || path.startsWith('~/'))) return join(home, path.slice(1));
-  return path;
 }
 
 /** A config file's entries, or none when it cannot be read. */

@@ -3,6 +3,7 @@
 // file-system facts it needs (real paths, protected files found, resolved addresses) are passed in.
 import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { expandHome } from '../core/paths.ts';
 import { allowAddrArg } from './targets.ts';
 import type { LayerReport, SandboxRequest } from './types.ts';
 
@@ -109,8 +110,7 @@ export function hiddenPaths(
   real: (path: string) => string = (path) => path,
 ): string[] {
   const named = new Set(namedAllowed.flatMap((p) => [resolve(p), real(resolve(p))]));
-  const expand = (p: string) => (home && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : p);
-  const candidates = [...HIDDEN_SYSTEM_FILES, ...deniedPaths.map((p) => resolve(expand(p)))];
+  const candidates = [...HIDDEN_SYSTEM_FILES, ...deniedPaths.map((p) => resolve(expandHome(p, home)))];
   if (home) {
     for (const p of HOME_CREDENTIALS) {
       const path = join(home, p);

@@ -350,6 +350,16 @@ describe('limits and stop reasons', () => {
     expect(mock.requests).toHaveLength(0);
   });
 
+  it('flags that exclude each other say why and what to do (exit 2)', async () => {
+    const h = makeHome();
+    const both = await rune(h, ['--system-prompt', 'a', '--system-prompt-file', 'b.md', 'hi']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/cannot be used together: both replace the system prompt; give one of them/);
+    const formats = await rune(h, ['--json', '--output', 'ndjson', 'hi']);
+    expect(formats.code).toBe(2);
+    expect(formats.stderr).toMatch(/cannot be used together: each is a whole output format; choose one/);
+  });
+
   it('a --system-prompt-file or -c FILE that cannot be read exits 12 (I/O), naming the file', async () => {
     const h = makeHome();
     const prompt = await rune(h, ['--system-prompt-file', 'missing.md', 'hi']);
