@@ -69,6 +69,12 @@ const cases: [string, Step, unknown, RegExp][] = [
     { source: { prompt: 'x' }, version: { ref: 7 } },
     /version\.ref: must be a string/,
   ],
+  [
+    'stateless in with a version of another shape',
+    'in',
+    { source: { api_key: KEY, prompt: 'x' }, version: { run: '3' } },
+    /in: the version has no "ref": "sha256:…"; it was not made by the stateless resource \(keys: run\)/,
+  ],
   ['an empty version', 'check', { source: { prompt: 'x' }, version: {} }, /version: must not be empty/],
   ['in without a version', 'in', { source: { prompt: 'x' } }, /in: no version given/],
   [
