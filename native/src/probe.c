@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,21 +31,33 @@
 
 static int neg_errno(long rc) { return rc < 0 ? -errno : (int)rc; }
 
-/* Child exit status: one byte per step would not fit, so steps run in order and the child exits
- * with (step << 5) | (errno & 31); 0 means every step succeeded. errno values here are all < 32. */
+/* The child reports the step that failed and its errno through a shared page: an exit status has
+ * too few bits for errno (ENOSYS, 38, which Podman's and containerd's profiles return for unshare,
+ * once came out as ENXIO). Without the page, the exit status carries the step and errno & 31. */
 enum { STEP_USER = 1, STEP_NET = 2, STEP_MOUNT = 3, STEP_PID = 4 };
 
 static void probe_namespaces(struct rune_probe *out) {
   out->userns = out->netns = out->mountns = out->pidns = -ENOSYS;
+  int *shared = mmap(NULL, 2 * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) shared = NULL;
+  else shared[0] = shared[1] = 0;
   pid_t pid = fork();
   if (pid < 0) {
     out->userns = out->netns = out->mountns = out->pidns = -errno;
+    if (shared) munmap(shared, 2 * sizeof(int));
     return;
   }
   if (pid == 0) {
     static const int flags[] = {0, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID};
     for (int step = STEP_USER; step <= STEP_PID; step++) {
-      if (unshare(flags[step]) != 0) _exit((step << 5) | (errno & 31));
+      if (unshare(flags[step]) != 0) {
+        int err = errno;
+        if (shared) {
+          shared[0] = step;
+          shared[1] = err;
+        }
+        _exit((step << 5) | (err & 31));
+      }
     }
     _exit(0);
   }
@@ -54,6 +67,10 @@ static void probe_namespaces(struct rune_probe *out) {
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : (STEP_USER << 5) | ECHILD;
   int failed_step = code >> 5;
   int err = code & 31;
+  if (shared) {
+    if (failed_step != 0 && shared[0] == failed_step && shared[1] > 0) err = shared[1];
+    munmap(shared, 2 * sizeof(int));
+  }
   int *results[] = {NULL, &out->userns, &out->netns, &out->mountns, &out->pidns};
   for (int step = STEP_USER; step <= STEP_PID; step++) {
     if (failed_step == 0 || step < failed_step) *results[step] = 0;
