@@ -66,10 +66,18 @@ function registerSecretsOf(stdin: string): void {
   }
   const source = (raw as { source?: unknown } | null)?.source;
   if (typeof source !== 'object' || source === null) return;
-  const { api_key, notes, mcp } = source as { api_key?: unknown; notes?: { token?: unknown }; mcp?: unknown };
+  const { api_key, base_url, notes, mcp } = source as {
+    api_key?: unknown;
+    base_url?: unknown;
+    notes?: { token?: unknown; url?: unknown };
+    mcp?: unknown;
+  };
   if (typeof api_key === 'string') registerSecret(api_key);
-  if (typeof notes === 'object' && notes !== null && typeof notes.token === 'string')
-    registerSecret(notes.token);
+  registerUrlSecrets(base_url);
+  if (typeof notes === 'object' && notes !== null) {
+    if (typeof notes.token === 'string') registerSecret(notes.token);
+    registerUrlSecrets(notes.url);
+  }
   // An MCP token, any header value (an API key) and any env value of a stdio server (GH_TOKEN=…,
   // which the server may echo on stderr when it fails to start) may be a credential.
   for (const server of Array.isArray(mcp) ? mcp : []) {
@@ -79,11 +87,25 @@ function registerSecretsOf(stdin: string): void {
       env?: unknown;
     };
     if (typeof bearer_token === 'string') registerSecret(bearer_token);
+    registerUrlSecrets((server as { url?: unknown } | null)?.url);
     for (const table of [headers, env]) {
       if (typeof table !== 'object' || table === null) continue;
       for (const value of Object.values(table)) if (typeof value === 'string') registerSecret(value);
     }
   }
+}
+
+/** A password or a query value in a URL (`?key=…`) is a credential wherever the URL is printed. */
+function registerUrlSecrets(url: unknown): void {
+  if (typeof url !== 'string' || !URL.canParse(url)) return;
+  const parsed = new URL(url);
+  registerSecret(parsed.password);
+  try {
+    registerSecret(decodeURIComponent(parsed.password));
+  } catch {
+    // A malformed escape: the raw form above is what gets printed.
+  }
+  for (const value of parsed.searchParams.values()) registerSecret(value);
 }
 
 function requireSource(step: Step, source: Source | null): Source {

@@ -15,7 +15,14 @@ export type Step = 'check' | 'in' | 'out';
 const layer = configLayerSchema().shape;
 
 export const notesSourceSchema = z.strictObject({
-  url: z.url().describe('Base URL of the `rune notes` server, e.g. https://notes.example.com'),
+  url: z
+    .url()
+    // fetch refuses such a URL anyway, and every message naming the server would print the password.
+    .refine(
+      (url) => !URL.canParse(url) || (new URL(url).username === '' && new URL(url).password === ''),
+      'must not hold a user name or password: give the token in source.notes.token',
+    )
+    .describe('Base URL of the `rune notes` server, e.g. https://notes.example.com'),
   token: z.string().min(1).describe('Bearer token issued by a notes admin'),
   note: z.string().min(1).describe('Note that keeps the runs (created on first use)'),
   watch: z

@@ -47,6 +47,13 @@ export async function get(
 ): Promise<StepOutput> {
   if (params.skip_download) return { version, metadata: [{ name: 'skipped', value: 'true' }] };
   const prompt = sourcePrompt('in', source);
+  // Refused before the model is paid for: a version of another shape cannot be compared with.
+  if (typeof version.ref !== 'string' || !version.ref.startsWith('sha256:')) {
+    throw new RuneError(
+      'USAGE',
+      `in: the version has no "ref": "sha256:…"; it was not made by the stateless resource (keys: ${Object.keys(version).join(', ')}); fetch a version that check or put of this resource emitted`,
+    );
+  }
   requireDestination(dest);
   const result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
   const ref = digestOf(result.answer);

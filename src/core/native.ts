@@ -99,6 +99,8 @@ export function loadNative<T>(asset: string, devPath?: string): T {
   let exports: unknown;
   try {
     exports = dlopenVerified(file, expected);
+  } catch (cause) {
+    throw notExecutable(dir.path, cause, dir.skipped);
   } finally {
     if (dir.ephemeral) {
       // The mapping stays valid after unlink; nothing is left behind in /tmp.
@@ -119,6 +121,17 @@ export function loadNative<T>(asset: string, devPath?: string): T {
   };
   loaded.set(asset, { exports, info });
   return exports as T;
+}
+
+/** A folder on a noexec mount (a hardened container's /tmp) takes the file but cannot map it. */
+export function notExecutable(dir: string, cause: unknown, passedOver: readonly string[] = []): unknown {
+  const message = (cause as Error).message ?? String(cause);
+  if (!/failed to map segment|Operation not permitted|EACCES|EPERM/i.test(message)) return cause;
+  return new RuneError(
+    'SANDBOX_SETUP',
+    `cannot load rune's native code from ${dir}: ${message}; the folder is on a mount that forbids running files (noexec)${passedOver.length ? ` and the others were passed over (${passedOver.join('; ')})` : ''}; set RUNE_HOME to a writable folder on a mount that allows it`,
+    { cause },
+  );
 }
 
 export function loadedNatives(): NativeLoad[] {

@@ -162,7 +162,17 @@ export function sandboxCapabilities(): SandboxCapabilities {
         },
         facts,
       );
-      state.capabilities = { ...state.capabilities, landlock: { ...none, abi: 0 }, seccomp: none };
+      // Every probed layer is unknown, not refused with the errno the placeholder above carries.
+      state.capabilities = {
+        ...state.capabilities,
+        landlock: { ...none, abi: 0 },
+        seccomp: none,
+        seccompUserNotif: none,
+        userNamespaces: none,
+        netNamespaces: none,
+        mountNamespaces: none,
+        pidNamespaces: none,
+      };
     }
   }
   return state.capabilities;

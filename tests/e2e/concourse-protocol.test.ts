@@ -69,6 +69,12 @@ const cases: [string, Step, unknown, RegExp][] = [
     { source: { prompt: 'x' }, version: { ref: 7 } },
     /version\.ref: must be a string/,
   ],
+  [
+    'stateless in with a version of another shape',
+    'in',
+    { source: { api_key: KEY, prompt: 'x' }, version: { run: '3' } },
+    /in: the version has no "ref": "sha256:…"; it was not made by the stateless resource \(keys: run\)/,
+  ],
   ['an empty version', 'check', { source: { prompt: 'x' }, version: {} }, /version: must not be empty/],
   ['in without a version', 'in', { source: { prompt: 'x' } }, /in: no version given/],
   [
@@ -128,6 +134,34 @@ describe('the resource refuses bad input', () => {
     expect(result.stderr).toContain('bad token [REDACTED]');
     expect(result.stderr).not.toContain(token);
     expect(result.stderr).not.toContain(KEY);
+  });
+
+  it('refuses a notes URL holding a password, without printing it', async () => {
+    const result = await resource.step('check', {
+      source: {
+        notes: { url: 'http://admin:hunter2-notes-pass@127.0.0.1:9/', token: 'rune_tok_abcdefgh', note: 'n' },
+      },
+    });
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/source\.notes\.url: must not hold a user name or password/);
+    expect(result.stderr).not.toContain('hunter2-notes-pass');
+  });
+
+  it('keeps a credential in a notes URL query out of the build log', async () => {
+    const result = await resource.step('check', {
+      source: {
+        notes: {
+          url: 'http://127.0.0.1:9/?key=query-credential-0815',
+          token: 'rune_tok_abcdefgh',
+          note: 'n',
+        },
+      },
+    });
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(12);
+    expect(result.stderr).toMatch(/notes server .* unreachable/);
+    expect(result.stderr).not.toContain('query-credential-0815');
   });
 
   it('needs the folder argument for in and out', async () => {
