@@ -1,5 +1,6 @@
 // Loads tree-sitter-bash through web-tree-sitter once per process. Both wasm files travel inside
 // the binary as SEA assets (scripts/build.mjs); nothing is read from node_modules at run time.
+import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
 import { readAsset } from '../core/assets.ts';
 import { analyzeShell, type ShellAnalysis, type SyntaxNodeLike } from './shell.ts';
@@ -8,7 +9,18 @@ export const SHELL_ASSETS = { runtime: 'wasm/tree-sitter.wasm', bash: 'wasm/tree
 
 let parser: Promise<Parser> | undefined;
 
+/**
+ * Keeps every WebAssembly function on V8's baseline compiler (Liftoff). By default V8 tiers
+ * tree-sitter's hot functions up to TurboFan on a background thread; for about a second after the
+ * first parse that compile holds up every child_process.spawn, so each sandboxed tool call of a
+ * run waited ~100 ms on it (bench/pipe.mjs). A parse of one command line is microseconds on
+ * Liftoff too, and tree-sitter is rune's only wasm (the HTTP client avoids undici's llhttp).
+ * Compiler choice only: the same module computes the same trees, so no policy decision changes.
+ */
+export const WASM_BASELINE_FLAG = '--liftoff-only';
+
 async function load(read: (name: string) => Uint8Array): Promise<Parser> {
+  setFlagsFromString(WASM_BASELINE_FLAG);
   await Parser.init({ wasmBinary: read(SHELL_ASSETS.runtime) });
   const bash = await Language.load(read(SHELL_ASSETS.bash));
   const instance = new Parser();
