@@ -4,9 +4,9 @@
 // must exit 8; with RUNE_HOME on a mount that allows running files, the layers come back.
 // Needs root for a private mount namespace (unshare -m); skipped otherwise.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/rune.ts';
 
 const KEY = 'sk-proj-noexecSecretKey0123456789abcdef';
@@ -15,9 +15,15 @@ const canMount =
   spawnSync('unshare', ['-m', 'sh', '-c', 'mount --make-rprivate / && mount -t tmpfs -o noexec tmpfs /mnt'])
     .status === 0;
 
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 /** Outside /tmp, which the step's mount namespace covers with a noexec tmpfs. */
 function resource() {
   const base = mkdtempSync('/var/tmp/rune-noexec-');
+  made.push(base);
   mkdirSync(join(base, 'opt'));
   symlinkSync(requireBinary(), join(base, 'opt', 'check'));
   const home = join(base, 'home');
