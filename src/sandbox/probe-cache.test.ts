@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { KernelProbe } from './capabilities.ts';
 import {
   cachedKernelProbe,
+  underOutsideSeccompFilter,
   probeContext,
   readCachedProbe,
   validProbe,
@@ -59,6 +60,25 @@ describe('the kernel probe cache', () => {
     expect(readCachedProbe('ctx-2', file)).toEqual(other);
     expect(readCachedProbe('ctx-1', file)).toBeUndefined();
     expect(calls.n).toBe(1);
+  });
+
+  it('under a seccomp filter rune did not install, probes every run and stores nothing', () => {
+    const file = cacheFile();
+    const { calls, probe } = counting();
+    expect(cachedKernelProbe('h', probe, file, 'ctx', true)).toEqual(PROBE);
+    expect(cachedKernelProbe('h', probe, file, 'ctx', true)).toEqual(PROBE);
+    expect(calls.n).toBe(2);
+    expect(readCachedProbe('ctx', file)).toBeUndefined();
+  });
+
+  it.each([
+    ['Seccomp:\t0\nSeccomp_filters:\t0\n', false],
+    ['Seccomp:\t2\nSeccomp_filters:\t1\n', true],
+    ['Seccomp:\t2\nSeccomp_filters:\t3\n', true],
+    ['Seccomp:\t2\n', true],
+    ['Name:\tnode\n', false],
+  ])('reads an outside filter from the status %j as %s', (status, stacked) => {
+    expect(underOutsideSeccompFilter(status)).toBe(stacked);
   });
 
   it('never stores a probe that failed', () => {

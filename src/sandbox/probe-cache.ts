@@ -72,6 +72,15 @@ export function probeContext(binaryId: string, execPath = process.execPath): str
   });
 }
 
+/** Whether a seccomp filter rune did not install confines this process (a container runtime's). */
+export function underOutsideSeccompFilter(
+  status = readOr('/proc/self/status', (p) => readFileSync(p, 'utf8')),
+): boolean {
+  const filters = /^Seccomp_filters:\s*(\d+)/m.exec(status)?.[1];
+  const mode = /^Seccomp:\s*(\d+)/m.exec(status)?.[1];
+  return (filters !== undefined && Number(filters) > 0) || mode === '2';
+}
+
 /** A probe as stored, or undefined when any field is missing or not an integer. */
 export function validProbe(value: unknown): KernelProbe | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -125,7 +134,12 @@ export function cachedKernelProbe(
   probe: () => KernelProbe | undefined,
   file = probeCacheFile(),
   context = probeContext(binaryId),
+  stacked = underOutsideSeccompFilter(),
 ): KernelProbe | undefined {
+  // Two different filters stacked on rune (Docker's profile, then a stricter one) read the same in
+  // /proc/self/status, so nothing in the context tells them apart: under any outside filter the
+  // probe is made afresh each run and never stored, or a run could plan with layers it lacks.
+  if (stacked) return probe();
   const cached = readCachedProbe(context, file);
   if (cached) return cached;
   const fresh = probe();
