@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import type { KernelProbe } from './capabilities.ts';
 import {
   cachedKernelProbe,
-  underOutsideSeccompFilter,
   probeContext,
   readCachedProbe,
+  underOutsideSeccompFilter,
   validProbe,
   writeCachedProbe,
 } from './probe-cache.ts';
