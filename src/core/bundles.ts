@@ -10,6 +10,7 @@ import { ranMainPath } from './code-cache.ts';
 import { lazyBuiltinRequire } from './lazy-builtins.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir, readPrivateFile } from './private-dir.ts';
+import { restoreRunFlags } from './v8-flags.ts';
 
 export type ModeName = 'cli' | 'notes' | 'concourse' | 'sandbox';
 
@@ -79,6 +80,8 @@ export function loadMode(name: ModeName): ModeModule {
  */
 export function persistCodeCaches(): void {
   const mainPath = ranMainPath();
+  // A cache stamped with a flag the run changed (shell-parser.ts) would be rejected by every start.
+  if (loadedScripts.length > 0) restoreRunFlags();
   for (const { script, mainFile, partialFile, cached, mainRejected } of loadedScripts.splice(0)) {
     if (cached === 'main' || (cached === 'partial' && !mainPath)) continue;
     const file = mainPath || mainRejected ? mainFile : partialFile;

@@ -3,6 +3,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Language, Parser } from 'web-tree-sitter';
 import { readAsset } from '../core/assets.ts';
+import { setRunFlags } from '../core/v8-flags.ts';
 import { analyzeShell, type ShellAnalysis, type SyntaxNodeLike } from './shell.ts';
 
 export const SHELL_ASSETS = { runtime: 'wasm/tree-sitter.wasm', bash: 'wasm/tree-sitter-bash.wasm' } as const;
@@ -18,9 +19,11 @@ let parser: Promise<Parser> | undefined;
  * Compiler choice only: the same module computes the same trees, so no policy decision changes.
  */
 export const WASM_BASELINE_FLAG = '--liftoff-only';
+/** What puts the flag hash back (--liftoff-only turns both tier-ups off), so code caches written at exit stay valid. */
+export const WASM_BASELINE_RESTORE = '--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering';
 
 async function load(read: (name: string) => Uint8Array): Promise<Parser> {
-  setFlagsFromString(WASM_BASELINE_FLAG);
+  setRunFlags(setFlagsFromString, WASM_BASELINE_FLAG, WASM_BASELINE_RESTORE);
   await Parser.init({ wasmBinary: read(SHELL_ASSETS.runtime) });
   const bash = await Language.load(read(SHELL_ASSETS.bash));
   const instance = new Parser();

@@ -57,6 +57,29 @@ describe('cli code cache', () => {
     expect((await runRune(['doctor', '--json'], { env })).code).toBe(0);
     expect(cliCaches(env.RUNE_HOME)).toEqual([fromPipe]);
   });
+
+  it('is kept after runs that call a shell tool (the wasm flag they set is undone before it is written)', async () => {
+    const dir = tempDir('rune-e2e-cache-');
+    const env = { ...cleanEnv(), RUNE_HOME: join(dir, '.rune') };
+    const toolRun = async () => {
+      mock.script([
+        { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo hi' } }] },
+        { text: 'done' },
+      ]);
+      const result = await runRune(
+        ['--base-url', mock.baseUrl, '--api-key', 'sk-test-cache', '--model', 'm', '--yes'],
+        { input: 'say hi', cwd: dir, env },
+      );
+      expect(result.stdout.trim()).toBe('done');
+      expect(result.code).toBe(0);
+    };
+    await toolRun();
+    const written = cliCaches(env.RUNE_HOME);
+    expect(written).toHaveLength(1);
+    // A cache stamped with --liftoff-only was rejected by the next start and written again each run.
+    await toolRun();
+    expect(cliCaches(env.RUNE_HOME)).toEqual(written);
+  });
 });
 
 /**
