@@ -4,7 +4,7 @@
 // must exit 8; with RUNE_HOME on a mount that allows running files, the layers come back.
 // Needs root for a private mount namespace (unshare -m); skipped otherwise.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/rune.ts';
@@ -25,7 +25,9 @@ function resource() {
   const base = mkdtempSync('/var/tmp/rune-noexec-');
   made.push(base);
   mkdirSync(join(base, 'opt'));
-  symlinkSync(requireBinary(), join(base, 'opt', 'check'));
+  // The binary itself may live under /tmp (a clone there), which the step covers: it is bound onto
+  // this file inside the step's mount namespace before /tmp is, so it stays reachable as `check`.
+  writeFileSync(join(base, 'opt', 'check'), '');
   const home = join(base, 'home');
   mkdirSync(home);
   chmodSync(home, 0o755);
@@ -37,6 +39,7 @@ function check(mode: string, env: Record<string, string> = {}) {
   const script = [
     'set -e',
     'mount --make-rprivate /',
+    `mount --bind "${requireBinary()}" "${base}/opt/check"`,
     'mount -t tmpfs -o noexec,nosuid tmpfs /tmp',
     `mount --bind "${home}" "${home}"`,
     `mount -o remount,bind,ro "${home}"`,
