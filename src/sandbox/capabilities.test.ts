@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { describeCapabilities, type KernelProbe, type SystemFacts } from './capabilities.ts';
+import { OPEN_PROBE } from './probe-fixtures.ts';
 
 const EPERM = -1;
 const ENOSPC = -28;
 const ECANCELED = -125;
 
-const open: KernelProbe = {
-  landlockAbi: 7,
-  seccompFilter: 0,
-  seccompUserNotif: 0,
-  currentSeccomp: 0,
-  noNewPrivs: 0,
-  userns: 0,
-  netns: 0,
-  mountns: 0,
-  pidns: 0,
-  unshareNoop: 0,
-};
+const open: KernelProbe = OPEN_PROBE;
 const refused = { userns: EPERM, netns: ECANCELED, mountns: ECANCELED, pidns: ECANCELED };
 
 const facts: SystemFacts = {

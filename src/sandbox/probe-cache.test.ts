@@ -11,19 +11,9 @@ import {
   validProbe,
   writeCachedProbe,
 } from './probe-cache.ts';
+import { OPEN_PROBE } from './probe-fixtures.ts';
 
-const PROBE: KernelProbe = {
-  landlockAbi: 7,
-  seccompFilter: 0,
-  seccompUserNotif: 0,
-  currentSeccomp: 0,
-  noNewPrivs: 0,
-  userns: 0,
-  netns: 0,
-  mountns: 0,
-  pidns: 0,
-  unshareNoop: 0,
-};
+const PROBE: KernelProbe = OPEN_PROBE;
 
 function cacheFile(): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'rune-probe-cache-')), 'probe');

@@ -68,6 +68,23 @@ class Site {
       return null;
     }
   }
+  /** Signs in as the admin and mints the token the scripts use, through a session as a person would. */
+  async signInAsAdmin(tokenName: string): Promise<void> {
+    const login = await fetch(`${this.server.url}/auth/local`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrf_token } = (await login.json()) as { csrf_token: string };
+    const minted = await fetch(`${this.server.url}/api/tokens`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: tokenName, role: 'admin' }),
+    });
+    this.token = ((await minted.json()) as { token: string }).token;
+  }
+
   async ok(method: string, path: string, body?: unknown): Promise<Json> {
     const res = await this.call(method, path, body);
     if (!res || res.status >= 300)
@@ -235,20 +252,7 @@ describe('rune notes: every kind of acknowledged change survives SIGKILL (binary
   it('renames, deletes, restores, creates, uploads, tokens, roles and visibility, killed at three moments', async () => {
     const site = new Site(tempDir('rune-notes-kill-mixed-'));
     await site.start();
-    // The admin's token for the scripts, minted through a session like a person would.
-    const login = await fetch(`${site.server.url}/auth/local`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf_token } = (await login.json()) as { csrf_token: string };
-    const minted = await fetch(`${site.server.url}/api/tokens`, {
-      method: 'POST',
-      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'scripts', role: 'admin' }),
-    });
-    site.token = ((await minted.json()) as { token: string }).token;
+    await site.signInAsAdmin('scripts');
     await site.ok('POST', '/api/notes', { name: 'n' });
     await site.ok('POST', '/api/notes', { name: 'p' });
     for (const name of ['r.md', 'd.md'])
@@ -310,19 +314,7 @@ describe('rune notes: a kill while revisions compact the update log (binary)', (
       `[notes]\nrevision_every_secs = 1\n[notes.local]\nadmins = ["ada:adapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\n`,
     );
     await site.start();
-    const login = await fetch(`${site.server.url}/auth/local`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf_token } = (await login.json()) as { csrf_token: string };
-    const minted = await fetch(`${site.server.url}/api/tokens`, {
-      method: 'POST',
-      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'typists', role: 'admin' }),
-    });
-    site.token = ((await minted.json()) as { token: string }).token;
+    await site.signInAsAdmin('typists');
     await site.ok('POST', '/api/notes', { name: 'n' });
     // Four typists, each at the end of a line of its own, one key per update.
     const names = ['a', 'b', 'c', 'd'];
