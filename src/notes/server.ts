@@ -249,6 +249,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     clearTimeout(drainLimit);
     await tasks.close();
     collab.flushAll();
+    auth.flushLastUse();
     await checkpointer?.close();
     await walSync.close();
     db.pragma('wal_checkpoint(TRUNCATE)');
