@@ -101,9 +101,10 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     ...(options.fsync ? { fsync: options.fsync } : {}),
   });
   // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
-  // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
-  // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
-  const synchronous = notes.synchronous ?? 'full';
+  // process either way; `normal` (default, SQLite's advice for WAL) does not wait for the disk, and a
+  // background fsync each second bounds what a power cut can lose; `full` also waits for the WAL's
+  // fsync, so it survives a power cut, at the disk's fsync latency per write (ADR 0025).
+  const synchronous = notes.synchronous ?? 'normal';
   if (synchronous === 'normal') {
     walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
   }
