@@ -109,6 +109,15 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     },
   );
 
+  // Clients that label every request JSON (fetch wrappers, `curl -H content-type:application/json
+  // -X DELETE`) send a DELETE or POST with no body: that is no body, not a malformed one (fastify
+  // answers 400 to it). Any other body is parsed by fastify's own JSON parser, prototype keys refused.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    json(req, body as string, done);
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
