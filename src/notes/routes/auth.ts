@@ -108,13 +108,14 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       });
       throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
     }
-    rememberDevice(req, reply, accountKey(username));
     const session = login(reply, req, {
       subject: `local:${account.name}`,
       name: account.name,
       provider: 'local',
       role: current,
     });
+    // After the session cookie, which clients that keep only the first cookie rely on.
+    rememberDevice(req, reply, accountKey(username));
     const wantsJson =
       String(req.headers.accept ?? '').includes('application/json') ||
       req.headers['content-type']?.includes('json');
