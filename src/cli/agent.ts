@@ -1,8 +1,7 @@
 // The default command: `rune [prompt...]`. Loads the configuration (flags > env > file), reads a
 // piped stdin to EOF, then runs once (pipe mode) or starts the interactive session.
-import { readFileSync, readSync } from 'node:fs';
+import { fstatSync, readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isatty } from 'node:tty';
 import type { AgentRunResult } from '../agent/types.ts';
 import { loadConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
@@ -42,9 +41,17 @@ export async function readStdin(stream?: NodeJS.ReadableStream): Promise<string>
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Whether stdin is a terminal, asked without creating `process.stdin`. */
+/**
+ * Whether stdin is a terminal, asked without creating `process.stdin`; node:tty (~3 ms to load) is
+ * consulted only for a character device, since a pipe or a file never is one.
+ */
 export function stdinIsTerminal(): boolean {
-  return isatty(0);
+  try {
+    if (!fstatSync(0).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return (process.getBuiltinModule('node:tty') as typeof import('node:tty')).isatty(0);
 }
 
 /**
