@@ -49,7 +49,13 @@ const logged = first.stderr
   .filter((line) => line.startsWith('{'))
   .map((line) => JSON.parse(line))
   .find((event) => event.event === 'sandbox.helper_argv');
-if (!logged) throw new Error('rune did not log the helper command line (sandbox.helper_argv)');
+if (!logged) {
+  // Seen with a dist/rune older than its source (a worktree not rebuilt since main moved).
+  console.error(
+    `${rune} did not log the helper command line (sandbox.helper_argv) under --verbose: is it a stale build? run npm run build, or point RUNE_BIN at a current one`,
+  );
+  process.exit(1);
+}
 console.log(first.stderr.slice(first.stderr.indexOf('rune sandbox layers:')).trimEnd());
 const [helper, ...logArgs] = logged.argv;
 // The pooled cgroups were removed when rune exited; joining cgroups is measured by the rune line.

@@ -58,7 +58,7 @@ describe('tool lines', () => {
 
 describe('streamed text', () => {
   it('never shows a key that arrives split across deltas', async () => {
-    const { StreamRedactor } = await import('./session.ts');
+    const { StreamRedactor } = await import('./stream-redactor.ts');
     const { registerSecret } = await import('../core/redact.ts');
     const key = 'sk-test-stream-1234567890abcdefgh';
     registerSecret(key);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../core/logger.ts';
-import { clearingLogger } from './session.ts';
+import { clearingLogger } from './session-terminal.ts';
 
 describe('clearingLogger', () => {
   it('wipes the spinner line before every line it logs, at every level', () => {

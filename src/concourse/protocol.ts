@@ -2,6 +2,7 @@
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
+import { credentialsInArgs } from '../core/command-credentials.ts';
 import { RuneError } from '../core/errors.ts';
 import { registerSecret } from '../core/redact.ts';
 import { inputFolders, resolveInside } from './paths.ts';
@@ -81,11 +82,17 @@ function registerSecretsOf(stdin: string): void {
   // An MCP token, any header value (an API key) and any env value of a stdio server (GH_TOKEN=…,
   // which the server may echo on stderr when it fails to start) may be a credential.
   for (const server of Array.isArray(mcp) ? mcp : []) {
-    const { bearer_token, headers, env } = (server ?? {}) as {
+    const { bearer_token, headers, env, args } = (server ?? {}) as {
       bearer_token?: unknown;
       headers?: unknown;
       env?: unknown;
+      args?: unknown;
     };
+    // `--api-key=…`, `TOKEN=…`, `Authorization: Bearer …` in the server's command line.
+    if (Array.isArray(args)) {
+      const words = args.filter((arg): arg is string => typeof arg === 'string');
+      for (const value of credentialsInArgs(words)) registerSecret(value);
+    }
     if (typeof bearer_token === 'string') registerSecret(bearer_token);
     registerUrlSecrets((server as { url?: unknown } | null)?.url);
     for (const table of [headers, env]) {

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod/v4';
+import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials.ts';
 import { type ErrorCode, RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
@@ -143,6 +144,11 @@ function registerConfigSecrets(config: RuneConfig): void {
   registerSecret(config.api_key);
   for (const provider of config.notes.oauth ?? []) registerSecret(provider.client_secret);
   registerSecret(config.notes.github?.client_secret);
+  for (const server of config.mcp) {
+    if (!('command' in server)) continue;
+    for (const value of credentialsInArgs(server.args ?? [])) registerSecret(value);
+    for (const value of credentialsInEnv(server.env ?? {})) registerSecret(value);
+  }
 }
 
 export type ConfigOrigin = 'file' | 'env' | 'flag';

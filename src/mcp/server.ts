@@ -2,6 +2,8 @@
 // sandboxed stdio transport; its end (exit, crash, closed pipes) is noticed and reported.
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { StdioMcpConfig } from '../config/schema.ts';
+import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials.ts';
+import { registerSecret } from '../core/redact.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import { type ConnectionDeps, McpConnection } from './connection.ts';
 import type { TransportName } from './format.ts';
@@ -36,6 +38,9 @@ export class McpServer extends McpConnection {
     private readonly deps: ServerDeps,
   ) {
     super(config, deps);
+    // Its command line is shown (/mcp, failures) and it may echo its environment when it fails.
+    for (const value of credentialsInArgs(config.args ?? [])) registerSecret(value);
+    for (const value of credentialsInEnv(config.env ?? {})) registerSecret(value);
   }
 
   get transport(): TransportName {

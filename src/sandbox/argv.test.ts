@@ -26,6 +26,7 @@ async function viaCommander(args: string[]) {
       sandbox: options.sandbox,
       layers: options.layers,
       config: options.config,
+      verbose: options.verbose,
     },
   };
 }
@@ -47,13 +48,22 @@ describe('parseSandboxInvocation', () => {
     [['sandbox', '--sandbox', 'off', '--sandbox', 'strict', '--', 'true']],
     [['sandbox', '--config=', '--', 'true']],
     [['sandbox', '--sandbox', 'bad', '--', 'true']],
+    [['-v', 'sandbox', '--', '/bin/true']],
+    [['--verbose', 'sandbox', '--layers', '--allow-write', '/w', '--', '/bin/true']],
+    [['sandbox', '-v', '--', 'true']],
   ])('%j is parsed as commander parses it', async (args) => {
     const fast = parseSandboxInvocation(args);
     expect(fast).toBeDefined();
     const reference = await viaCommander(args);
     expect({
       command: fast!.command,
-      options: { layers: undefined, sandbox: undefined, config: undefined, ...fast!.options },
+      options: {
+        layers: undefined,
+        sandbox: undefined,
+        config: undefined,
+        verbose: undefined,
+        ...fast!.options,
+      },
     }).toEqual(reference);
   });
 
@@ -66,6 +76,8 @@ describe('parseSandboxInvocation', () => {
     [['sandbox', '-h', '--', 'ls']],
     [['--help', 'sandbox', '--', 'ls']],
     [['sandbox', '--layers=1', '--', 'ls']],
+    [['--verbose=1', 'sandbox', '--', 'ls']],
+    [['-vv', 'sandbox', '--', 'ls']],
     [['sandbox', '--allow-read', '--layers', '--', 'ls']],
     [['--allow-read', '/x', 'sandbox', '--', 'ls']],
     [['--model', 'm', 'sandbox', '--', 'ls']],

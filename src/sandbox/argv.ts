@@ -2,6 +2,8 @@
 // runs from the small sandbox bundle. Anything it is not sure about (help, unknown or repeated-dash
 // values, other program flags, no `--`) is left to commander in the cli bundle, which then behaves
 // exactly as before; argv.test.ts checks every accepted form against commander's own parse.
+// -v/--verbose is accepted on either side of `sandbox`, as commander takes it: the README promises
+// its NDJSON diagnostics (the helper's command line among them) for `rune -v sandbox -- CMD`.
 import type { SandboxCommandOptions } from './command.ts';
 
 export interface SandboxInvocation {
@@ -33,6 +35,10 @@ export function parseSandboxInvocation(args: readonly string[]): SandboxInvocati
     }
     if (arg === 'sandbox' && !seenSubcommand) {
       seenSubcommand = true;
+      continue;
+    }
+    if (arg === '-v' || arg === '--verbose') {
+      options.verbose = true;
       continue;
     }
     if (arg === '--layers' && seenSubcommand) {

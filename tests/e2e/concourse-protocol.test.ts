@@ -136,6 +136,27 @@ describe('the resource refuses bad input', () => {
     expect(result.stderr).not.toContain(KEY);
   });
 
+  it("keeps credentials in an MCP server's command line out of the build log", async () => {
+    const token = 'pipeline-arg-credential-0815-quux';
+    const result = await resource.step('check', {
+      source: {
+        api_key: KEY,
+        prompt: 'x',
+        mcp: [
+          {
+            name: 'search',
+            command: 'sh',
+            args: ['-c', 'echo "started as $0 $1" >&2; exit 1', 'search-server', `--api-key=${token}`],
+          },
+        ],
+      },
+    });
+    expect(result.stdout).toBe('');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('started as search-server --api-key=[REDACTED]');
+    expect(result.stderr).not.toContain(token);
+  });
+
   it('refuses a notes URL holding a password, without printing it', async () => {
     const result = await resource.step('check', {
       source: {

@@ -197,6 +197,28 @@ describe('[[mcp]] tables', () => {
     expect(result.stderr).toContain('MCP server "flaky" could not start: command not found');
   });
 
+  it("keeps credentials in a server's command line and environment out of what rune prints", async () => {
+    mock.script([{ text: 'answered anyway' }]);
+    const argToken = 'cli-arg-credential-0815-quux';
+    const envToken = 'cli-env-credential-4711-quux';
+    const result = await rune(
+      ['hello'],
+      {},
+      [
+        '[[mcp]]',
+        'name = "search"',
+        'command = "sh"',
+        `args = ["-c", "echo \\"started as $0 $1 with $SEARCH_TOKEN\\" >&2; exit 1", "srv", "--api-key=${argToken}"]`,
+        `env = { SEARCH_TOKEN = "${envToken}" }`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('started as srv --api-key=[REDACTED] with [REDACTED]');
+    expect(result.stderr).not.toContain(argToken);
+    expect(result.stderr).not.toContain(envToken);
+  });
+
   it('a table server runs with its configured env and per-call timeout', async () => {
     mock.script([
       { toolCalls: [{ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } }] },

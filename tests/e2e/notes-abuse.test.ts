@@ -288,6 +288,30 @@ describe('logins under a storm', () => {
       statuses.filter((s) => s === 401).length,
     );
   }, 60_000);
+  it("a stranger spending an account's attempts does not lock out the browser its owner logged in from", async () => {
+    const server = await start(ADMIN);
+    const attempt = (password: string, cookie = '') =>
+      fetch(`${server.url}/auth/local`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', cookie },
+        body: JSON.stringify({ username: 'uma', password }),
+      });
+    // Uma logs in once from her browser, which keeps the device cookie it is given.
+    const first = await attempt('umapass1');
+    expect(first.status).toBe(200);
+    const device = first.headers.getSetCookie().find((c) => c.startsWith('rune_device='));
+    expect(device).toMatch(/HttpOnly/i);
+    const cookie = (device as string).split(';')[0] as string;
+    // A stranger (no cookie, or a made-up one) spends her attempts: it is stopped as before…
+    const stranger = [];
+    for (let i = 0; i < 12; i++)
+      stranger.push((await attempt(`guess-${i}`, i % 2 ? 'rune_device=forged' : '')).status);
+    expect(stranger.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    expect(stranger.slice(-2)).toEqual([429, 429]);
+    expect((await attempt('umapass1')).status).toBe(429);
+    // …while Uma, from her browser, still gets in with her password.
+    expect((await attempt('umapass1', cookie)).status).toBe(200);
+  }, 60_000);
 });
 
 describe('an account removed from the config', () => {

@@ -24,6 +24,27 @@ describe('rune sandbox start-up', () => {
     expect(codeCaches(runeHome)).toEqual(['sandbox']);
   });
 
+  it('prints -v diagnostics, the helper command line among them, from the sandbox bundle alone', async () => {
+    for (const args of [
+      ['-v', 'sandbox', '--', '/bin/true'],
+      ['--verbose', 'sandbox', '--layers', '--allow-write', tempDir(), '--', '/bin/true'],
+      ['sandbox', '-v', '--', '/bin/true'],
+    ]) {
+      const runeHome = join(tempDir(), 'rune');
+      const result = await runRune(args, { env: { RUNE_HOME: runeHome } });
+      expect(result.code).toBe(0);
+      const events = result.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { event: string; argv?: string[] });
+      const logged = events.find((e) => e.event === 'sandbox.helper_argv');
+      // bench/sandbox.mjs replays this line: the helper, its layers' flags, then the command.
+      expect(logged?.argv?.[0]).toMatch(/rune-sandbox-/);
+      expect(logged?.argv?.slice(-2)).toEqual(['--', '/bin/true']);
+      expect(codeCaches(runeHome)).toEqual(['sandbox']);
+    }
+  });
+
   it('keeps a sandbox code cache of this path even when a hidden subcommand wrote the first one', async () => {
     const runeHome = join(tempDir(), 'rune');
     const env = { RUNE_HOME: runeHome };

@@ -1,5 +1,6 @@
 // Health, identity and logins: local accounts (limited per account and per address before the
 // password is hashed), OAuth/OIDC and GitHub, logout.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
 import type { Principal, SessionSubject } from '../auth.ts';
@@ -8,6 +9,17 @@ import { ApiError, badRequest, bodyObject } from '../http.ts';
 import { type Params, SESSION_COOKIE } from './kit.ts';
 
 const OAUTH_COOKIE = 'rune_oauth_state';
+/**
+ * Marks a browser that has logged in to an account before (OWASP's "device cookie"): its login
+ * attempts for that account count in a bucket of their own, so a stranger who spends an account's
+ * attempts with wrong passwords locks out strangers, not the account's owner. The key lives as
+ * long as the process, as do the attempt counts it guards.
+ */
+const DEVICE_COOKIE = 'rune_device';
+const DEVICE_MARKS_KEPT = 4;
+
+const accountKey = (name: unknown) =>
+  typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
 
 const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
 
@@ -44,14 +56,29 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   // concurrent guesses gets at most the limit tried, whatever the hash costs.
   const window = limits.loginWindowMs;
   const perAddress = app.createRateLimit({ max: limits.loginPerAddress, timeWindow: window });
+  const deviceKey = randomBytes(32);
+  const deviceMark = (account: string) => createHmac('sha256', deviceKey).update(account).digest('base64url');
+  const deviceMarks = (req: FastifyRequest) => (req.cookies[DEVICE_COOKIE] ?? '').split('.').filter(Boolean);
+  const knownDevice = (req: FastifyRequest, account: string) => {
+    const expected = Buffer.from(deviceMark(account));
+    return deviceMarks(req).some((mark) => {
+      const given = Buffer.from(mark);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
+  };
   const perAccount = app.createRateLimit({
     max: limits.loginPerAccount,
     timeWindow: window,
     keyGenerator: (req) => {
-      const name = (req.body as { username?: unknown } | undefined)?.username;
-      return typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
+      const account = accountKey((req.body as { username?: unknown } | undefined)?.username);
+      return knownDevice(req, account) ? `device:${account}` : `account:${account}`;
     },
   });
+  const rememberDevice = (req: FastifyRequest, reply: FastifyReply, account: string) => {
+    const mark = deviceMark(account);
+    const marks = [...deviceMarks(req).filter((m) => m !== mark), mark].slice(-DEVICE_MARKS_KEPT);
+    reply.setCookie(DEVICE_COOKIE, marks.join('.'), cookieOptions(req, 365 * 86400, '/auth'));
+  };
   const loginLimits = async (req: FastifyRequest) => {
     for (const [limit, what] of [
       [perAddress, 'too many login attempts from this address'],
@@ -87,6 +114,8 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       provider: 'local',
       role: current,
     });
+    // After the session cookie, which clients that keep only the first cookie rely on.
+    rememberDevice(req, reply, accountKey(username));
     const wantsJson =
       String(req.headers.accept ?? '').includes('application/json') ||
       req.headers['content-type']?.includes('json');
