@@ -1,7 +1,7 @@
 // `rune sandbox [--allow-read P] [--allow-write P] [--allow-domain D] -- CMD …`: runs any command in
 // the same stack the agent's tools get (the configured lists plus the flags), streaming its stdio,
 // and ends with the command's exit code.
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { constants, homedir } from 'node:os';
 import { loadConfig } from '../config/load.ts';
 import type { SandboxMode } from '../config/schema.ts';
@@ -29,6 +29,8 @@ export interface SandboxCommandOptions {
 }
 
 function realOrSelf(path: string): string {
+  // Asking first avoids a thrown error for each grant or floor path that does not exist.
+  if (!existsSync(path)) return path;
   try {
     return realpathSync.native(path);
   } catch {
