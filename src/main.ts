@@ -2,6 +2,7 @@
 // (docs/adr/0001-architecture.md), runs it, and is the only place that exits the process. Kept tiny: `rune --version` loads nothing else.
 import { basename, join } from 'node:path';
 import { loadMode, persistCodeCaches } from './core/bundles.ts';
+import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
 import { redact } from './core/redact.ts';
 import { VERSION } from './core/version.ts';
@@ -36,6 +37,7 @@ async function main(): Promise<never> {
   exitOnBrokenPipe(process.stdout);
   // `--version` never writes to stderr; creating the stream would cost its start-up.
   if (mode !== 'version') exitOnBrokenPipe(process.stderr);
+  startCpuProfile();
 
   let code: number;
   try {
@@ -55,6 +57,7 @@ async function main(): Promise<never> {
   }
   await flushStdout();
   persistCodeCaches();
+  stopCpuProfile();
   process.exit(code);
 }
 

@@ -122,6 +122,8 @@ static struct {
   const char *pin[MAX_PROTECT]; /* bound onto themselves so they cannot be renamed or removed */
   int n_pin;
   const char *hide[MAX_PATHS]; /* replaced by an empty file or folder */
+  const char *closed_in[8];    /* --hide-closed: folders whose entries closed to others are hidden too */
+  int n_closed_in;
   int n_hide;
   const char *tmpdir; /* the command's TMPDIR when it lies under /tmp */
   const char *link_path[MAX_PATHS]; /* grants named through a symlink: that name, then the real path */
@@ -721,10 +723,25 @@ static void forward_signal(int sig) {
   if (child_pid > 0) kill(child_pid, sig);
 }
 
+/* view_each_closed's callback for --hide-closed: the path joins the hide list (a copy: the walk's
+ * buffer is reused). Nonzero when the list is full. */
+static int hide_closed(const char *path, void *ctx) {
+  (void)ctx;
+  /* Named by --hide already (/etc/shadow): hiding a path twice stacks two binds of the empty file,
+   * which then cannot be removed from the view's root. */
+  for (int k = 0; k < opt.n_hide; k++)
+    if (strcmp(opt.hide[k], path) == 0) return 0;
+  if (opt.n_hide >= MAX_PATHS) return -1;
+  char *copy = strdup(path);
+  if (!copy) return -1;
+  opt.hide[opt.n_hide++] = copy;
+  return 0;
+}
+
 static void usage(const char *why) {
   fprintf(stderr,
           "rune-sandbox: %s\nusage: rune-sandbox [--ro P] [--rw P] [--protect P] [--allow-addr IP[:PORT]|[IP6]:PORT] "
-          "[--sys DIR] [--link PATH TARGET] [--tmpdir DIR] [--pin DIR] [--hide P] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
+          "[--sys DIR] [--link PATH TARGET] [--tmpdir DIR] [--pin DIR] [--hide P] [--hide-closed DIR] [--host 'NAME IP'] [--tmp-mb N] [--fsize B] [--nofile N] [--nproc N] [--data B] [--cwd DIR] "
           "[--cgroup DIR] [--report FD] [--strict] [--no-landlock] [--no-seccomp] [--no-namespaces] "
           "[--share-net] [--closed DIR] [--probe] -- PROGRAM ARGS...\n",
           why);
@@ -787,7 +804,15 @@ int main(int argc, char **argv) {
       opt.pin[opt.n_pin++] = v;
     } else if (strcmp(a, "--hide") == 0) {
       NEED_VALUE;
-      if (opt.n_hide < MAX_PATHS) opt.hide[opt.n_hide++] = v;
+      if (opt.n_hide >= MAX_PATHS) usage("too many --hide paths"); /* never drop one silently */
+      int seen = 0;
+      for (int k = 0; k < opt.n_hide && !seen; k++) seen = strcmp(opt.hide[k], v) == 0;
+      if (!seen) opt.hide[opt.n_hide++] = v; /* twice would stack two binds (see hide_closed) */
+    } else if (strcmp(a, "--hide-closed") == 0) {
+      /* --hide-closed DIR: every entry of DIR others may not read is hidden as if named by --hide. */
+      NEED_VALUE;
+      if (opt.n_closed_in >= 8) usage("too many --hide-closed folders");
+      opt.closed_in[opt.n_closed_in++] = v;
     } else if (strcmp(a, "--host") == 0) {
       NEED_VALUE;
       if (strchr(v, '\n')) usage("a --host entry contains a newline");
@@ -847,6 +872,14 @@ int main(int argc, char **argv) {
   if (opt.report_fd >= 0 && fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC) != 0) opt.report_fd = -1;
   /* Nothing inherited beyond stdio and the report pipe reaches the namespace's init or the command. */
   close_all_but(opt.report_fd, -1, 3);
+  for (int k = 0; k < opt.n_closed_in; k++)
+    if (view_each_closed(opt.closed_in[k], hide_closed, NULL) != 0) {
+      /* Fail closed: a secret left out of the hide list would be readable in the view. */
+      fprintf(stderr, "rune-sandbox: %s holds more entries closed to others than can be hidden (%d)\n",
+              opt.closed_in[k], MAX_PATHS);
+      report("setup", "failed", "%s holds more entries closed to others than can be hidden", opt.closed_in[k]);
+      return 125;
+    }
   set_view_spec();
 
   for (int k = 0; k < opt.n_cgroup; k++) {

@@ -60,6 +60,10 @@ int view_landlock_rules(int ruleset, uint64_t handled, int built, int *n_ro, int
  * leaves it holding the number again. Returns the new length. */
 int view_filter_rules(struct sock_filter *f, int n, unsigned lost);
 
+/* Calls `found` with the real path of every entry of `folder` others may not read (a folder others
+ * cannot enter counts whole); stops at, and returns, the first nonzero answer. */
+int view_each_closed(const char *folder, int (*found)(const char *path, void *ctx), void *ctx);
+
 /* Prints, as one JSON array on stdout, the real paths of the entries of `folder` others may not
  * read (a folder others cannot enter counts whole). */
 void view_print_closed(const char *folder);

@@ -135,6 +135,30 @@ describe('runAgent', () => {
     );
   });
 
+  it('sends the first request before any policy or path planning; builds them once, at the first tool call', async () => {
+    let planned = 0;
+    const policy: PolicyGate = {
+      check: async () => ({ kind: 'allow', rule: 'test' }),
+      protectedPaths: () => {
+        planned += 1;
+        return { floor: [], denied: [], unrestricted: false };
+      },
+    };
+    const answerOnly = fakeProvider([() => ({ content: `planned before the request: ${planned}` })]);
+    const answered = await runAgent(options(answerOnly.provider, { policy }));
+    expect(answered.answer).toBe('planned before the request: 0');
+    expect(planned).toBe(0);
+
+    const twoRounds = fakeProvider([
+      { toolCalls: [call('execute_cmd', { cmd: 'echo a' }, 'c1')] },
+      { toolCalls: [call('execute_cmd', { cmd: 'echo b' }, 'c2')] },
+      { content: 'done' },
+    ]);
+    const result = await runAgent(options(twoRounds.provider, { policy }));
+    expect(result.toolCalls.map((c) => c.decision)).toEqual(['allow', 'allow']);
+    expect(planned).toBe(1);
+  });
+
   it('tells the model nothing about the sandbox when every layer applied', async () => {
     const { provider, requests } = fakeProvider([
       { toolCalls: [call('execute_cmd', { cmd: 'echo hi' })] },

@@ -1,14 +1,14 @@
 // `rune [prompt...]`: chooses pipe mode or the interactive session and loads only that one. Apart
 // from the setup (agent.ts), which both modes import, so neither imports its own caller.
 import { RuneError } from '../core/errors.ts';
-import { joinPrompt, readStdin, setupAgent, splitResume } from './agent.ts';
+import { joinPrompt, readStdin, setupAgent, splitResume, stdinIsTerminal } from './agent.ts';
 import type { AgentFlags } from './flags.ts';
 
 /** `rune [prompt...]`: pipe mode when there is a prompt or a piped stdin, else the interactive session. */
 export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags): Promise<number> {
   const { promptArgs, flags } = splitResume(givenPrompt, givenFlags);
   const setup = setupAgent(flags);
-  const stdinIsTty = Boolean(process.stdin.isTTY);
+  const stdinIsTty = stdinIsTerminal();
   const piped = stdinIsTty ? undefined : await readStdin();
   const prompt = joinPrompt(promptArgs, piped);
   if (!prompt) {

@@ -7,7 +7,6 @@ import { RuneError } from '../core/errors.ts';
 import { VERSION } from '../core/version.ts';
 import { runSandboxCommand, type SandboxCommandOptions } from '../sandbox/command.ts';
 import { agentAction } from './agent-action.ts';
-import { collectDoctorReport, formatDoctorReport } from './doctor.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
 import type { InitOptions } from './init.ts';
 
@@ -28,9 +27,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'Show the version, embedded SQLite, the sandbox layers this machine offers, and the config in use',
     )
     .addOption(new Option('--json', 'print one JSON object'))
-    .action((_options: { json?: boolean }, cmd: Command) => {
+    .action(async (_options: { json?: boolean }, cmd: Command) => {
       // The agent's own --json is a program option; commander hands it to the program, so read both.
       const options = cmd.optsWithGlobals<{ json?: boolean; config?: string }>();
+      // Loaded here: it brings better-sqlite3, which no agent run needs.
+      const { collectDoctorReport, formatDoctorReport } = await import('./doctor.ts');
       const report = collectDoctorReport(process.env, options.config && resolve(options.config));
       process.stdout.write(
         options.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctorReport(report),

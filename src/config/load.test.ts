@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
 import { clearSecretsForTests, redact } from '../core/redact.ts';
-import { configOrigin, deriveConfig, loadConfig } from './load.ts';
+import { configOrigin, deriveConfig, loadConfig, presentKeysSchema } from './load.ts';
 import { configLayerSchema } from './schema.ts';
 
 const FILE = '/home/u/.rune/rune.toml';
@@ -178,5 +178,35 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(derived.policy)).toBe(true);
     expect(configOrigin(derived, 'api_key')).toBe('file');
     expect(configOrigin(derived, 'model')).toBe('flag');
+  });
+});
+
+describe('a layer is checked against the keys it has (start-up: the tables are not built for flags)', () => {
+  const LAYERS: [string, unknown][] = [
+    ['scalars', { model: 'm', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-x' }],
+    ['a bad URL and a bad number', { base_url: 'localhost:8080/v1', max_steps: 0 }],
+    ['an unknown key beside a known one', { model: 'm', modle: 'n' }],
+    ['only unknown keys', { nope: 1, __proto__x: 2 }],
+    ['a table', { policy: { mode: 'confirm', allowed_commands: ['ls'] } }],
+    ['a bad table value', { sandbox: { mode: 'sometimes' } }],
+    ['an unknown key inside a table', { policy: { mode: 'confirm', colour: 'red' } }],
+    ['an MCP list', { mcp: [{ name: 'fs', command: 'npx' }] }],
+    ['a table that is not one', { notes: 3 }],
+    ['not an object', ['model']],
+    ['null', null],
+  ];
+  it.each(LAYERS)('%s: the same result and messages as the whole schema', (_name, raw) => {
+    const narrowed = presentKeysSchema(raw).safeParse(raw, { jitless: true });
+    const whole = configLayerSchema().safeParse(raw, { jitless: true });
+    expect(narrowed.success).toBe(whole.success);
+    expect(narrowed.data).toEqual(whole.data);
+    expect(narrowed.error?.issues).toEqual(whole.error?.issues);
+  });
+
+  it('leaves out the keys a layer does not have', () => {
+    expect(Object.keys(presentKeysSchema({ model: 'm', api_key: 'k', stray: 1 }).shape)).toEqual([
+      'model',
+      'api_key',
+    ]);
   });
 });

@@ -28,8 +28,10 @@ import { fileRoutes } from './routes/files.ts';
 import { type NotesContext, notesKit, publishers } from './routes/kit.ts';
 import { noteRoutes } from './routes/notes.ts';
 import { pageRoutes } from './routes/pages.ts';
+import { revisionRoutes } from './routes/revisions.ts';
 import { searchRoutes } from './routes/search.ts';
 import { tokenRoutes } from './routes/tokens.ts';
+import { trashRoutes } from './routes/trash.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { userRoutes } from './routes/users.ts';
 import { createTaskRunner, type TaskRunner } from './worker-pool.ts';
@@ -87,33 +89,45 @@ export interface NotesServer {
  */
 const DRAIN_MS = 5000;
 
-export async function build(options: BuildOptions): Promise<NotesServer> {
-  const { config, logger } = options;
-  const notes = config.notes;
+/** notes.db, its folders, and the WAL sync `[notes] synchronous` asks for. */
+function openStorage(options: BuildOptions) {
+  const { logger } = options;
   mkdirSync(join(options.dataDir, 'uploads'), { recursive: true, mode: 0o700 });
   // Tests may leave the workspace in the data folder; `rune notes` passes one outside RUNE_HOME.
   if (!options.cwd) mkdirSync(join(options.dataDir, 'workspace'), { recursive: true, mode: 0o700 });
   const dbFile = join(options.dataDir, 'notes.db');
   const db = openNotesDatabase(dbFile);
-  const changes = db.prepare('select total_changes()').pluck();
+  const totalChanges = db.prepare('select total_changes()').pluck();
+  const changes = (): number => totalChanges.get() as number;
   const walSync = new WalSync(join(options.dataDir, 'notes.db-wal'), {
-    changes: () => changes.get() as number,
+    changes,
     ...(options.fsync ? { fsync: options.fsync } : {}),
   });
   // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
-  // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
-  // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
-  const synchronous = notes.synchronous ?? 'full';
+  // process either way; `normal` (default, SQLite's advice for WAL) does not wait for the disk, and a
+  // background fsync each second bounds what a power cut can lose; `full` also waits for the WAL's
+  // fsync, so it survives a power cut, at the disk's fsync latency per write (ADR 0025).
+  const synchronous = options.config.notes.synchronous ?? 'normal';
   if (synchronous === 'normal') {
     walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
   }
+  return { db, dbFile, changes, walSync, synchronous };
+}
+
+type Storage = ReturnType<typeof openStorage>;
+
+/** The services behind the routes, over the database. */
+function startServices(options: BuildOptions, storage: Storage) {
+  const { config, logger } = options;
+  const notes = config.notes;
+  const { db, dbFile } = storage;
   const now = options.now ?? (() => new Date());
   const limits = resolveLimits(notes);
   const store = new Store(db, now);
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
-  const checkpointer = Checkpointer.start(db, dbFile, logger, () => changes.get() as number);
+  const checkpointer = Checkpointer.start(db, dbFile, logger, storage.changes);
   const collab = new Collab(store, hub, {
     logger,
     limits,
@@ -133,21 +147,28 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
   const oauth = new OAuthLogins(notes, options.oauth);
-  const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
-  // Sessions the config no longer admits (an account removed while the server was down) end now.
-  auth.prune();
-  // What the last process acknowledged but did not finish: live edits not yet in a revision become
-  // one; chat runs it did not finish are shown as interrupted, and their questions expire.
+  return { limits, store, auth, hub, tasks, checkpointer, collab, chat, oauth };
+}
+
+type Services = ReturnType<typeof startServices>;
+
+/**
+ * What the last process acknowledged but did not finish: live edits not yet in a revision become
+ * one; chat runs it did not finish are shown as interrupted, and their questions expire.
+ */
+function recoverUncleanStop({ collab, chat }: Services, storage: Storage, logger: Logger): void {
   const recovered = collab.recover();
   const interrupted = chat.recoverInterrupted();
-  db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
+  storage.db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
   if (recovered + interrupted > 0) {
     logger.info('notes.recovered', {
       message: `rune notes: recovered after an unclean stop: ${recovered} file(s) with live edits saved as revisions, ${interrupted} chat run(s) marked interrupted`,
     });
   }
-  const publicUrl = notes.public_url ? new URL(notes.public_url) : null;
+}
 
+/** fastify with the server's bounds, connection limits, security headers, cookies and rate limits. */
+async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: 2 * 1024 * 1024,
@@ -180,13 +201,82 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     global: false,
     errorResponseBuilder: (_req, ctx) => rateLimited(Math.ceil(ctx.ttl / 1000)),
   });
+  return app;
+}
+
+const ROUTES = [
+  authRoutes,
+  userRoutes,
+  noteRoutes,
+  fileRoutes,
+  trashRoutes,
+  revisionRoutes,
+  collabRoutes,
+  eventRoutes,
+  chatRoutes,
+  searchRoutes,
+  uploadRoutes,
+  tokenRoutes,
+  pageRoutes,
+];
+
+/** The shared kit (services, who asks, errors) at the root, then one plugin per resource. */
+async function registerRoutes(app: FastifyInstance, context: NotesContext): Promise<void> {
+  await app.register(notesKit, context);
+  for (const routes of ROUTES) await app.register(routes);
+}
+
+/**
+ * The stop: chat runs end, event streams close, requests in flight finish (cut after DRAIN_MS),
+ * live documents are saved, the WAL is checkpointed and the database closed.
+ */
+async function stop(
+  app: FastifyInstance,
+  { chat, hub, tasks, collab, checkpointer, auth }: Services,
+  storage: Storage,
+  logger: Logger,
+): Promise<void> {
+  await chat.stopAll();
+  hub.closeAll();
+  // A client that never finishes its request must not hold the shutdown up until the SIGKILL.
+  const drainLimit = setTimeout(() => {
+    app.server.getConnections((_error, count) => {
+      app.server.closeAllConnections();
+      logger.warn('notes.drain_cut', {
+        message: `rune notes: requests were still unfinished ${DRAIN_MS / 1000} s after the stop began; cut ${count} connection(s)`,
+      });
+    });
+  }, DRAIN_MS);
+  await app.close();
+  clearTimeout(drainLimit);
+  await tasks.close();
+  collab.flushAll();
+  auth.flushLastUse();
+  await checkpointer?.close();
+  await storage.walSync.close();
+  storage.db.pragma('wal_checkpoint(TRUNCATE)');
+  storage.db.close();
+}
+
+export async function build(options: BuildOptions): Promise<NotesServer> {
+  const { config, logger } = options;
+  const notes = config.notes;
+  const storage = openStorage(options);
+  const services = startServices(options, storage);
+  const { limits, store, auth, hub, tasks, collab, chat, oauth } = services;
+  const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
+  // Sessions the config no longer admits (an account removed while the server was down) end now.
+  auth.prune();
+  recoverUncleanStop(services, storage, logger);
+  const publicUrl = notes.public_url ? new URL(notes.public_url) : null;
+  const app = await createApp(notes, limits);
 
   let closed = false;
-  const context: NotesContext = {
+  await registerRoutes(app, {
     config,
     logger,
     dataDir: options.dataDir,
-    db,
+    db: storage.db,
     store,
     auth,
     hub,
@@ -199,26 +289,10 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
     secure: (req: FastifyRequest) => req.protocol === 'https' || publicUrl?.protocol === 'https:',
-    durable: synchronous === 'full' ? () => walSync.flush() : () => Promise.resolve(),
+    durable: storage.synchronous === 'full' ? () => storage.walSync.flush() : () => Promise.resolve(),
     stopping: () => closed,
     ...publishers(hub),
-  };
-  await app.register(notesKit, context);
-  for (const routes of [
-    authRoutes,
-    userRoutes,
-    noteRoutes,
-    fileRoutes,
-    collabRoutes,
-    eventRoutes,
-    chatRoutes,
-    searchRoutes,
-    uploadRoutes,
-    tokenRoutes,
-    pageRoutes,
-  ]) {
-    await app.register(routes);
-  }
+  });
 
   const pinger = setInterval(() => hub.ping(), 20_000);
   pinger.unref();
@@ -234,25 +308,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     if (closed) return;
     closed = true;
     clearInterval(pinger);
-    await chat.stopAll();
-    hub.closeAll();
-    // A client that never finishes its request must not hold the shutdown up until the SIGKILL.
-    const drainLimit = setTimeout(() => {
-      app.server.getConnections((_error, count) => {
-        app.server.closeAllConnections();
-        logger.warn('notes.drain_cut', {
-          message: `rune notes: requests were still unfinished ${DRAIN_MS / 1000} s after the stop began; cut ${count} connection(s)`,
-        });
-      });
-    }, DRAIN_MS);
-    await app.close();
-    clearTimeout(drainLimit);
-    await tasks.close();
-    collab.flushAll();
-    await checkpointer?.close();
-    await walSync.close();
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    db.close();
+    await stop(app, services, storage, logger);
   };
 
   return { app, store, auth, hub, collab, chat, limits, tasks, generatedAdmin, reload, close };

@@ -16,8 +16,8 @@ export interface Watched {
 
 function exists(path: string): boolean {
   try {
-    lstatSync(path);
-    return true;
+    // No thrown error for the usual answer (missing): planning asks this for many paths per call.
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false; // ENOENT, ENOTDIR, EACCES: not there for anyone to use
   }

@@ -4,7 +4,17 @@
 // is never executed. (A byte comparison, not a sha256: hashing the 0.9 MB helper twice and loading
 // node:crypto for it cost every `rune sandbox` ~5 ms; the embedded bytes are what the build hashed.)
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { assetManifest, devAssetDir, isSea, readAsset } from '../core/assets.ts';
 import { RuneError } from '../core/errors.ts';
@@ -33,6 +43,34 @@ function unchanged(v: Verified): boolean {
     return now.ino === v.ino && now.size === v.size && now.ctimeMs === v.ctimeMs;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether the file holds exactly `expected`, read through one small buffer: reading the 0.9 MB file
+ * into a new buffer cost each run ~4 ms of allocation and page faults. O_NOFOLLOW: never a link (libuv adds O_CLOEXEC).
+ */
+export function fileEquals(path: string, expected: Uint8Array): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let offset = 0;
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, offset);
+      if (n === 0) return offset === expected.byteLength;
+      if (offset + n > expected.byteLength) return false;
+      if (Buffer.compare(chunk.subarray(0, n), expected.subarray(offset, offset + n)) !== 0) return false;
+      offset += n;
+    }
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -66,13 +104,7 @@ export function sandboxHelperPath(): string {
   const embedded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const dir = choosePrivateDir(nativeCacheCandidates());
   const file = join(dir.path, `rune-sandbox-${expected.slice(0, 24)}`);
-  const sameAsEmbedded = (): boolean => {
-    try {
-      return readFileSync(file).equals(embedded);
-    } catch {
-      return false;
-    }
-  };
+  const sameAsEmbedded = (): boolean => fileEquals(file, embedded);
   const ok = sameAsEmbedded();
   if (!ok) {
     const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;

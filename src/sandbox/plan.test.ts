@@ -166,11 +166,25 @@ describe('protected paths', () => {
     ]);
   });
 
-  it('isInside', () => {
-    expect(isInside('/a/b', '/a')).toBe(true);
-    expect(isInside('/a', '/a')).toBe(true);
-    expect(isInside('/ab', '/a')).toBe(false);
-    expect(isInside('/', '/a')).toBe(false);
+  it.each([
+    ['/a/b', '/a', true],
+    ['/a', '/a', true],
+    ['/ab', '/a', false],
+    ['/', '/a', false],
+    ['/a', '/', true],
+    ['/', '/', true],
+    ['/a/b/', '/a', true],
+    ['/a/b', '/a/', true],
+    ['/a/../b', '/a', false],
+    ['/a/./b', '/a', true],
+    ['/a//b', '/a', true],
+    ['/b/../a/c', '/a', true],
+    ['/a/..', '/a', false],
+    ['/a/..b', '/a', true],
+    ['/a/.b', '/a', true],
+    ['a/b', '/a', false],
+  ])('isInside(%j, %j) is %s', (child, parent, inside) => {
+    expect(isInside(child, parent)).toBe(inside);
   });
 });
 

@@ -131,7 +131,14 @@ export function protectedCandidates(root: string, entries: readonly string[]): s
   return out;
 }
 
+/** Absolute, no `.`/`..` segment, no doubled or trailing slash: a prefix test then decides. */
+const NOT_NORMAL = /\/\/|\/\.\.?(\/|$)|.\/$/;
+
 export function isInside(child: string, parent: string): boolean {
+  // Called for every path against every root while a call is planned: a string test where the
+  // paths are already normal (they almost always are), path.relative only otherwise.
+  if (child.startsWith('/') && parent.startsWith('/') && !NOT_NORMAL.test(child) && !NOT_NORMAL.test(parent))
+    return child === parent || parent === '/' || (child.startsWith(parent) && child[parent.length] === '/');
   const rel = relative(parent, child);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
@@ -168,6 +175,8 @@ export interface PlanInput {
   /** Folders bound onto themselves so they cannot be renamed away (.git). */
   pinPaths: string[];
   hidePaths: string[];
+  /** Folders whose entries others may not read the helper finds and hides itself, on every call. */
+  hideClosedIn?: string[];
   resolved: ResolvedName[];
   limits: { fsizeBytes: number; nofile: number; nproc?: number; tmpMb: number; dataBytes?: number };
   /** cgroups the helper joins before creating the namespaces (one per hierarchy). */
@@ -212,6 +221,7 @@ export function planHelperArgs(input: PlanInput): Plan {
   for (const p of input.pinPaths) args.push('--pin', p);
   for (const p of input.protectedPaths) args.push('--protect', p);
   for (const p of input.hidePaths) args.push('--hide', p);
+  for (const p of input.hideClosedIn ?? []) args.push('--hide-closed', p);
   const allow = new Set<string>();
   const hosts = new Set<string>();
   for (const entry of input.resolved) {
@@ -257,7 +267,10 @@ export function planHelperArgs(input: PlanInput): Plan {
     readOnly: [...SYSTEM_READ_ONLY, '/sys', ...ro],
     writable: ['/tmp (private)', '/dev/shm (private)', ...rw],
     protected: input.protectedPaths,
-    hidden: input.hidePaths,
+    hidden: [
+      ...input.hidePaths,
+      ...(input.hideClosedIn ?? []).map((folder) => `(every entry of ${folder} others may not read)`),
+    ],
     absent: NOTABLE_ABSENT.filter((folder) => !granted.some((p) => isInside(p, folder))),
   };
   return { args, notes, view };

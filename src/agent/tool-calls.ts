@@ -1,0 +1,153 @@
+// One round of tool calls (docs/adr/0007-agent-run-loop.md): each call decided by the policy gate in
+// order, consecutive read-only calls run together, every other call alone, results in call order.
+
+import { redact } from '../core/redact.ts';
+import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
+import type { ToolCall } from '../providers/types.ts';
+import { skippedLayersNote } from '../sandbox/summary.ts';
+import { executeTool, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
+import type { ToolContext, ToolOutput } from '../tools/types.ts';
+import type { AgentEvent, ToolCallRecord } from './types.ts';
+
+interface PlannedCall {
+  call: ToolCall;
+  tool?: RegisteredTool;
+  args?: Record<string, unknown>;
+  decision: PolicyDecision;
+  /** Set when the call must not run (invalid, unknown, denied): the result the model reads. */
+  preset?: ToolOutput;
+}
+
+export interface ToolRunEnv {
+  registry: ToolRegistry;
+  offered: Set<string>;
+  policy: PolicyGate;
+  context: ToolContext;
+  emit: (event: AgentEvent) => void;
+  toolCalls: ToolCallRecord[];
+}
+
+/**
+ * Decides every call in order (a confirmation prompt must not interleave with another) and runs
+ * them: consecutive read-only calls together, every other call alone, so a write is never raced by
+ * a read of the same file. A call is decided only after every earlier call with side effects has
+ * run: decided up front, `ln -s ~ d` followed by `write_file d/.x` would be judged on the folder
+ * `d` that the command then swapped for a symlink. Results come back in the order of the calls.
+ */
+export async function runToolCalls(calls: readonly ToolCall[], env: ToolRunEnv): Promise<ToolOutput[]> {
+  const results: ToolOutput[] = new Array(calls.length);
+  // Unknown tools are refused at planning, without side effects: they may join a read-only group.
+  const readOnly = (call: ToolCall): boolean => env.registry.get(call.name)?.readOnly ?? true;
+  let index = 0;
+  while (index < calls.length) {
+    let size = 1;
+    if (readOnly(calls[index]!)) {
+      while (index + size < calls.length && readOnly(calls[index + size]!)) size += 1;
+    }
+    const planned: PlannedCall[] = [];
+    for (const call of calls.slice(index, index + size)) {
+      env.emit({ type: 'tool_call', id: call.id, name: call.name, arguments: redact(call.arguments) });
+      // After a cancel nobody is asked about the rest; perform() reports them as not started.
+      planned.push(
+        env.context.signal.aborted
+          ? {
+              call,
+              decision: { kind: 'deny', reason: 'cancelled', rule: 'cancelled' },
+              preset: { content: 'error: cancelled before it started', isError: true },
+            }
+          : await plan(call, env),
+      );
+    }
+    const done = await Promise.all(planned.map((p) => perform(p, env)));
+    for (const [offset, { output, record }] of done.entries()) {
+      results[index + offset] = output;
+      env.toolCalls.push(record);
+    }
+    index += size;
+  }
+  return results;
+}
+
+async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
+  const deny = (rule: string, reason: string): PlannedCall => ({
+    call,
+    decision: { kind: 'deny', reason, rule },
+    preset: { content: `error: ${reason}`, isError: true },
+  });
+  const tool = env.registry.get(call.name);
+  if (!tool || !env.offered.has(call.name)) {
+    const available = [...env.offered].filter((name) => env.registry.get(name)).join(', ');
+    return deny('unknown_tool', `there is no tool named "${call.name}" in this run; available: ${available}`);
+  }
+  const parsed = await tool.parse(call.arguments);
+  if (!parsed.ok) return deny('invalid_arguments', `${call.name}: ${parsed.error}`);
+
+  let decision: PolicyDecision;
+  try {
+    decision = await env.policy.check({
+      tool: call.name,
+      args: parsed.args,
+      source: tool.source,
+      ...(tool.server === undefined ? {} : { server: tool.server }),
+      readOnly: tool.readOnly,
+      ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
+    });
+  } catch (error) {
+    decision = {
+      kind: 'deny',
+      reason: `the policy check failed: ${(error as Error).message}`,
+      rule: 'policy_error',
+    };
+  }
+  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision });
+  if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
+  const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
+  return {
+    call,
+    tool,
+    decision,
+    preset: { content: `blocked by policy (${decision.rule}): ${reason}`, isError: true },
+  };
+}
+
+async function perform(
+  planned: PlannedCall,
+  env: ToolRunEnv,
+): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
+  const started = performance.now();
+  let output =
+    planned.preset ??
+    (env.context.signal.aborted
+      ? { content: 'error: cancelled before it started', isError: true }
+      : await executeTool(planned.tool!, planned.args!, env.context));
+  // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
+  // whenever it likes) may have planted git settings under a writable root; a sandboxed command
+  // had its own check (its result carries layers). src/sandbox/git.ts.
+  const tool = planned.preset ? undefined : planned.tool;
+  if (tool && !output.layers && (!tool.readOnly || tool.source === 'mcp')) {
+    const undone = env.context.executor.checkGit?.(env.context.readWritePaths);
+    if (undone) output = { ...output, content: `${output.content}\n${undone}` };
+  }
+  // The model learns when its command ran with layers missing: it must not assume a confinement.
+  const note = skippedLayersNote(output.layers);
+  const content = redact(note ? `${output.content}\n${note}` : output.content);
+  env.emit({
+    type: 'tool_result',
+    id: planned.call.id,
+    name: planned.call.name,
+    isError: output.isError ?? false,
+    content,
+    ...(output.layers ? { layers: output.layers } : {}),
+  });
+  const record: ToolCallRecord = {
+    id: planned.call.id,
+    name: planned.call.name,
+    arguments: redact(planned.call.arguments),
+    decision: planned.decision.kind,
+    rule: planned.decision.rule,
+    isError: output.isError ?? false,
+    ...(output.layers ? { layers: output.layers } : {}),
+    durationMs: Math.round(performance.now() - started),
+  };
+  return { output: { ...output, content }, record };
+}
