@@ -3,19 +3,21 @@
 //   2. delay for an edit to reach 200 SSE clients, p50/p99 (goal p99 ≤ 100 ms),
 //   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline,
 //   4. acknowledgement latency of collaborative updates with 20 typists, p50/p99: the durable update
-//      log with synchronous = full (default) and normal, side by side with a binary from before the
-//      log (--baseline BIN, e.g. one built from an older commit; goal: at most +2 ms at p99),
-//      typed in 8 interleaved slices of --seconds/8 per variant.
+//      log with synchronous = normal (default) and full, side by side with a binary from before the
+//      log (--baseline BIN, built from 0d6a4c0; goal: at most +2 ms at p99), typed in --slices
+//      interleaved slices (bench/notes-collab.mjs).
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
 //                        [--only reads|collab] [--typists 20] [--baseline BIN]
+//                        [--typing-seconds 24] [--slices 12] [--also NAME=BIN …]
 import { spawn } from 'node:child_process';
-import { closeSync, fdatasync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import http from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
+import { collabLatency } from './notes-collab.mjs';
+import { cpuMicros, httpClient, adminApi as signIn, startRune as start, waitForLine } from './notes-lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +28,9 @@ const { values } = parseArgs({
     only: { type: 'string' },
     typists: { type: 'string', default: '20' },
     baseline: { type: 'string', default: process.env.RUNE_BASELINE_BIN },
+    'typing-seconds': { type: 'string', default: '24' },
+    slices: { type: 'string', default: '12' },
+    also: { type: 'string', multiple: true, default: [] },
   },
 });
 const seconds = Number(values.seconds);
@@ -34,39 +39,9 @@ const fileCount = Number(values.files);
 const connections = Number(values.connections);
 const rune = requireBinary();
 const require = createRequire(join(ROOT, 'package.json'));
-
-function waitForLine(child, pattern) {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`no match for ${pattern}: ${text}`)), 30_000);
-    child.stderr.setEncoding('utf8').on('data', (chunk) => {
-      text += chunk;
-      const match = pattern.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-    child.on('close', (code) => reject(new Error(`exited ${code}: ${text}`)));
-  });
-}
-
-/** Servers still running: a bench that fails half-way must not leave them behind. */
-const running = new Set();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-async function startRune(home, bin = rune) {
-  const child = spawn(bin, ['notes', '--port', '0'], {
-    env: { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: home },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  running.add(child);
-  child.once('close', () => running.delete(child));
-  const [, url] = await waitForLine(child, /listening on (http:\/\/[\d.]+:\d+)/);
-  return { child, url, stop: () => new Promise((r) => child.once('close', r) && child.kill('SIGTERM')) };
-}
+const { request, close: closeClient } = httpClient(connections);
+const startRune = (home) => start(home, rune);
+const adminApi = (url) => signIn(request, url);
 
 async function startHello() {
   const code = `
@@ -76,30 +51,6 @@ async function startHello() {
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
   const [, port] = await waitForLine(child, /port (\d+)/);
   return { child, url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-
-function request(url, { method = 'GET', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
-      );
-    });
-    req.on('error', reject);
-    if (body !== undefined) req.end(typeof body === 'string' ? body : JSON.stringify(body));
-    else req.end();
-  });
-}
-
-/** Requests per second with `connections` concurrent keep-alive loops for `seconds`. */
-/** CPU time (user + system) a process has used, in µs, from /proc. */
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
 /** Requests per second, and the server's CPU µs per request (the client may be the bottleneck). */
@@ -122,205 +73,24 @@ async function throughput(url, pid) {
 }
 const cpuPerRequest = new Map();
 
-async function adminApi(url) {
-  const login = await request(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: { username: 'bench', password: 'benchpass' },
+const collab = () =>
+  collabLatency({
+    rune,
+    baseline: values.baseline,
+    also: values.also.map((spec) => {
+      const at = spec.indexOf('=');
+      if (at < 1) throw new Error(`--also ${spec}: expected NAME=BIN`);
+      return { name: spec.slice(0, at), bin: requireBinary(spec.slice(at + 1)) };
+    }),
+    typists: Number(values.typists),
+    typingSeconds: Number(values['typing-seconds']),
+    slices: Number(values.slices),
+    Y: require('yjs'),
   });
-  const cookie = String(login.headers['set-cookie']).split(';')[0];
-  const csrf = JSON.parse(login.body).csrf_token;
-  const token = JSON.parse(
-    (
-      await request(`${url}/api/tokens`, {
-        method: 'POST',
-        headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
-        body: { name: 'bench', role: 'admin' },
-      })
-    ).body,
-  ).token;
-  const call = (path, method = 'GET', body) =>
-    request(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body }),
-    });
-  call.token = token;
-  return call;
-}
-
-/**
- * 4. `typists` people each typing at their own line at keyboard speed (a key every 100–200 ms, one
- * Yjs update per key, as the web editor sends them when it does not batch): the time from sending
- * an update to its acknowledgement. Every variant's server runs from the start; the typing comes in
- * short slices, variant after variant in a new random order each round, so changes in machine load
- * fall on all variants alike.
- */
-async function collabLatency() {
-  const Y = require('yjs');
-  const typists = Number(values.typists);
-  const rounds = 8;
-  /** Typing time per variant in all, in ms (--seconds). */
-  const slice = seconds * 1000;
-  const variants = [
-    ...(values.baseline
-      ? [{ name: `before the update log (${values.baseline})`, bin: values.baseline, toml: '' }]
-      : []),
-    { name: 'update log, synchronous = normal', bin: rune, toml: 'synchronous = "normal"\n' },
-    { name: 'update log, synchronous = full (default)', bin: rune, toml: '' },
-  ];
-  const typingAgent = new http.Agent({ keepAlive: true, maxSockets: (typists + 4) * variants.length });
-  const post = (url, token, body) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        {
-          method: 'POST',
-          agent: typingAgent,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            res.statusCode === 200
-              ? resolve()
-              : reject(new Error(`${url}: ${res.statusCode} ${res.headers['retry-after'] ?? ''}`)),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(body));
-    });
-  for (const variant of variants) {
-    const dir = mkdtempSync(join(tmpdir(), 'rune-bench-collab-'));
-    writeFileSync(
-      join(dir, 'rune.toml'),
-      `[notes]\n${variant.toml}[notes.local]\nadmins = ["bench:benchpass"]\n`,
-    );
-    variant.server = await startRune(dir, variant.bin);
-    const call = await adminApi(variant.server.url);
-    await call('/api/notes', 'POST', { name: 'typing' });
-    const lines = Array.from({ length: typists }, (_, i) => `[t${i}]\n`).join('');
-    await call('/api/notes/typing/files', 'POST', { name: 'doc.md', content: `# Typing\n${lines}` });
-    // One token per typist: twenty people, not one client (per-person budgets apply to each).
-    variant.tokens = [];
-    for (let i = 0; i < typists; i++) {
-      const res = await call('/api/tokens', 'POST', { name: `typist${i}`, role: 'user' });
-      variant.tokens.push(JSON.parse(res.body).token);
-    }
-    variant.path = `${variant.server.url}/api/notes/typing/files/doc.md/collab`;
-    const { state } = JSON.parse((await call('/api/notes/typing/files/doc.md/collab')).body);
-    variant.docs = Array.from({ length: typists }, () => {
-      const doc = new Y.Doc();
-      Y.applyUpdate(doc, Buffer.from(state, 'base64'));
-      return doc;
-    });
-    variant.samples = [];
-    variant.roundP99 = [];
-    variant.cpu = 0;
-  }
-  const typeFor = async (variant, ms) => {
-    const until = Date.now() + ms;
-    const latencies = [];
-    await Promise.all(
-      variant.docs.map(async (doc, i) => {
-        const text = doc.getText('content');
-        // Typists start out of step, as people do.
-        await new Promise((r) => setTimeout(r, Math.random() * 150));
-        while (Date.now() < until) {
-          let update;
-          const grab = (u) => {
-            update = u;
-          };
-          doc.on('update', grab);
-          const current = text.toString();
-          text.insert(current.indexOf('\n', current.indexOf(`[t${i}]`)), 'k');
-          doc.off('update', grab);
-          const start = process.hrtime.bigint();
-          await post(variant.path, variant.tokens[i], {
-            update: Buffer.from(update).toString('base64'),
-            client_id: `t${i}`,
-          });
-          latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-          await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
-        }
-      }),
-    );
-    return latencies;
-  };
-  // The floor of synchronous = full: one fdatasync of a 4 KiB overwrite (as SQLite's WAL is written)
-  // in the folder the servers use, sampled between the slices so it sees the same disk load.
-  const probeFile = join(mkdtempSync(join(tmpdir(), 'rune-bench-disk-')), 'probe');
-  const probeFd = openSync(probeFile, 'w');
-  writeSync(probeFd, Buffer.alloc(4096 * 64));
-  const diskSamples = [];
-  const probeDisk = async (count) => {
-    for (let i = 0; i < count; i++) {
-      writeSync(probeFd, Buffer.alloc(4096, i), 0, 4096, 4096 * (i % 64));
-      const start = process.hrtime.bigint();
-      await new Promise((resolve, reject) => fdatasync(probeFd, (e) => (e ? reject(e) : resolve())));
-      diskSamples.push(Number(process.hrtime.bigint() - start) / 1e6);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
-  for (const variant of variants) await typeFor(variant, 500); // warm-up, not counted
-  for (let round = 0; round < rounds; round++) {
-    const order = [...variants].sort(() => Math.random() - 0.5);
-    for (const variant of order) {
-      const cpuBefore = cpuMicros(variant.server.child.pid);
-      const latencies = await typeFor(variant, slice / rounds);
-      // Server CPU per update: what the change costs, whatever else the machine is doing.
-      variant.cpu += cpuMicros(variant.server.child.pid) - cpuBefore;
-      variant.samples.push(...latencies);
-      variant.roundP99.push(percentile(latencies, 99));
-      await probeDisk(10);
-    }
-  }
-  closeSync(probeFd);
-  for (const variant of variants) await variant.server.stop();
-  typingAgent.destroy();
-  console.log(
-    `\ncollab update → acknowledgement, ${typists} typists, ${rounds} interleaved slices of ${(slice / rounds / 1000).toFixed(2)} s per variant`,
-  );
-  const first = variants[0];
-  const sign = (x) => (x >= 0 ? '+' : '') + x.toFixed(2);
-  const base = {
-    p50: percentile(first.samples, 50),
-    p99: percentile(first.samples, 99),
-    slice: median(first.roundP99),
-    cpu: first.cpu / first.samples.length,
-  };
-  for (const variant of variants) {
-    const p50 = percentile(variant.samples, 50);
-    const p99 = percentile(variant.samples, 99);
-    const sliceP99 = median(variant.roundP99);
-    const cpu = variant.cpu / variant.samples.length;
-    const versus =
-      variant === first
-        ? '(baseline)'
-        : `Δp50 ${sign(p50 - base.p50)} ms  Δp99 ${sign(p99 - base.p99)} ms  Δ(median slice p99) ${sign(sliceP99 - base.slice)} ms  CPU ×${(cpu / base.cpu).toFixed(2)}`;
-    console.log(
-      `  ${variant.name.padEnd(44)} n ${String(variant.samples.length).padStart(5)}  p50 ${p50.toFixed(2).padStart(6)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  median slice p99 ${sliceP99.toFixed(2).padStart(7)} ms  server CPU ${cpu.toFixed(0).padStart(4)} µs/update  ${versus}`,
-    );
-  }
-  console.log(
-    `  disk: fdatasync of a 4 KiB overwrite here, n ${diskSamples.length}  p50 ${percentile(diskSamples, 50).toFixed(2)} ms  p99 ${percentile(diskSamples, 99).toFixed(2)} ms  (what synchronous = full adds, at most about twice, shared by concurrent writes)`,
-  );
-  console.log(
-    `  load average while measuring: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
-  );
-  if (!values.baseline) {
-    console.log(
-      '  (no --baseline BIN: give a binary built from before the update log to see the cost of the log itself)',
-    );
-  }
-}
 
 if (values.only === 'collab') {
-  await collabLatency();
-  agent.destroy();
+  await collab();
+  closeClient();
   process.exit(0);
 }
 
@@ -498,5 +268,5 @@ console.log(
   `  one word            p50 ${percentile(fts, 50).toFixed(1)} ms  p95 ${percentile(fts, 95).toFixed(1)} ms  (goal p95 ≤ 20 ms)`,
 );
 await server.stop();
-if (values.only !== 'reads') await collabLatency();
-agent.destroy();
+if (values.only !== 'reads') await collab();
+closeClient();

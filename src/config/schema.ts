@@ -310,7 +310,7 @@ export const notesSchema = once(() =>
       .enum(['full', 'normal'])
       .optional()
       .describe(
-        "SQLite's synchronous level: full (default) fsyncs every acknowledged write, so it survives a power cut; normal survives a crash of the process only (a power cut may lose the last writes)",
+        "SQLite's synchronous level: normal (default) keeps every acknowledged write through any crash of the process, and a power cut may lose the last second of them; full also fsyncs before each answer, so they survive a power cut, at one disk fsync of latency per write",
       ),
     revision_every_secs: positiveInt()
       .optional()

@@ -194,12 +194,22 @@ export interface SessionSubject {
  * grows whenever a role, session, token or the configuration changes, so long-lived event streams
  * know when to look their principal up again.
  */
+/**
+ * How often a token's last_used_at is written at most. Every API request carries a token: writing
+ * the time on each made every read a commit (and, with synchronous = full, an fsync for the next
+ * writer). Between writes the newest time is kept in memory and shown by the API; a crash loses at
+ * most this much of it (docs/notes-api.md, Tokens).
+ */
+export const LAST_USED_WRITE_MS = 60_000;
+
 export class Auth {
   epoch = 0;
   accounts: Map<string, LocalAccount>;
   private notes: NotesConfig;
   private readonly store: Store;
   private readonly logger: Logger;
+  /** Per token id: when last_used_at was last written (ms), and a newer use not written yet. */
+  private readonly lastUsed = new Map<number, { writtenAt: number; pending: string | null }>();
 
   constructor(store: Store, notes: NotesConfig, logger: Logger) {
     this.store = store;
@@ -413,19 +423,52 @@ export class Auth {
   }
 
   tokenById(id: number): TokenRow | undefined {
-    return this.store.db
+    const row = this.store.db
       .prepare(
         'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where id = ?',
       )
       .get(id) as TokenRow | undefined;
+    return row && this.withLastUse(row);
   }
 
   listTokens(): TokenRow[] {
-    return this.store.db
-      .prepare(
-        'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where revoked_at is null order by id',
-      )
-      .all() as TokenRow[];
+    return (
+      this.store.db
+        .prepare(
+          'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where revoked_at is null order by id',
+        )
+        .all() as TokenRow[]
+    ).map((row) => this.withLastUse(row));
+  }
+
+  /** The row with its newest use, written or not yet. */
+  private withLastUse(row: TokenRow): TokenRow {
+    const pending = this.lastUsed.get(row.id)?.pending;
+    return pending ? { ...row, last_used_at: pending } : row;
+  }
+
+  /** Notes a use of a token: written at once when the last write is a minute old, else kept in memory. */
+  private noteUse(id: number): void {
+    const at = this.store.stamp();
+    const now = Date.parse(at);
+    const entry = this.lastUsed.get(id);
+    if (entry && now - entry.writtenAt < LAST_USED_WRITE_MS && now >= entry.writtenAt) {
+      entry.pending = at;
+      return;
+    }
+    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(at, id);
+    this.lastUsed.set(id, { writtenAt: now, pending: null });
+  }
+
+  /** Writes the uses kept in memory (at shutdown). */
+  flushLastUse(): void {
+    const update = this.store.db.prepare('update tokens set last_used_at = ? where id = ?');
+    this.store.tx(() => {
+      for (const [id, entry] of this.lastUsed) {
+        if (entry.pending) update.run(entry.pending, id);
+      }
+    });
+    this.lastUsed.clear();
   }
 
   revokeToken(id: number): boolean {
@@ -486,7 +529,7 @@ export class Auth {
     if (!row) return null;
     const role = this.tokenRole(row);
     if (!role) return null;
-    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(this.store.stamp(), row.id);
+    this.noteUse(row.id);
     return { subject: `token:${row.id}`, name: row.name, provider: 'token', role, tokenId: row.id };
   }
 

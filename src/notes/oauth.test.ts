@@ -110,9 +110,9 @@ function authorize(location: string): { code: string; state: string } {
   return { code, state: url.searchParams.get('state')! };
 }
 
-async function setup(extra: Partial<BuildOptions> = {}) {
+async function setup(extra: Partial<BuildOptions> = {}, notes = '') {
   kit = await makeServer(
-    `
+    `${notes}
 [notes.local]
 admins = ["ada:adapass1"]
 [[notes.oauth]]
@@ -300,12 +300,15 @@ describe('mapRole', () => {
 });
 
 describe('external logins are acknowledged only once durable', () => {
-  it('answers the callback (account and session created) only after the commit is synced, 500 when it cannot be', async () => {
+  it('answers the callback (account and session created) only after the commit is synced, 500 when it cannot be (synchronous = full)', async () => {
     let fail = false;
-    await setup({
-      fsync: (_fd: number, done: (error: Error | null) => void) =>
-        done(fail ? Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) : null),
-    });
+    await setup(
+      {
+        fsync: (_fd: number, done: (error: Error | null) => void) =>
+          done(fail ? Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) : null),
+      },
+      '[notes]\nsynchronous = "full"',
+    );
     fail = true;
     const res = await loginVia('/auth/oauth/corp/start', '/auth/oauth/corp/callback', {
       sub: 's-sync',

@@ -783,11 +783,13 @@ describe('acknowledgements', () => {
     ).toMatchObject({ revision: 2, content: 'x\n' });
   });
 
-  it('answers a change only once its commit is synced to disk (synchronous = full, the default)', async () => {
+  const FULL = `[notes]\nsynchronous = "full"\n${ACCOUNTS}`;
+
+  it('answers a change only once its commit is synced to disk (synchronous = full)', async () => {
     await kit.server.close();
     const held: Array<() => void> = [];
     let hold = false;
-    await setup(undefined, {
+    await setup(FULL, {
       fsync: (_fd: number, done: (error: Error | null) => void) => {
         if (hold) held.push(() => done(null));
         else done(null);
@@ -815,11 +817,14 @@ describe('acknowledgements', () => {
     hold = false;
   });
 
-  it('with synchronous = normal, answers at commit without waiting for the disk', async () => {
+  it.each([
+    ['synchronous = normal, the default', undefined],
+    ['synchronous = normal, set', `[notes]\nsynchronous = "normal"\n${ACCOUNTS}`],
+  ])('with %s, answers at commit without waiting for the disk', async (_name, toml) => {
     await kit.server.close();
     const held: Array<() => void> = [];
     let hold = true;
-    await setup(`[notes]\nsynchronous = "normal"\n${ACCOUNTS}`, {
+    await setup(toml, {
       fsync: (_fd: number, done: (error: Error | null) => void) => {
         if (hold) held.push(() => done(null));
         else done(null);
@@ -833,10 +838,10 @@ describe('acknowledgements', () => {
     for (const done of held.splice(0)) done();
   });
 
-  it('answers 500, not OK, when the disk cannot sync', async () => {
+  it('answers 500, not OK, when the disk cannot sync (synchronous = full)', async () => {
     await kit.server.close();
     let fail = false;
-    await setup(undefined, {
+    await setup(FULL, {
       fsync: (_fd: number, done: (error: Error | null) => void) =>
         done(fail ? Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }) : null),
     });

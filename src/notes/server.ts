@@ -104,9 +104,10 @@ function openStorage(options: BuildOptions) {
     ...(options.fsync ? { fsync: options.fsync } : {}),
   });
   // [notes] synchronous: what an answer to a change waits for. Every commit survives a crash of the
-  // process either way; `full` (default) also waits for the WAL's fsync, so it survives a power cut;
-  // `normal` does not wait, and a background fsync each second bounds what a power cut can lose.
-  const synchronous = options.config.notes.synchronous ?? 'full';
+  // process either way; `normal` (default, SQLite's advice for WAL) does not wait for the disk, and a
+  // background fsync each second bounds what a power cut can lose; `full` also waits for the WAL's
+  // fsync, so it survives a power cut, at the disk's fsync latency per write (ADR 0025).
+  const synchronous = options.config.notes.synchronous ?? 'normal';
   if (synchronous === 'normal') {
     walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
   }
@@ -231,7 +232,7 @@ async function registerRoutes(app: FastifyInstance, context: NotesContext): Prom
  */
 async function stop(
   app: FastifyInstance,
-  { chat, hub, tasks, collab, checkpointer }: Services,
+  { chat, hub, tasks, collab, checkpointer, auth }: Services,
   storage: Storage,
   logger: Logger,
 ): Promise<void> {
@@ -250,6 +251,7 @@ async function stop(
   clearTimeout(drainLimit);
   await tasks.close();
   collab.flushAll();
+  auth.flushLastUse();
   await checkpointer?.close();
   await storage.walSync.close();
   storage.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { fstatSync, fsyncSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,6 +111,45 @@ describe('addAllowlistEntry (file, lock, atomic rename)', () => {
     expect(addAllowlistEntry(file, 'allowed_domains', '*.example.com')).toBe(false);
     const text = readFileSync(file, 'utf8');
     expect(text).toBe(COMMENTED.replace('["api.github.com"]', '["api.github.com", "*.example.com"]'));
+  });
+
+  /** Every fsync made, in order: the path synced, whether it is a folder, and the file's text then. */
+  function recordSyncs(file: string) {
+    const syncs: Array<{ path: string; folder: boolean; text: string }> = [];
+    const fsync = (fd: number) => {
+      fsyncSync(fd);
+      let text = '';
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        // Not there yet.
+      }
+      syncs.push({ path: readlinkSync(`/proc/self/fd/${fd}`), folder: fstatSync(fd).isDirectory(), text });
+    };
+    return { syncs, fsync };
+  }
+
+  it('"saved" is durable: the folder is fsynced after the rename, so a power cut cannot bring back the old file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rune-persist-'));
+    const file = join(dir, 'rune.toml');
+    writeFileSync(file, COMMENTED);
+    const { syncs, fsync } = recordSyncs(file);
+    expect(addAllowlistEntry(file, 'allowed_commands', 'df', { fsync })).toBe(true);
+    // First the new text (the temp file), then the folder that now names it rune.toml.
+    expect(syncs.map((s) => s.folder)).toEqual([false, true]);
+    expect(syncs[0]!.path).toMatch(/\.rune\.toml\.tmp$/);
+    expect(syncs[1]!.path).toBe(dir);
+    expect(syncs[1]!.text).toContain('"df"');
+  });
+
+  it('folders it creates are made durable in their parents too', () => {
+    const root = mkdtempSync(join(tmpdir(), 'rune-persist-'));
+    const file = join(root, 'a', 'b', 'rune.toml');
+    const { syncs, fsync } = recordSyncs(file);
+    expect(addAllowlistEntry(file, 'allowed_commands', 'df', { fsync })).toBe(true);
+    const folders = syncs.filter((s) => s.folder).map((s) => s.path);
+    expect(folders).toEqual(expect.arrayContaining([root, join(root, 'a'), join(root, 'a', 'b')]));
+    expect(syncs.at(-1)).toMatchObject({ path: join(root, 'a', 'b'), folder: true });
   });
 
   it('leaves an invalid file alone', () => {

@@ -1,6 +1,8 @@
 // "Always allow": adds one entry to a [policy] list of rune.toml by editing the text in place, so
 // comments, order and unrelated keys survive (smol-toml would drop comments). The edit is checked
 // by re-parsing, written to a temp file and renamed, under a lock file that serialises processes.
+// "Saved" means durable: the temp file is fsynced before the rename and the folder after it (the
+// rename is a change of the folder; without its fsync a power cut can bring back the old file).
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -26,6 +28,8 @@ export interface LockOptions {
   timeoutMs?: number;
   /** A lock older than this is taken to be left by a crashed process. */
   staleMs?: number;
+  /** fsync(2) of a descriptor (tests observe the order of syncs through it). */
+  fsync?: (fd: number) => void;
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -72,7 +76,13 @@ export function addAllowlistEntry(
   value: string,
   options: LockOptions = {},
 ): boolean {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const sync = options.fsync ?? fsyncSync;
+  const created = mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // Folders made here are entries of their parents: those must be durable too.
+  if (created) {
+    for (let dir = dirname(file); dir !== dirname(created); dir = dirname(dir))
+      syncFolder(dirname(dir), sync);
+  }
   return withFileLock(
     file,
     () => {
@@ -100,7 +110,7 @@ export function addAllowlistEntry(
           `could not add '${value}' to ${list} in ${file} without changing anything else; add it by hand`,
         );
       }
-      writeAtomically(file, next, mode);
+      writeAtomically(file, next, mode, sync);
       return true;
     },
     options,
@@ -115,12 +125,12 @@ function parseOrThrow(file: string, text: string): Record<string, unknown> {
   }
 }
 
-function writeAtomically(file: string, text: string, mode: number): void {
+function writeAtomically(file: string, text: string, mode: number, sync: (fd: number) => void): void {
   const temp = join(dirname(file), `.${randomBytes(6).toString('hex')}.rune.toml.tmp`);
   const fd = openSync(temp, 'wx', mode);
   try {
     writeSync(fd, text);
-    fsyncSync(fd);
+    sync(fd);
   } finally {
     closeSync(fd);
   }
@@ -129,6 +139,17 @@ function writeAtomically(file: string, text: string, mode: number): void {
   } catch (error) {
     unlinkSync(temp);
     throw error;
+  }
+  syncFolder(dirname(file), sync);
+}
+
+/** Makes the entries of `dir` (a rename into it, a new name) durable. */
+function syncFolder(dir: string, sync: (fd: number) => void): void {
+  const fd = openSync(dir, 'r');
+  try {
+    sync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,9 +1,10 @@
 // `rune sandbox -- CMD` starts from the small sandbox bundle (no commander, agent or providers),
 // and still behaves as the commander subcommand: --help, odd forms and errors go through the cli.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
+import { cleanEnv, RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
 
 function codeCaches(runeHome: string): string[] {
   return readdirSync(join(runeHome, 'cache', 'code')).map((name) => name.replace(/-.*/, ''));
@@ -43,6 +44,18 @@ describe('rune sandbox start-up', () => {
       expect(logged?.argv?.slice(-2)).toEqual(['--', '/bin/true']);
       expect(codeCaches(runeHome)).toEqual(['sandbox']);
     }
+  });
+
+  it("gives the command an empty input when rune's own is /dev/null", () => {
+    const runeHome = join(tempDir(), 'rune');
+    const result = spawnSync(RUNE_BIN, ['sandbox', '--', '/bin/sh', '-c', 'cat; echo "ended $?"'], {
+      env: { ...cleanEnv(), RUNE_HOME: runeHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.stdout).toBe('ended 0\n');
+    expect(result.status).toBe(0);
   });
 
   it('keeps a sandbox code cache of this path even when a hidden subcommand wrote the first one', async () => {

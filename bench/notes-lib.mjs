@@ -1,0 +1,95 @@
+// Helpers shared by the rune notes benchmarks (bench/notes.mjs, bench/notes-collab.mjs): start a
+// server and wait for its address, talk to it over keep-alive HTTP, read a process's CPU time.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+
+export function waitForLine(child, pattern) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`no match for ${pattern}: ${text}`)), 30_000);
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      text += chunk;
+      const match = pattern.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+    child.on('close', (code) => reject(new Error(`exited ${code}: ${text}`)));
+  });
+}
+
+/** Servers still running: a bench that fails half-way must not leave them behind. */
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** `rune notes` on a free port with RUNE_HOME = home (its rune.toml is the server's config). */
+export async function startRune(home, bin) {
+  const child = spawn(bin, ['notes', '--port', '0'], {
+    env: { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: home },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  running.add(child);
+  child.once('close', () => running.delete(child));
+  const [, url] = await waitForLine(child, /listening on (http:\/\/[\d.]+:\d+)/);
+  return { child, url, stop: () => new Promise((r) => child.once('close', r) && child.kill('SIGTERM')) };
+}
+
+/** An HTTP client over `connections` keep-alive sockets; `request(url, {method, headers, body})`. */
+export function httpClient(connections) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const request = (url, { method = 'GET', headers = {}, body } = {}) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(url, { method, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.end(typeof body === 'string' ? body : JSON.stringify(body));
+      else req.end();
+    });
+  return { request, close: () => agent.destroy() };
+}
+
+/** CPU time (user + system, every thread) a process has used, in µs, from /proc. */
+export function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+/**
+ * Signs in as the bench admin (rune.toml: admins = ["bench:benchpass"]) and returns
+ * `call(path, method, body)`, authenticated with an admin API token (`call.token`).
+ */
+export async function adminApi(request, url) {
+  const login = await request(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: { username: 'bench', password: 'benchpass' },
+  });
+  const cookie = String(login.headers['set-cookie']).split(';')[0];
+  const csrf = JSON.parse(login.body).csrf_token;
+  const token = JSON.parse(
+    (
+      await request(`${url}/api/tokens`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+        body: { name: 'bench', role: 'admin' },
+      })
+    ).body,
+  ).token;
+  const call = (path, method = 'GET', body) =>
+    request(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body }),
+    });
+  call.token = token;
+  return call;
+}
