@@ -1,5 +1,5 @@
 // Runs every benchmark under bench/ in turn (npm run bench). Each prints ratios against its own
-// baseline, measured side by side in the same script.
+// baseline, measured side by side in the same script. *lib.mjs files are shared helpers, not benches.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,7 +9,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
 let failed = 0;
 for (const file of readdirSync(here)
-  .filter((name) => name.endsWith('.mjs') && !['run.mjs', 'lib.mjs'].includes(name))
+  .filter((name) => name.endsWith('.mjs') && name !== 'run.mjs' && !name.endsWith('lib.mjs'))
   .sort()) {
   if (only.length && !only.some((name) => file.startsWith(name))) continue;
   console.log(`\n=== ${file}`);

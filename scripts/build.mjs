@@ -4,7 +4,7 @@
 // (SEA blob injected with postject) and the check/in/out symlinks.
 //
 //   node scripts/build.mjs [--out DIR] [--no-code-cache] [--no-strip] [--no-minify]
-// (--no-minify keeps names readable in CPU profiles: NODE_OPTIONS=--cpu-prof dist/rune …)
+// (--no-minify keeps names readable in CPU profiles: RUNE_CPU_PROFILE=run.cpuprofile dist/rune …)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {

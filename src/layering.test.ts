@@ -48,6 +48,20 @@ describe('per-folder import rules (biome noRestrictedImports)', () => {
   });
 });
 
+describe('function length (biome noExcessiveLinesPerFunction: at most 150 lines in src/, tests aside)', () => {
+  const fn = (lines: number) =>
+    `export function long(n: number): number {\n${'  n += 1;\n'.repeat(lines - 3)}  return n;\n}\n`;
+  it.each([
+    ['src/agent/fixture.ts', 160, true],
+    ['src/agent/fixture.ts', 140, false],
+    ['src/agent/fixture.test.ts', 400, false],
+  ] as const)('%s with a %i-line function refused: %s', (file, lines, refused) => {
+    const { ok, output } = lintAs(file, fn(lines));
+    expect(ok, output).toBe(!refused);
+    if (refused) expect(output).toContain('noExcessiveLinesPerFunction');
+  });
+});
+
 describe('cycle check (npm run cycles)', () => {
   const script = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.cycles as string;
   const [command, ...args] = script.split(' ').filter((arg) => !arg.startsWith("'"));

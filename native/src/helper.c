@@ -627,6 +627,24 @@ static void report_network_without_namespace(void) {
          opt.n_allow > 0 ? "; allowed domains unreachable: the net guard needs a network namespace" : "");
 }
 
+static int cgroup_wait_fd = -1; /* read end: the parent's word that the child is in the call's cgroups */
+
+/* Blocks until the parent has moved this process into the call's cgroups (join_cgroups). A parent
+ * gone before saying so ends the call; a failed join in strict mode is a failed layer. With a cgroup
+ * namespace, a new one is made now, rooted at the call's own cgroup rather than rune's. */
+static void wait_for_cgroups(unsigned long ns) {
+  if (cgroup_wait_fd < 0) return;
+  char verdict = 0;
+  ssize_t n;
+  do n = read(cgroup_wait_fd, &verdict, 1);
+  while (n < 0 && errno == EINTR);
+  close(cgroup_wait_fd);
+  cgroup_wait_fd = -1;
+  if (n != 1) die("waiting for the cgroups");
+  if (verdict == 'f') layer_failed = 1;
+  if ((ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) != 0) die("cgroup namespace");
+}
+
 static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid, gid_t gid) {
   int in_namespaces = ns != 0;
   struct view_result built = {0};
@@ -640,6 +658,7 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
     if (ns & CLONE_NEWNET) loopback_up();
     build_view(&built, namespace_names(ns));
   }
+  wait_for_cgroups(ns);
   /* What is missing is refused by seccomp instead (view_filter_rules) and named in the report. */
   view_lost = (built.built ? 0 : LOST_VIEW) | (ns & CLONE_NEWIPC ? 0 : LOST_IPC) |
               (opt.net_isolate && !(ns & CLONE_NEWNET) ? LOST_NET : 0);
@@ -736,6 +755,26 @@ static int hide_closed(const char *path, void *ctx) {
   if (!copy) return -1;
   opt.hide[opt.n_hide++] = copy;
   return 0;
+}
+
+/* Moves the child (the namespace's init, or the command before its exec) into the call's cgroups
+ * before it starts anything: it waits for the byte written here, after the moves. Everything of
+ * the call is forked by it after that, so the whole call is inside. */
+static void join_cgroups(pid_t child, int done_fd) {
+  if (done_fd < 0) return;
+  char pid_text[32];
+  snprintf(pid_text, sizeof pid_text, "%d", (int)child);
+  for (int k = 0; k < opt.n_cgroup; k++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/cgroup.procs", opt.cgroup[k]);
+    if (write_file(path, pid_text) != 0) skip("cgroups", "joining %s", opt.cgroup[k], errno);
+    else report("cgroups", "applied", "joined %s", opt.cgroup[k]);
+  }
+  /* In strict mode a failed join stops the child (skip set layer_failed here, not there). */
+  char verdict = layer_failed ? 'f' : 'j';
+  ssize_t n = send(done_fd, &verdict, 1, MSG_NOSIGNAL);
+  (void)n;
+  close(done_fd);
 }
 
 static void usage(const char *why) {
@@ -882,13 +921,13 @@ int main(int argc, char **argv) {
     }
   set_view_spec();
 
-  for (int k = 0; k < opt.n_cgroup; k++) {
-    /* Joined before the clone, so every process of the call is born inside. */
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/cgroup.procs", opt.cgroup[k]);
-    if (write_file(path, "0") != 0) skip("cgroups", "joining %s", opt.cgroup[k], errno);
-    else report("cgroups", "applied", "joined %s", opt.cgroup[k]);
-  }
+  /* The call's cgroups are joined by this process for the child while the child builds its view
+   * (join_cgroups): a move into a cgroup v1 hierarchy waits out an RCU grace period (~7 ms here),
+   * which no longer adds to the call's start. */
+  int cg_pipe[2] = {-1, -1};
+  /* A socket, not a pipe: the word is sent with MSG_NOSIGNAL, so a child that died while building
+   * its view cannot end this process with SIGPIPE. */
+  if (opt.n_cgroup > 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cg_pipe) != 0) die("socketpair");
 
   int guard[2] = {-1, -1};
   int use_guard = opt.n_allow > 0 && opt.namespaces && opt.net_isolate && opt.seccomp;
@@ -933,6 +972,8 @@ int main(int argc, char **argv) {
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (cg_pipe[1] >= 0) close(cg_pipe[1]);
+    cgroup_wait_fd = cg_pipe[0];
     if (status_pipe[0] >= 0) close(status_pipe[0]);
     status_fd = in_namespaces ? status_pipe[1] : -1;
     if (!in_namespaces && status_pipe[1] >= 0) close(status_pipe[1]);
@@ -949,6 +990,8 @@ int main(int argc, char **argv) {
   }
 
   child_pid = pid;
+  if (cg_pipe[0] >= 0) close(cg_pipe[0]);
+  join_cgroups(pid, cg_pipe[1]);
   signal(SIGTERM, forward_signal);
   signal(SIGINT, forward_signal);
   signal(SIGHUP, forward_signal);

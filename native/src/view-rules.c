@@ -45,13 +45,18 @@ static int n_split_rules;
  * hidden ones included: with the view they are empty mounts, without it their names would show. */
 static int ll_list_split;
 
-/* One rule on the object open at `fd`; files get only the rights that apply to files. */
-static int ll_rule_fd(int fd, uint64_t rights) {
-  struct stat st;
-  if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= LL_FILE_RIGHTS;
+/* One rule on the object open at `fd` (of type `mode`); files get only the rights that apply to files. */
+static int ll_rule_mode(int fd, mode_t mode, uint64_t rights) {
+  if (!S_ISDIR(mode)) rights &= LL_FILE_RIGHTS;
   struct ll_path_beneath_attr attr = {.allowed_access = rights & ll_handled, .parent_fd = fd};
   if (!attr.allowed_access) return 0;
   return syscall(LL_ADD_RULE, ll_ruleset, LL_RULE_PATH_BENEATH, &attr, 0) == 0 ? 1 : -1;
+}
+
+static int ll_rule_fd(int fd, uint64_t rights) {
+  struct stat st;
+  /* Unknown type: a folder's rights, which the kernel refuses on a file (the rule then fails). */
+  return ll_rule_mode(fd, fstat(fd, &st) == 0 ? st.st_mode : S_IFDIR, rights);
 }
 
 static int ll_rule(const char *path, uint64_t rights) {
@@ -78,11 +83,12 @@ static int ll_rule_minus(int dirfd, const char *name, const char *path, uint64_t
     return 0;
   }
   if (!S_ISDIR(st.st_mode) || !view_hides_inside(path) || n_split_rules >= MAX_SPLIT_RULES) {
-    int rc = ll_rule_fd(fd, rights);
+    /* The type is known from the fstat above: one system call fewer per entry of a split folder. */
+    int rc = ll_rule_mode(fd, st.st_mode, rights);
     close(fd);
     return rc;
   }
-  int rc = ll_list_split ? ll_rule_fd(fd, LL_FS_READ_DIR) : 0;
+  int rc = ll_list_split ? ll_rule_mode(fd, st.st_mode, LL_FS_READ_DIR) : 0;
   n_split_rules++;
   int list = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = list >= 0 ? fdopendir(list) : NULL;

@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
 import { clearSecretsForTests, redact } from '../core/redact.ts';
-import { configOrigin, deriveConfig, loadConfig, presentKeysSchema } from './load.ts';
-import { configLayerSchema } from './schema.ts';
+import {
+  configOrigin,
+  deriveConfig,
+  loadConfig,
+  presentKeysSchema,
+  settingName,
+  withDefaults,
+} from './load.ts';
+import { CONFIG_PROVENANCE, configLayerSchema } from './schema.ts';
 
 const FILE = '/home/u/.rune/rune.toml';
 
@@ -90,7 +97,8 @@ describe('loadConfig', () => {
     // loadConfig skips zod for {}: sound only while the schema accepts {} unchanged.
     expect(configLayerSchema().safeParse({})).toEqual({ success: true, data: {} });
     const empty = load(undefined, {}, {}).config;
-    expect(empty).toEqual(load('', {}, {}).config);
+    const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+    expect(plain(empty)).toEqual(plain(load('', {}, {}).config));
     // A non-empty layer is still checked.
     expect(problems(() => load(undefined, {}, { max_steps: -1 } as never)).join('\n')).toMatch(/max-steps/);
   });
@@ -178,6 +186,25 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(derived.policy)).toBe(true);
     expect(configOrigin(derived, 'api_key')).toBe('file');
     expect(configOrigin(derived, 'model')).toBe('flag');
+  });
+
+  it('carries origins and flag spellings in the config itself: plain copies keep them, dumps do not show them', () => {
+    const { config } = load('api_key = "file-key-123456"\n', { RUNE_MODEL: 'env-model' }, { max_steps: 4 });
+    const copies = [{ ...config }, Object.assign({}, config), { ...config, trace: '/t' }];
+    for (const copy of copies) {
+      expect(configOrigin(copy, 'api_key')).toBe('file');
+      expect(configOrigin(copy, 'model')).toBe('env');
+      expect(configOrigin(copy, 'max_steps')).toBe('flag');
+      expect(settingName(copy, 'model')).toBe('RUNE_MODEL');
+      expect(settingName(copy, 'max_steps')).toBe('--max-steps');
+    }
+    expect(Object.isFrozen(config[CONFIG_PROVENANCE])).toBe(true);
+    expect(Object.keys(config)).not.toContain(String(CONFIG_PROVENANCE));
+    expect(JSON.stringify(config)).not.toMatch(/origins|provenance/);
+    // A config that was never loaded knows no origins and names keys as rune.toml does.
+    const built = withDefaults({ model: 'm' });
+    expect(configOrigin(built, 'model')).toBeUndefined();
+    expect(settingName(built, 'model')).toBe('model');
   });
 });
 

@@ -8,7 +8,14 @@ import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials
 import { type ErrorCode, RuneError } from '../core/errors.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
-import { type ConfigLayer, configLayerSchema, DEFAULTS, type RuneConfig } from './schema.ts';
+import {
+  CONFIG_PROVENANCE,
+  type ConfigLayer,
+  type ConfigOrigin,
+  configLayerSchema,
+  DEFAULTS,
+  type RuneConfig,
+} from './schema.ts';
 
 /** RUNE_* variables and the key each sets. Numbers are parsed here; the schema judges the result. */
 export const ENV_KEYS: Record<string, string> = {
@@ -123,7 +130,6 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   }
 
   const merged = mergeLayers([fileLayer, envLayer, flagLayer]);
-  const config = deepFreeze(withDefaults(merged));
   const origins: Record<string, ConfigOrigin> = {};
   for (const [origin, layer] of [
     ['file', fileLayer],
@@ -132,8 +138,10 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   ] as const) {
     for (const [key, value] of Object.entries(layer)) if (value !== undefined) origins[key] = origin;
   }
-  ORIGINS.set(config, origins);
-  LABELS.set(config, flagLabel);
+  const config = deepFreeze({
+    ...withDefaults(merged),
+    [CONFIG_PROVENANCE]: Object.freeze({ origins: Object.freeze(origins), label: flagLabel }),
+  });
   registerConfigSecrets(config);
   return { config, file, fileFound };
 }
@@ -151,18 +159,14 @@ function registerConfigSecrets(config: RuneConfig): void {
   }
 }
 
-export type ConfigOrigin = 'file' | 'env' | 'flag';
-
-// Which layer set each top-level key, kept beside the frozen config rather than in it: the provider
-// needs it because a provider's own key variable ranks between RUNE_API_KEY and the file.
-const ORIGINS = new WeakMap<object, Record<string, ConfigOrigin>>();
-
-/** The layer a top-level key of a loadConfig() result came from; undefined for defaults or other configs. */
+/**
+ * The layer a top-level key of a loadConfig() result (or a copy of one) came from; undefined for
+ * defaults and for configs not loaded. The provider needs it: a provider's own key variable ranks
+ * between RUNE_API_KEY and the file.
+ */
 export function configOrigin(config: RuneConfig, key: keyof ConfigLayer): ConfigOrigin | undefined {
-  return ORIGINS.get(config)?.[key];
+  return config[CONFIG_PROVENANCE]?.origins[key];
 }
-
-const LABELS = new WeakMap<object, FlagLabel>();
 
 /**
  * How the user of this run sets a key path, for messages that tell them what to change: the flag
@@ -170,31 +174,27 @@ const LABELS = new WeakMap<object, FlagLabel>();
  * it, else `fallback` (by default the path itself, as rune.toml spells it).
  */
 export function settingName(config: RuneConfig, path: string, fallback: string = path): string {
-  const origin = ORIGINS.get(config)?.[path.split('.')[0] ?? path];
+  const provenance = config[CONFIG_PROVENANCE];
+  const origin = provenance?.origins[path.split('.')[0] ?? path];
   if (origin === 'env') {
     const name = Object.keys(ENV_KEYS).find((key) => ENV_KEYS[key] === path);
     return name ?? fallback;
   }
   if (origin === 'file') return fallback;
-  return LABELS.get(config)?.(path) ?? fallback;
+  return provenance?.label(path) ?? fallback;
 }
 
 /**
- * A frozen copy of `config` with `changes` applied that keeps what configOrigin() knows of it. A
- * key changed to `undefined` is removed (`/trace off`).
+ * A frozen copy of `config` with `changes` applied. A key changed to `undefined` is removed
+ * (`/trace off`). Where the keys came from travels with the copy, as with any spread copy.
  */
 export function deriveConfig(
   config: RuneConfig,
   changes: { [K in keyof RuneConfig]?: RuneConfig[K] | undefined },
 ): RuneConfig {
-  const merged: Record<string, unknown> = { ...config, ...changes };
+  const merged: Record<string | symbol, unknown> = { ...config, ...changes };
   for (const [key, value] of Object.entries(changes)) if (value === undefined) delete merged[key];
-  const derived = deepFreeze(merged as unknown as RuneConfig);
-  const origins = ORIGINS.get(config);
-  if (origins) ORIGINS.set(derived, origins);
-  const labels = LABELS.get(config);
-  if (labels) LABELS.set(derived, labels);
-  return derived;
+  return deepFreeze(merged as unknown as RuneConfig);
 }
 
 export function parseTomlText(
@@ -303,13 +303,18 @@ function stripUndefined(value: Record<string, unknown>): Record<string, unknown>
   return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined));
 }
 
-function withDefaults(layer: ConfigLayer): RuneConfig {
+/** The merged layers with DEFAULTS filled in: what configSchema() would give, without building zod. */
+export function withDefaults(layer: ConfigLayer): RuneConfig {
   return {
     ...DEFAULTS,
     ...stripUndefined(layer),
     policy: { ...DEFAULTS.policy, ...layer.policy },
     sandbox: { ...DEFAULTS.sandbox, ...layer.sandbox },
-    notes: { ...DEFAULTS.notes, ...layer.notes },
+    notes: {
+      ...DEFAULTS.notes,
+      ...layer.notes,
+      limits: { ...DEFAULTS.notes.limits, ...layer.notes?.limits },
+    },
     mcp: layer.mcp ?? [],
   } as RuneConfig;
 }

@@ -90,10 +90,8 @@ export const sandboxSchema = once(() =>
       ),
     max_file_mb: positiveInt()
       .optional()
-      .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE); default 1024'),
-    tmp_mb: positiveInt()
-      .optional()
-      .describe('Size of the private /tmp each tool process gets, in MiB; default 512'),
+      .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE)'),
+    tmp_mb: positiveInt().optional().describe('Size of the private /tmp each tool process gets, in MiB'),
     cpu_percent: positiveInt()
       .optional()
       .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
@@ -249,45 +247,35 @@ const accountList = once(() =>
 /** What one request or one client may cost the notes server; every key has a safe default. */
 export const notesLimitsSchema = once(() =>
   z.strictObject({
-    max_file_kb: positiveInt()
-      .optional()
-      .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
+    max_file_kb: positiveInt().optional().describe('Largest text of one file, in KiB (saves and live edits)'),
     max_document_kb: positiveInt()
       .optional()
-      .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
-    max_update_kb: positiveInt()
-      .optional()
-      .describe('Largest single collaborative update, in KiB; default 256'),
+      .describe('Largest collaborative state (Yjs) of one file, history included, in KiB'),
+    max_update_kb: positiveInt().optional().describe('Largest single collaborative update, in KiB'),
     collab_kb_per_second: positiveInt()
       .optional()
-      .describe(
-        'Collaborative update KiB one editor may send per second (bursts of two seconds); default 128',
-      ),
-    max_streams: positiveInt().optional().describe('Open event streams in all; default 2000'),
-    max_streams_per_client: positiveInt()
-      .optional()
-      .describe('Open event streams of one client address; default 16'),
-    max_streams_per_note: positiveInt()
-      .optional()
-      .describe('Open event streams watching one note; default 256'),
+      .describe('Collaborative update KiB one editor may send per second (bursts of two seconds)'),
+    max_streams: positiveInt().optional().describe('Open event streams in all'),
+    max_streams_per_client: positiveInt().optional().describe('Open event streams of one client address'),
+    max_streams_per_note: positiveInt().optional().describe('Open event streams watching one note'),
     max_connections_per_client: positiveInt()
       .optional()
-      .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
+      .describe('Open connections of one client address (trusted proxies are not counted)'),
     presence_interval_ms: positiveInt()
       .optional()
-      .describe('Presence changes of a note are sent together at most this often; default 250'),
-    search_budget_ms: positiveInt().optional().describe('Time one search may take; default 500'),
-    diff_budget_ms: positiveInt().optional().describe('Time one revision diff may take; default 1000'),
+      .describe('Presence changes of a note are sent together at most this often'),
+    search_budget_ms: positiveInt().optional().describe('Time one search may take'),
+    diff_budget_ms: positiveInt().optional().describe('Time one revision diff may take'),
     expensive_per_minute: positiveInt()
       .optional()
-      .describe('Searches, diffs and exports per client address and minute; default 120'),
+      .describe('Searches, diffs and exports per client address and minute'),
     login_attempts_per_account: positiveInt()
       .optional()
-      .describe('Password logins tried per account within the window; default 10'),
+      .describe('Password logins tried per account within the window'),
     login_attempts_per_address: positiveInt()
       .optional()
-      .describe('Password logins tried per client address within the window; default 30'),
-    login_window_minutes: positiveInt().optional().describe('Window of the login limits; default 15'),
+      .describe('Password logins tried per client address within the window'),
+    login_window_minutes: positiveInt().optional().describe('Window of the login limits'),
   }),
 );
 
@@ -410,8 +398,8 @@ export const configLayerSchema = once(() =>
 );
 
 export type ConfigLayer = z.infer<ReturnType<typeof configLayerSchema>>;
-export type PolicyConfig = z.infer<ReturnType<typeof policySchema>>;
-export type SandboxConfig = z.infer<ReturnType<typeof sandboxSchema>>;
+export type PolicyConfig = RuneConfig['policy'];
+export type SandboxConfig = RuneConfig['sandbox'];
 /**
  * One MCP server. `bearer_token` is never read from a file (the schema refuses it there): only
  * Concourse's `source.mcp`, whose values come from a credential manager, sets it.
@@ -423,37 +411,27 @@ export type RemoteMcpConfig = McpServerConfig & { url: string };
 export function isRemoteMcp(server: McpServerConfig): server is RemoteMcpConfig {
   return server.url !== undefined;
 }
-export type NotesConfig = z.infer<ReturnType<typeof notesSchema>>;
+export type NotesConfig = RuneConfig['notes'];
+
+/**
+ * Who set each top-level key of a loaded config and how this run's user spells a key path (the
+ * flag, or Concourse's `source.…`), for messages that say what to change. Kept under a symbol in
+ * the config itself, so every copy carries it (a spread copies own symbol keys) and no dump shows
+ * it (JSON, Object.entries and TOML skip symbol keys).
+ */
+export const CONFIG_PROVENANCE: unique symbol = Symbol.for('rune.config.provenance');
+
+export type ConfigOrigin = 'file' | 'env' | 'flag';
+
+export interface ConfigProvenance {
+  readonly origins: Readonly<Record<string, ConfigOrigin>>;
+  readonly label: (path: string) => string | undefined;
+}
 
 /** The configuration after merging and defaults: what every mode reads. Frozen. */
-export interface RuneConfig {
-  model?: string;
-  api_key?: string;
-  provider?: ProviderName;
-  base_url?: string;
-  skills_dir?: string;
-  system_prompt?: string;
-  system_prompt_file?: string;
-  max_steps: number;
-  token_budget?: number;
-  max_output_tokens: number;
-  timeout_secs?: number;
-  request_timeout_secs: number;
-  context_window: number;
-  compact_threshold: number;
-  trace?: string;
-  log_level: (typeof LOG_LEVELS)[number];
-  policy: PolicyConfig;
-  sandbox: SandboxConfig;
-  mcp: McpServerConfig[];
-  notes: NotesConfig;
-  /**
-   * Set once the run's policy is resolved (src/policy/project.ts): the folder it was resolved for,
-   * the project config that narrowed it (if any) and the entries of it that were ignored because
-   * they would have widened it. Never read from a file.
-   */
-  project_policy?: { readonly cwd: string; readonly file?: string; readonly ignored: readonly string[] };
-}
+export type RuneConfig = z.output<ReturnType<typeof configSchema>> & {
+  readonly [CONFIG_PROVENANCE]?: ConfigProvenance;
+};
 
 export const DEFAULTS = {
   max_steps: 25,
@@ -475,6 +453,81 @@ export const DEFAULTS = {
     max_memory_mb: 2048,
     max_pids: 512,
   },
-  sandbox: { mode: 'auto', command_timeout_secs: 30, env_passthrough: [] },
-  notes: { bind: '127.0.0.1', port: 9527 },
-} as const satisfies Partial<RuneConfig>;
+  sandbox: { mode: 'auto', command_timeout_secs: 30, env_passthrough: [], max_file_mb: 1024, tmp_mb: 512 },
+  notes: {
+    bind: '127.0.0.1',
+    port: 9527,
+    synchronous: 'normal',
+    revision_every_secs: 30,
+    max_upload_mb: 10,
+    // What one request or client may cost (docs/notes-api.md#limits, checked by limits.test.ts).
+    limits: {
+      max_file_kb: 1024,
+      max_document_kb: 4096,
+      max_update_kb: 256,
+      collab_kb_per_second: 128,
+      max_streams: 2000,
+      max_streams_per_client: 16,
+      max_streams_per_note: 256,
+      max_connections_per_client: 256,
+      presence_interval_ms: 250,
+      search_budget_ms: 500,
+      diff_budget_ms: 1000,
+      expensive_per_minute: 120,
+      login_attempts_per_account: 10,
+      login_attempts_per_address: 30,
+      login_window_minutes: 15,
+    },
+  },
+} as const satisfies ConfigLayer;
+
+type Defaulted<S, D> = {
+  [K in keyof S]: K extends keyof D ? (S[K] extends z.ZodType ? z.ZodDefault<S[K]> : never) : S[K];
+};
+
+/** `shape` with each key of `defaults` given its built-in value. */
+function defaulted<S extends Record<string, z.ZodType>, D extends object>(
+  shape: S,
+  defaults: D,
+): Defaulted<S, D> {
+  const out: Record<string, z.ZodType> = { ...shape };
+  for (const [key, value] of Object.entries(defaults)) out[key] = shape[key]!.default(value as never);
+  return out as Defaulted<S, D>;
+}
+
+/**
+ * The configuration after the layers are merged: the layer's keys with DEFAULTS declared on them,
+ * and what rune itself adds. RuneConfig is its output type. A run never builds it: the loader
+ * fills DEFAULTS in directly (building zod costs a start ~10 ms, ADR 0024); schema.test.ts checks
+ * that the two give the same config.
+ */
+export const configSchema = once(() => {
+  const {
+    policy,
+    sandbox,
+    notes: { limits, ...notes },
+    ...top
+  } = DEFAULTS;
+  const { limits: _l, ...notesShape } = notesSchema().shape;
+  const { policy: _p, sandbox: _s, notes: _n, mcp: _m, ...layer } = configLayerSchema().shape;
+  return z.strictObject({
+    ...defaulted(layer, top),
+    policy: z.strictObject(defaulted(policySchema().shape, policy)).prefault({}),
+    sandbox: z.strictObject(defaulted(sandboxSchema().shape, sandbox)).prefault({}),
+    notes: z
+      .strictObject({
+        ...defaulted(notesShape, notes),
+        limits: z.strictObject(defaulted(notesLimitsSchema().shape, limits)).prefault({}),
+      })
+      .prefault({}),
+    // Concourse's source.mcp may add a bearer token (from its credential manager); a file never can.
+    mcp: z.array(z.strictObject({ ...mcpServerShape(), bearer_token: z.string().optional() })).default([]),
+    // Set once the run's policy is resolved (src/policy/project.ts): the folder it was resolved
+    // for, the project config that narrowed it (if any) and the entries of it that were ignored
+    // because they would have widened it. Never read from a file.
+    project_policy: z
+      .strictObject({ cwd: z.string(), file: z.string().optional(), ignored: z.array(z.string()).readonly() })
+      .readonly()
+      .optional(),
+  });
+});

@@ -106,7 +106,7 @@ function openStorage(options: BuildOptions) {
   // process either way; `normal` (default, SQLite's advice for WAL) does not wait for the disk, and a
   // background fsync each second bounds what a power cut can lose; `full` also waits for the WAL's
   // fsync, so it survives a power cut, at the disk's fsync latency per write (ADR 0025).
-  const synchronous = options.config.notes.synchronous ?? 'normal';
+  const synchronous = options.config.notes.synchronous;
   if (synchronous === 'normal') {
     walSync.every(1000, (error) => logger.error('notes.fsync_failed', { message: error.message }));
   }
@@ -132,7 +132,7 @@ function startServices(options: BuildOptions, storage: Storage) {
     limits,
     runner: tasks,
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
-    maxIntervalMs: options.revisionEveryMs ?? (notes.revision_every_secs ?? 30) * 1000,
+    maxIntervalMs: options.revisionEveryMs ?? notes.revision_every_secs * 1000,
   });
   const chat = new Chat({
     store,

@@ -1,7 +1,7 @@
 // `rune sandbox [--allow-read P] [--allow-write P] [--allow-domain D] -- CMD …`: runs any command in
 // the same stack the agent's tools get (the configured lists plus the flags), streaming its stdio,
 // and ends with the command's exit code.
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, fstatSync, realpathSync } from 'node:fs';
 import { constants, homedir } from 'node:os';
 import { loadConfig } from '../config/load.ts';
 import type { SandboxMode } from '../config/schema.ts';
@@ -63,6 +63,39 @@ function floorProblems(
   add('--allow-read', options.allowRead);
   add('--allow-write', options.allowWrite);
   return floorGrantProblems(grants, floor);
+}
+
+/** Whether fd 0 is /dev/null (character device 1:3): there is nothing to pass on. */
+function stdinIsDevNull(): boolean {
+  try {
+    const st = fstatSync(0);
+    return st.isCharacterDevice() && st.rdev === 0x103;
+  } catch {
+    return true; // closed: nothing to read either
+  }
+}
+
+/**
+ * Passes rune's standard input on to the command, unless it is a terminal (the command gets none:
+ * a sandboxed program never reads the person's keyboard) or /dev/null (then process.stdin, whose
+ * stream costs a few ms to create, is never touched). Returns the stream being relayed.
+ */
+function relayStdin(target: NodeJS.WritableStream & { on(e: 'error', l: () => void): unknown }) {
+  target.on('error', () => {});
+  if (stdinIsDevNull() || process.stdin.isTTY) {
+    target.end();
+    return undefined;
+  }
+  process.stdin.pipe(target);
+  // A stdin that cannot be read (a socket that is not connected, say) ends the command's input
+  // instead of ending rune with an unhandled error.
+  process.stdin.on('error', (error: NodeJS.ErrnoException) => {
+    process.stderr.write(
+      `rune sandbox: standard input could not be read: ${error.code ?? error.message}; the command's input ends here\n`,
+    );
+    target.end();
+  });
+  return process.stdin;
 }
 
 export function formatLayers(layers: readonly LayerReport[]): string {
@@ -127,23 +160,13 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
   process.once('SIGTERM', stop);
   proc.stdout.pipe(process.stdout, { end: false });
   proc.stderr.pipe(process.stderr, { end: false });
-  if (process.stdin.isTTY) proc.stdin.end();
-  else process.stdin.pipe(proc.stdin);
-  // A stdin that cannot be read (a socket that is not connected, say) ends the command's input
-  // instead of ending rune with an unhandled error.
-  process.stdin.on('error', (error: NodeJS.ErrnoException) => {
-    process.stderr.write(
-      `rune sandbox: standard input could not be read: ${error.code ?? error.message}; the command's input ends here\n`,
-    );
-    proc.stdin.end();
-  });
-  proc.stdin.on('error', () => {});
+  const input = relayStdin(proc.stdin);
   const outDone = new Promise((done) => proc.stdout.on('end', done));
   const errDone = new Promise((done) => proc.stderr.on('end', done));
   const exit = await proc.exited;
   await Promise.all([outDone, errDone]);
-  process.stdin.unpipe(proc.stdin);
-  process.stdin.pause();
+  input?.unpipe(proc.stdin);
+  input?.pause();
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
   if (options.layers) process.stderr.write(`rune sandbox layers:\n${formatLayers(proc.layers)}\n`);

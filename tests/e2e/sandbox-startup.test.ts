@@ -1,9 +1,10 @@
 // `rune sandbox -- CMD` starts from the small sandbox bundle (no commander, agent or providers),
 // and still behaves as the commander subcommand: --help, odd forms and errors go through the cli.
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
+import { cleanEnv, RUNE_BIN, runRune, tempDir } from '../helpers/rune.ts';
 
 function codeCaches(runeHome: string): string[] {
   return readdirSync(join(runeHome, 'cache', 'code')).map((name) => name.replace(/-.*/, ''));
@@ -43,6 +44,69 @@ describe('rune sandbox start-up', () => {
       expect(logged?.argv?.slice(-2)).toEqual(['--', '/bin/true']);
       expect(codeCaches(runeHome)).toEqual(['sandbox']);
     }
+  });
+
+  it("gives the command an empty input when rune's own is /dev/null", () => {
+    const runeHome = join(tempDir(), 'rune');
+    const result = spawnSync(RUNE_BIN, ['sandbox', '--', '/bin/sh', '-c', 'cat; echo "ended $?"'], {
+      env: { ...cleanEnv(), RUNE_HOME: runeHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.stdout).toBe('ended 0\n');
+    expect(result.status).toBe(0);
+  });
+
+  it("runs the whole call inside its cgroups, which are also the root of the command's cgroup namespace", async (context) => {
+    const runeHome = join(tempDir(), 'rune');
+    const marker = `rune-cgroup-marker-${process.pid}`;
+    const child = spawn(
+      RUNE_BIN,
+      [
+        'sandbox',
+        '--layers',
+        '--',
+        '/bin/sh',
+        '-c',
+        `cat /proc/self/cgroup; echo ${marker}; sleep 5; : ${marker}`,
+      ],
+      { env: { ...cleanEnv(), RUNE_HOME: runeHome }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const ended = new Promise((done) => child.on('close', done));
+    for (let i = 0; i < 200 && !stdout.includes(marker); i++) await new Promise((r) => setTimeout(r, 50));
+    // Seen from the host: the command's shell (found by the marker in its arguments) is in the call's
+    // cgroups, which the helper moved its init into before anything of the command started.
+    const shell = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .find((pid) => {
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          // rune and the helper carry the same words; the shell is the one they started.
+          return cmdline.startsWith('/bin/sh\0') && cmdline.includes(`: ${marker}`);
+        } catch {
+          return false;
+        }
+      });
+    const hostView = shell ? readFileSync(`/proc/${shell}/cgroup`, 'utf8') : '';
+    child.kill('SIGTERM');
+    await ended;
+    if (/^\s+cgroups\s+SKIPPED/m.test(stderr)) context.skip('no writable cgroups on this machine');
+    expect(stderr).toMatch(/^\s+cgroups\s+applied\s+cgroup v1|^\s+cgroups\s+applied\s+delegated/m);
+    const calls = hostView.split('\n').filter((line) => line.includes(`/rune-${child.pid}-`));
+    expect(calls.length).toBeGreaterThanOrEqual(1);
+    // Inside, every hierarchy it joined is the root of its cgroup namespace: nothing of rune's own.
+    const inside = stdout.split('\n').filter((line) => /^\d+:[^:]*:/.test(line));
+    expect(inside.length).toBeGreaterThan(0);
+    for (const line of inside) expect(line).toMatch(/:\/$/);
   });
 
   it('keeps a sandbox code cache of this path even when a hidden subcommand wrote the first one', async () => {

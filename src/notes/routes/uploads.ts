@@ -41,8 +41,8 @@ function syncFolder(dir: string): void {
 
 export async function uploadRoutes(app: FastifyInstance): Promise<void> {
   const { store, db, dataDir, config } = app.notes;
-  const maxUpload = (config.notes.max_upload_mb ?? 10) * 1024 * 1024;
-  const sync = (config.notes.synchronous ?? 'normal') === 'full';
+  const maxUpload = config.notes.max_upload_mb * 1024 * 1024;
+  const sync = config.notes.synchronous === 'full';
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxUpload }, (_req, body, done) =>
