@@ -5,7 +5,7 @@
 //   4. acknowledgement latency of collaborative updates with 20 typists, p50/p99: the durable update
 //      log with synchronous = normal (default) and full, side by side with a binary from before the
 //      log (--baseline BIN, built from 0d6a4c0; goal: at most +2 ms at p99), typed in --slices
-//      interleaved slices (bench/notes-collab.mjs).
+//      interleaved slices (bench/notes/collab.mjs).
 //   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
 //                        [--only reads|collab] [--typists 20] [--baseline BIN]
 //                        [--typing-seconds 24] [--slices 12] [--also NAME=BIN …]
@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
-import { collabLatency } from './notes-collab.mjs';
-import { cpuMicros, httpClient, adminApi as signIn, startRune as start, waitForLine } from './notes-lib.mjs';
+import { collabLatency } from './notes/collab.mjs';
+import { cpuMicros, httpClient, adminApi as signIn, startRune as start, waitForLine } from './notes/lib.mjs';
 
 const { values } = parseArgs({
   options: {

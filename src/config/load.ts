@@ -310,7 +310,11 @@ export function withDefaults(layer: ConfigLayer): RuneConfig {
     ...stripUndefined(layer),
     policy: { ...DEFAULTS.policy, ...layer.policy },
     sandbox: { ...DEFAULTS.sandbox, ...layer.sandbox },
-    notes: { ...DEFAULTS.notes, ...layer.notes },
+    notes: {
+      ...DEFAULTS.notes,
+      ...layer.notes,
+      limits: { ...DEFAULTS.notes.limits, ...layer.notes?.limits },
+    },
     mcp: layer.mcp ?? [],
   } as RuneConfig;
 }

@@ -247,45 +247,35 @@ const accountList = once(() =>
 /** What one request or one client may cost the notes server; every key has a safe default. */
 export const notesLimitsSchema = once(() =>
   z.strictObject({
-    max_file_kb: positiveInt()
-      .optional()
-      .describe('Largest text of one file, in KiB (saves and live edits); default 1024'),
+    max_file_kb: positiveInt().optional().describe('Largest text of one file, in KiB (saves and live edits)'),
     max_document_kb: positiveInt()
       .optional()
-      .describe('Largest collaborative state (Yjs) of one file, history included, in KiB; default 4096'),
-    max_update_kb: positiveInt()
-      .optional()
-      .describe('Largest single collaborative update, in KiB; default 256'),
+      .describe('Largest collaborative state (Yjs) of one file, history included, in KiB'),
+    max_update_kb: positiveInt().optional().describe('Largest single collaborative update, in KiB'),
     collab_kb_per_second: positiveInt()
       .optional()
-      .describe(
-        'Collaborative update KiB one editor may send per second (bursts of two seconds); default 128',
-      ),
-    max_streams: positiveInt().optional().describe('Open event streams in all; default 2000'),
-    max_streams_per_client: positiveInt()
-      .optional()
-      .describe('Open event streams of one client address; default 16'),
-    max_streams_per_note: positiveInt()
-      .optional()
-      .describe('Open event streams watching one note; default 256'),
+      .describe('Collaborative update KiB one editor may send per second (bursts of two seconds)'),
+    max_streams: positiveInt().optional().describe('Open event streams in all'),
+    max_streams_per_client: positiveInt().optional().describe('Open event streams of one client address'),
+    max_streams_per_note: positiveInt().optional().describe('Open event streams watching one note'),
     max_connections_per_client: positiveInt()
       .optional()
-      .describe('Open connections of one client address (trusted proxies are not counted); default 256'),
+      .describe('Open connections of one client address (trusted proxies are not counted)'),
     presence_interval_ms: positiveInt()
       .optional()
-      .describe('Presence changes of a note are sent together at most this often; default 250'),
-    search_budget_ms: positiveInt().optional().describe('Time one search may take; default 500'),
-    diff_budget_ms: positiveInt().optional().describe('Time one revision diff may take; default 1000'),
+      .describe('Presence changes of a note are sent together at most this often'),
+    search_budget_ms: positiveInt().optional().describe('Time one search may take'),
+    diff_budget_ms: positiveInt().optional().describe('Time one revision diff may take'),
     expensive_per_minute: positiveInt()
       .optional()
-      .describe('Searches, diffs and exports per client address and minute; default 120'),
+      .describe('Searches, diffs and exports per client address and minute'),
     login_attempts_per_account: positiveInt()
       .optional()
-      .describe('Password logins tried per account within the window; default 10'),
+      .describe('Password logins tried per account within the window'),
     login_attempts_per_address: positiveInt()
       .optional()
-      .describe('Password logins tried per client address within the window; default 30'),
-    login_window_minutes: positiveInt().optional().describe('Window of the login limits; default 15'),
+      .describe('Password logins tried per client address within the window'),
+    login_window_minutes: positiveInt().optional().describe('Window of the login limits'),
   }),
 );
 
@@ -464,7 +454,31 @@ export const DEFAULTS = {
     max_pids: 512,
   },
   sandbox: { mode: 'auto', command_timeout_secs: 30, env_passthrough: [], max_file_mb: 1024, tmp_mb: 512 },
-  notes: { bind: '127.0.0.1', port: 9527, synchronous: 'normal', revision_every_secs: 30, max_upload_mb: 10 },
+  notes: {
+    bind: '127.0.0.1',
+    port: 9527,
+    synchronous: 'normal',
+    revision_every_secs: 30,
+    max_upload_mb: 10,
+    // What one request or client may cost (docs/notes-api.md#limits, checked by limits.test.ts).
+    limits: {
+      max_file_kb: 1024,
+      max_document_kb: 4096,
+      max_update_kb: 256,
+      collab_kb_per_second: 128,
+      max_streams: 2000,
+      max_streams_per_client: 16,
+      max_streams_per_note: 256,
+      max_connections_per_client: 256,
+      presence_interval_ms: 250,
+      search_budget_ms: 500,
+      diff_budget_ms: 1000,
+      expensive_per_minute: 120,
+      login_attempts_per_account: 10,
+      login_attempts_per_address: 30,
+      login_window_minutes: 15,
+    },
+  },
 } as const satisfies ConfigLayer;
 
 type Defaulted<S, D> = {
@@ -488,13 +502,24 @@ function defaulted<S extends Record<string, z.ZodType>, D extends object>(
  * that the two give the same config.
  */
 export const configSchema = once(() => {
-  const { policy, sandbox, notes, ...top } = DEFAULTS;
+  const {
+    policy,
+    sandbox,
+    notes: { limits, ...notes },
+    ...top
+  } = DEFAULTS;
+  const { limits: _l, ...notesShape } = notesSchema().shape;
   const { policy: _p, sandbox: _s, notes: _n, mcp: _m, ...layer } = configLayerSchema().shape;
   return z.strictObject({
     ...defaulted(layer, top),
     policy: z.strictObject(defaulted(policySchema().shape, policy)).prefault({}),
     sandbox: z.strictObject(defaulted(sandboxSchema().shape, sandbox)).prefault({}),
-    notes: z.strictObject(defaulted(notesSchema().shape, notes)).prefault({}),
+    notes: z
+      .strictObject({
+        ...defaulted(notesShape, notes),
+        limits: z.strictObject(defaulted(notesLimitsSchema().shape, limits)).prefault({}),
+      })
+      .prefault({}),
     // Concourse's source.mcp may add a bearer token (from its credential manager); a file never can.
     mcp: z.array(z.strictObject({ ...mcpServerShape(), bearer_token: z.string().optional() })).default([]),
     // Set once the run's policy is resolved (src/policy/project.ts): the folder it was resolved

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../config/schema.ts';
 import { ByteBudget, resolveLimits } from './limits.ts';
 
 describe('ByteBudget', () => {
@@ -22,5 +25,16 @@ describe('resolveLimits', () => {
     expect(limits.loginWindowMs).toBe(60_000);
     expect(limits.maxStreamsPerClient).toBe(16);
     expect(limits.collabBytesPerSecond).toBe(128 * 1024);
+  });
+});
+
+describe('the limits table of docs/notes-api.md', () => {
+  it('names every [notes.limits] key with the default the schema gives it', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'notes-api.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Limits'));
+    const rows = Object.fromEntries(
+      [...section.matchAll(/^\| `(\w+)` +\| (\d+) +\|/gm)].map((m) => [m[1], Number(m[2])]),
+    );
+    expect(rows).toEqual(DEFAULTS.notes.limits);
   });
 });

@@ -1,6 +1,7 @@
-// The cost budget of the notes server: every limit `[notes.limits]` can set, with the default that
-// applies when it does not. One place, so routes, the event hub and the collaboration code agree.
-import type { NotesConfig } from '../config/schema.ts';
+// The cost budget of the notes server: every limit `[notes.limits]` can set (its default is in the
+// config schema's DEFAULTS), in the units the code uses. One place, so routes, the event hub and the
+// collaboration code agree.
+import { DEFAULTS, type NotesConfig } from '../config/schema.ts';
 
 export interface Limits {
   /** Largest text of one file, in UTF-8 bytes. */
@@ -31,26 +32,9 @@ export interface Limits {
   presenceStateBytes: number;
 }
 
-export const DEFAULT_LIMITS = {
-  max_file_kb: 1024,
-  max_document_kb: 4096,
-  max_update_kb: 256,
-  collab_kb_per_second: 128,
-  max_streams: 2000,
-  max_streams_per_client: 16,
-  max_streams_per_note: 256,
-  max_connections_per_client: 256,
-  presence_interval_ms: 250,
-  search_budget_ms: 500,
-  diff_budget_ms: 1000,
-  expensive_per_minute: 120,
-  login_attempts_per_account: 10,
-  login_attempts_per_address: 30,
-  login_window_minutes: 15,
-} as const;
-
-export function resolveLimits(notes: Pick<NotesConfig, 'limits'>): Limits {
-  const l = { ...DEFAULT_LIMITS, ...notes.limits };
+/** The limits in bytes and milliseconds; a key the config lacks takes its default (DEFAULTS in the schema). */
+export function resolveLimits(notes: { limits?: Partial<NotesConfig['limits']> | undefined }): Limits {
+  const l = { ...DEFAULTS.notes.limits, ...notes.limits };
   return {
     maxFileBytes: l.max_file_kb * 1024,
     maxDocumentBytes: l.max_document_kb * 1024,

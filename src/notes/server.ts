@@ -4,7 +4,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyCookie from '@fastify/cookie';
-import fastifyHelmet from '@fastify/helmet';
 import fastifyRateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { RuneConfig } from '../config/schema.ts';
@@ -17,7 +16,7 @@ import { limitConnections, openFileLimit, totalConnections } from './connections
 import { openNotesDatabase, Store } from './db.ts';
 import { type Fsync, WalSync } from './durable.ts';
 import { EventHub } from './events.ts';
-import { clientError, frameworkErrors, HELMET, rateLimited } from './guard.ts';
+import { clientError, frameworkErrors, rateLimited, securityHeaders } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
 import { authRoutes } from './routes/auth.ts';
@@ -194,7 +193,7 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
   });
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.
-  await app.register(fastifyHelmet, HELMET);
+  app.addHook('onRequest', securityHeaders);
   await app.register(fastifyCookie);
   // Counted before the handler runs; routes opt in (see rateLimited and the login route).
   await app.register(fastifyRateLimit, {

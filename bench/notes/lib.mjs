@@ -1,4 +1,4 @@
-// Helpers shared by the rune notes benchmarks (bench/notes.mjs, bench/notes-collab.mjs): start a
+// Helpers shared by the rune notes benchmarks (bench/notes.mjs, bench/notes/collab.mjs): start a
 // server and wait for its address, talk to it over keep-alive HTTP, read a process's CPU time.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -17,8 +17,8 @@ import { closeSync, fdatasync, mkdtempSync, openSync, writeFileSync, writeSync }
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, percentile } from './lib.mjs';
-import { adminApi, cpuMicros, httpClient, startRune } from './notes-lib.mjs';
+import { median, percentile } from '../lib.mjs';
+import { adminApi, cpuMicros, httpClient, startRune } from './lib.mjs';
 
 const GOAL_MS = 2;
 
