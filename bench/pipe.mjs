@@ -67,12 +67,18 @@ const port = await new Promise((resolve, reject) => {
   worker.once('error', reject);
 });
 
-const home = mkdtempSync(join(tmpdir(), 'rune-bench-pipe-'));
-const env = { PATH: '/usr/bin:/bin', HOME: home, RUNE_HOME: join(home, '.rune') };
 // The ten-call run: `true` allowed without asking, so each call is a real sandboxed process.
-mkdirSync(join(home, '.rune'), { recursive: true, mode: 0o700 });
-writeFileSync(join(home, '.rune', 'rune.toml'), '[policy]\nallowed_commands = ["true"]\n');
+function benchHome(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, '.rune'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(dir, '.rune', 'rune.toml'), '[policy]\nallowed_commands = ["true"]\n');
+  return { dir, env: { PATH: '/usr/bin:/bin', HOME: dir, RUNE_HOME: join(dir, '.rune') } };
+}
+const { dir: home, env } = benchHome('rune-bench-pipe-');
+// The other build gets a home of its own: the kernel-probe cache is keyed by the binary, so two
+// builds sharing one would each find the other's entry and probe again on every tool run.
 const before = values.before ? requireBinary(values.before) : undefined;
+const { dir: beforeHome, env: beforeEnv } = benchHome('rune-bench-pipe-before-');
 const args = [
   '--base-url',
   `http://127.0.0.1:${port}/v1`,
@@ -112,8 +118,9 @@ try {
     [TEN]: () => pipeOnce(env, rune, 'use ten tools, then answer', 10),
   };
   if (before) {
-    cases['before: one step'] = () => pipeOnce(env, before);
-    cases['before: ten execute_cmd calls'] = () => pipeOnce(env, before, 'use ten tools, then answer', 10);
+    cases['before: one step'] = () => pipeOnce(beforeEnv, before);
+    cases['before: ten execute_cmd calls'] = () =>
+      pipeOnce(beforeEnv, before, 'use ten tools, then answer', 10);
   }
   const samples = interleave(cases, rounds);
   report(
@@ -136,5 +143,6 @@ try {
 } finally {
   await worker.terminate();
   rmSync(home, { recursive: true, force: true });
+  rmSync(beforeHome, { recursive: true, force: true });
   rmSync(helpHome, { recursive: true, force: true });
 }

@@ -13,7 +13,7 @@
 // Medians of interleaved runs, as ratios.
 //   node bench/sandbox.mjs [--rounds 40] [--before path/to/old/rune]
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,40 +31,87 @@ const work = mkdtempSync(join(tmpdir(), 'rune-bench-work-'));
 const env = { PATH: '/usr/bin:/bin', HOME: home };
 
 // One call as a tool call makes it: its layers, and the helper command line the executor built.
-const first = spawnSync(
-  rune,
-  ['--verbose', 'sandbox', '--layers', '--allow-write', work, '--', '/bin/true'],
-  {
-    cwd: work,
-    env,
-    encoding: 'utf8',
-  },
-);
-if (first.status !== 0) {
-  console.error(`rune sandbox failed: ${first.stderr}`);
-  process.exit(1);
-}
-const logged = first.stderr
-  .split('\n')
-  .filter((line) => line.startsWith('{'))
-  .map((line) => JSON.parse(line))
-  .find((event) => event.event === 'sandbox.helper_argv');
-if (!logged) {
-  // Seen with a dist/rune older than its source (a worktree not rebuilt since main moved).
-  console.error(
-    `${rune} did not log the helper command line (sandbox.helper_argv) under --verbose: is it a stale build? run npm run build, or point RUNE_BIN at a current one`,
+function toolCall(bin, runEnv) {
+  const first = spawnSync(
+    bin,
+    ['--verbose', 'sandbox', '--layers', '--allow-write', work, '--', '/bin/true'],
+    {
+      cwd: work,
+      env: runEnv,
+      encoding: 'utf8',
+    },
   );
-  process.exit(1);
+  if (first.status !== 0) {
+    console.error(`${bin} sandbox failed: ${first.stderr}`);
+    process.exit(1);
+  }
+  const logged = first.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .find((event) => event.event === 'sandbox.helper_argv');
+  if (!logged) {
+    // Seen with a dist/rune older than its source (a worktree not rebuilt since main moved).
+    console.error(
+      `${bin} did not log the helper command line (sandbox.helper_argv) under --verbose: is it a stale build? run npm run build, or point RUNE_BIN at a current one`,
+    );
+    process.exit(1);
+  }
+  const [helper, ...logArgs] = logged.argv;
+  // The pooled cgroups were removed when rune exited: the call's are replaced by the bench's own.
+  const args = logArgs.filter((arg, i) => arg !== '--cgroup' && logArgs[i - 1] !== '--cgroup');
+  const cgroupBases = logArgs.filter((_, i) => logArgs[i - 1] === '--cgroup').map((dir) => dirname(dir));
+  return {
+    helper,
+    args,
+    cgroupBases,
+    layers: first.stderr.slice(first.stderr.indexOf('rune sandbox layers:')),
+  };
 }
-console.log(first.stderr.slice(first.stderr.indexOf('rune sandbox layers:')).trimEnd());
-const [helper, ...logArgs] = logged.argv;
-// The pooled cgroups were removed when rune exited; joining cgroups is measured by the rune line.
-const helperArgs = logArgs.filter((arg, i) => arg !== '--cgroup' && logArgs[i - 1] !== '--cgroup');
+
+/** Empty cgroups of the bench under the bases a call used (cgroup v1 or delegated v2), when writable. */
+function benchCgroups(bases) {
+  const made = [];
+  for (const base of bases) {
+    const dir = join(base, `rune-bench-${process.pid}`);
+    try {
+      mkdirSync(dir);
+      made.push(dir);
+    } catch {
+      return { made, args: [] };
+    }
+  }
+  return { made, args: made.flatMap((dir) => ['--cgroup', dir]) };
+}
+
+const call = toolCall(rune, env);
+console.log(call.layers.trimEnd());
+const cgroups = benchCgroups(call.cgroupBases);
+const beforeEnv = { ...env, RUNE_HOME: join(home, 'before') };
+const beforeCall = values.before ? toolCall(requireBinary(values.before), beforeEnv) : undefined;
 
 const cases = {
   '/bin/true': () => timeOnce('/bin/true', [], { env }),
-  'helper, every layer (per tool call)': () => timeOnce(helper, helperArgs, { env, cwd: work }),
+  'helper, every layer (per tool call)': () => timeOnce(call.helper, call.args, { env, cwd: work }),
 };
+// What a tool call's helper really runs: every layer and the move into its cgroups (~7 ms of an RCU
+// grace period on cgroup v1, overlapped with building the view since ADR 0028).
+// A move right after another one finds the kernel's cgroup lock warm and is cheap: each of these
+// runs after a pause, as a tool call does, so neither profits from the other's grace period.
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const cold = (run) => () => {
+  Atomics.wait(pause, 0, 0, 40);
+  return run();
+};
+if (cgroups.args.length > 0) {
+  cases['helper, every layer, joining its cgroups'] = cold(() =>
+    timeOnce(call.helper, [...cgroups.args, ...call.args], { env, cwd: work }),
+  );
+  if (beforeCall)
+    cases['before: helper, every layer, joining its cgroups'] = cold(() =>
+      timeOnce(beforeCall.helper, [...cgroups.args, ...beforeCall.args], { env, cwd: work }),
+    );
+}
 
 const codex = findCodex();
 if (codex.problem) console.log(`\nCodex skipped: ${codex.problem}`);
@@ -88,7 +135,6 @@ if (bwrap && spawnSync(bwrap, bwrapArgs).status === 0) {
 cases['rune sandbox -- /bin/true'] = () => timeOnce(rune, ['sandbox', '--', '/bin/true'], { env, cwd: work });
 if (values.before) {
   const before = requireBinary(values.before);
-  const beforeEnv = { ...env, RUNE_HOME: join(home, 'before') };
   cases['before: rune sandbox -- /bin/true'] = () =>
     timeOnce(before, ['sandbox', '--', '/bin/true'], { env: beforeEnv, cwd: work });
 }
@@ -97,6 +143,13 @@ const samples = interleave(cases, rounds);
 report(`sandbox cost, ${rounds} interleaved rounds (load ${loadavg()[0].toFixed(1)})`, samples, '/bin/true');
 const perCall = median(samples['helper, every layer (per tool call)']);
 console.log(`  per-call overhead of the layers: ${(perCall - median(samples['/bin/true'])).toFixed(1)} ms`);
+const joining = samples['helper, every layer, joining its cgroups'];
+if (joining) {
+  const was = samples['before: helper, every layer, joining its cgroups'];
+  console.log(
+    `  joining the cgroups adds ${(median(joining) - perCall).toFixed(1)} ms to the helper${was ? ` (before: the whole call ${median(was).toFixed(1)} ms, now ${median(joining).toFixed(1)} ms)` : ''}`,
+  );
+} else console.log("  cgroups not joined here: no writable cgroup under the call's bases");
 for (const peer of [
   'codex sandbox -- /bin/true (native binary)',
   'codex sandbox -- /bin/true (npm launcher)',
@@ -121,6 +174,8 @@ if (native) {
       `  before: ${(median(samples['before: rune sandbox -- /bin/true']) / median(native)).toFixed(3)} × codex sandbox (native)`,
     );
 }
+// The helpers have exited: the bench's cgroups are empty and can go.
+for (const dir of cgroups.made) rmdirSync(dir);
 rmSync(home, { recursive: true, force: true });
 rmSync(work, { recursive: true, force: true });
 

@@ -627,6 +627,7 @@ static void report_network_without_namespace(void) {
          opt.n_allow > 0 ? "; allowed domains unreachable: the net guard needs a network namespace" : "");
 }
 
+static int hide_closed_entries(void);
 static int cgroup_wait_fd = -1; /* read end: the parent's word that the child is in the call's cgroups */
 
 /* Blocks until the parent has moved this process into the call's cgroups (join_cgroups). A parent
@@ -649,6 +650,7 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
   int in_namespaces = ns != 0;
   struct view_result built = {0};
   if (in_namespaces) {
+    if (hide_closed_entries() != 0) _exit(125);
     char map[64];
     if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) die("setgroups deny");
     snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
@@ -775,6 +777,23 @@ static void join_cgroups(pid_t child, int done_fd) {
   ssize_t n = send(done_fd, &verdict, 1, MSG_NOSIGNAL);
   (void)n;
   close(done_fd);
+}
+
+/* Adds the entries of the --hide-closed folders to the hide list (and the view's). Done by the
+ * process that applies it: the child with namespaces (while this process joins the cgroups), this
+ * process before a fork without them, or for the metadata guard. -1 when the list is full: fail
+ * closed, a secret left out would be readable. */
+static int hide_closed_entries(void) {
+  for (int k = 0; k < opt.n_closed_in; k++)
+    if (view_each_closed(opt.closed_in[k], hide_closed, NULL) != 0) {
+      fprintf(stderr, "rune-sandbox: %s holds more entries closed to others than can be hidden (%d)\n",
+              opt.closed_in[k], MAX_PATHS);
+      report("setup", "failed", "%s holds more entries closed to others than can be hidden", opt.closed_in[k]);
+      return -1;
+    }
+  opt.n_closed_in = 0; /* once per process */
+  view.n_hide = opt.n_hide;
+  return 0;
 }
 
 static void usage(const char *why) {
@@ -911,14 +930,6 @@ int main(int argc, char **argv) {
   if (opt.report_fd >= 0 && fcntl(opt.report_fd, F_SETFD, FD_CLOEXEC) != 0) opt.report_fd = -1;
   /* Nothing inherited beyond stdio and the report pipe reaches the namespace's init or the command. */
   close_all_but(opt.report_fd, -1, 3);
-  for (int k = 0; k < opt.n_closed_in; k++)
-    if (view_each_closed(opt.closed_in[k], hide_closed, NULL) != 0) {
-      /* Fail closed: a secret left out of the hide list would be readable in the view. */
-      fprintf(stderr, "rune-sandbox: %s holds more entries closed to others than can be hidden (%d)\n",
-              opt.closed_in[k], MAX_PATHS);
-      report("setup", "failed", "%s holds more entries closed to others than can be hidden", opt.closed_in[k]);
-      return 125;
-    }
   set_view_spec();
 
   /* The call's cgroups are joined by this process for the child while the child builds its view
@@ -967,6 +978,7 @@ int main(int argc, char **argv) {
   }
   int in_namespaces = ns != 0;
   if (!in_namespaces) {
+    if (hide_closed_entries() != 0) return 125;
     pid = fork(); /* the network is reported once seccomp and Landlock are in force (run_child) */
     if (pid < 0) die("fork");
   }
@@ -1011,6 +1023,11 @@ int main(int argc, char **argv) {
     recv_fds(meta[0], fds);
     close(meta[0]);
     if (fds[0] >= 0) {
+      /* The view could not be built: the child found the closed entries, this process needs them too. */
+      if (hide_closed_entries() != 0) {
+        kill(pid, SIGKILL);
+        return 125;
+      }
       /* Hidden and protected paths keep their mode and owner even inside a writable grant. */
       static const char *keep[MAX_PROTECT + MAX_PATHS];
       int n_keep = 0;

@@ -112,3 +112,24 @@ describe('WalSync with a change counter', () => {
     await closing;
   });
 });
+
+describe('WalSync over a database closed under it', () => {
+  it('rejects the flush instead of throwing, so the background sync reports it and goes on', async () => {
+    const closed = () => {
+      throw new TypeError('The database connection is not open');
+    };
+    const sync = new WalSync(wal(), { changes: closed });
+    const flushed = (() => {
+      try {
+        return sync.flush();
+      } catch (error) {
+        return `threw: ${(error as Error).message}`;
+      }
+    })();
+    expect(flushed).toBeInstanceOf(Promise);
+    await expect(flushed).rejects.toThrow('not open');
+    const reported = await new Promise<Error>((resolve) => sync.every(1, resolve));
+    expect(reported.message).toMatch(/not open/);
+    await sync.close().catch(() => undefined);
+  });
+});

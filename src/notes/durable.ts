@@ -56,7 +56,14 @@ export class WalSync {
   /** Resolves once every transaction committed before the call is on stable storage. */
   flush(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the database is closed'));
-    const now = this.changes();
+    let now: number;
+    try {
+      now = this.changes();
+    } catch (error) {
+      // The counter reads the database: closed under us, it throws. A flush only ever rejects, so
+      // the background sync's timer cannot take the process down with an uncaught exception.
+      return Promise.reject(error);
+    }
     if (!this.current && now === this.synced) return Promise.resolve();
     return new Promise((resolve, reject) => {
       // Nothing committed since the running fsync began: that one covers this caller too.

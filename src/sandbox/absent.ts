@@ -5,7 +5,8 @@
 // it, the topmost folder or file the call created on its way is moved aside afterwards, and the
 // model and the person are told (ADR 0016).
 import { lstatSync, realpathSync, renameSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { dirname } from 'node:path';
+import { isInside } from './plan.ts';
 
 export interface Watched {
   /** The path that must not appear. */
@@ -21,11 +22,6 @@ function exists(path: string): boolean {
   } catch {
     return false; // ENOENT, ENOTDIR, EACCES: not there for anyone to use
   }
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'));
 }
 
 /** Of `paths` (real, absolute), those missing now under one of `roots`, with their topmost missing part. */

@@ -136,9 +136,13 @@ interface Protection {
 }
 
 /** What stays read-only inside the writable roots: rune.toml, .env files, rune's home, start-up files, git folders. */
-function protectInside(ctx: PrepareContext, request: CallRequest, rwRoots: readonly string[]): Protection {
+function protectInside(
+  ctx: PrepareContext,
+  request: CallRequest,
+  rwRoots: readonly string[],
+  home: string,
+): Protection {
   const protectedPaths: string[] = [];
-  const home = realPath(resolve(runeHome()));
   for (const root of rwRoots) {
     // Only what exists can be bound read-only (and is worth naming in the report).
     protectedPaths.push(
@@ -169,8 +173,13 @@ function protectInside(ctx: PrepareContext, request: CallRequest, rwRoots: reado
 }
 
 /** Credential stores, denied paths, rune's own folder and /etc's host keys, hidden in the view. */
-function hideInside(ctx: PrepareContext, request: CallRequest, cwd: string, grants: Grants): Set<string> {
-  const home = realPath(resolve(runeHome()));
+function hideInside(
+  ctx: PrepareContext,
+  request: CallRequest,
+  cwd: string,
+  grants: Grants,
+  home: string,
+): Set<string> {
   return new Set([
     ...hiddenPaths(
       request.env.HOME ?? process.env.HOME,
@@ -191,10 +200,16 @@ function hideInside(ctx: PrepareContext, request: CallRequest, cwd: string, gran
 }
 
 /** Hidden and protected paths missing now cannot be mounted over: they are watched instead. */
-function watchMissing(request: CallRequest, hidden: Set<string>, protection: Protection, rwRoots: string[]) {
+function watchMissing(
+  request: CallRequest,
+  hidden: Set<string>,
+  protection: Protection,
+  rwRoots: string[],
+  home: string,
+) {
   // rune's own folder is left out: rune itself may create it during the call (sessions, journal).
   const ownFolders = [
-    realPath(resolve(runeHome())),
+    home,
     ...(request.env.HOME ? [join(realPath(resolve(request.env.HOME)), '.rune')] : []),
   ];
   return watchAbsent(
@@ -261,9 +276,11 @@ export function prepareCall(ctx: PrepareContext, request: CallRequest, resolved:
   const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
   const grants = realGrants(request, cwd, namespaces);
   if (grants.callTmp) env.TMPDIR = grants.callTmp;
-  const protection = protectInside(ctx, request, grants.rwRoots);
-  const hidden = hideInside(ctx, request, cwd, grants);
-  const absent = watchMissing(request, hidden, protection, grants.rwRoots);
+  // rune's own folder (rune.toml with the API key, sessions, audit log), as a real path.
+  const home = realPath(resolve(runeHome()));
+  const protection = protectInside(ctx, request, grants.rwRoots, home);
+  const hidden = hideInside(ctx, request, cwd, grants, home);
+  const absent = watchMissing(request, hidden, protection, grants.rwRoots, home);
   const cgroups = acquireCgroups(ctx);
   const plan = planHelperArgs({
     request: {

@@ -1,6 +1,7 @@
 // A secret registered inside a mode's bundle stays secret in the error that escapes to main.ts,
 // which is a bundle of its own. The key has no provider shape, so only the registry can catch it;
-// a required MCP server that prints what it was given on its way down puts it in the error.
+// a required MCP server that prints what it was given on its way down puts it in the error (the
+// notes server: a refused chat workspace whose path holds it).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +32,21 @@ describe('a registered secret in an error that reaches the entry point', () => {
     });
     expect(result.code).toBe(11);
     expect(result.stderr).toContain('got [REDACTED]');
+    expect(result.stderr).not.toContain(KEY);
+  });
+
+  it('is redacted for the notes server (the key from [notes.github] client_secret)', async () => {
+    const home = tempDir('rune-home-');
+    const runeDir = join(home, '.rune');
+    mkdirSync(runeDir);
+    // A chat workspace inside RUNE_HOME is refused at start, and the refusal quotes its path.
+    writeFileSync(
+      join(runeDir, 'rune.toml'),
+      `[notes]\nworkspace = "${join(runeDir, KEY)}"\n[notes.github]\nclient_id = "id"\nclient_secret = "${KEY}"\n`,
+    );
+    const result = await runRune(['notes', '--port', '0'], { cwd: tempDir(), env: { HOME: home } });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`${runeDir}/[REDACTED]`);
     expect(result.stderr).not.toContain(KEY);
   });
 

@@ -187,6 +187,30 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(screen).not.toContain(KEY);
   });
 
+  it('/trace starts and stops writing traces of the runs that follow, and /quit quits', async () => {
+    const term = startSession();
+    await term.waitFor('/help for commands');
+    term.type('/trace');
+    await term.waitFor('tracing is off (/trace DIR starts it)');
+    term.type('/trace traces');
+    const dir = join(term.cwd, 'traces');
+    await term.waitFor(`tracing each run into ${dir}`);
+    mock.script([{ text: 'traced answer' }]);
+    term.type('first');
+    await term.waitFor('traced answer');
+    const written = readdirSync(dir);
+    expect(written.length).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, written[0]!), 'utf8')).not.toContain(KEY);
+    term.type('/trace off');
+    await term.waitFor('tracing off');
+    mock.script([{ text: 'untraced answer' }]);
+    term.type('second');
+    await term.waitFor('untraced answer');
+    expect(readdirSync(dir)).toEqual(written);
+    term.type('/quit');
+    await term.waitFor('EXITED=0');
+  });
+
   it('a warning during a turn starts on its own line (the spinner wiped first) and shows once', async () => {
     const term = startSession('', ['--model', 'm'], true);
     await term.waitFor('/help for commands');
