@@ -899,7 +899,8 @@ int main(int argc, char **argv) {
       opt.cwd = v;
     } else if (strcmp(a, "--cgroup") == 0) {
       NEED_VALUE;
-      if (opt.n_cgroup < 8) opt.cgroup[opt.n_cgroup++] = v;
+      if (opt.n_cgroup >= 8) usage("too many --cgroup folders"); /* a limit dropped silently would not hold */
+      opt.cgroup[opt.n_cgroup++] = v;
     } else if (strcmp(a, "--report") == 0) {
       NEED_VALUE;
       opt.report_fd = atoi(v);

@@ -41,4 +41,11 @@ describe('joining the call cgroups', () => {
       expect(r.report).toMatch(/^cgroups\tskipped\tjoining \/nonexistent-rune-cgroup/m);
     });
   }
+
+  it('refuses more cgroups than it can join instead of leaving one out', () => {
+    const many = Array.from({ length: 9 }, (_, i) => ['--cgroup', `/nonexistent-rune-cgroup-${i}`]).flat();
+    const r = helper([...SYSTEM, ...many, '--', '/bin/echo', 'RAN']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).not.toContain('RAN');
+  });
 });
