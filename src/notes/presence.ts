@@ -38,7 +38,9 @@ const MAX_STAMPS = 4096;
 export function stampClientId(subject: string | null, chosen: string): string {
   // Every collaborative update and presence call stamps its id: the same few pairs again and again
   // (an HMAC each, some 40 µs). Bounded: cleared when full.
-  const key = `${subject ?? 'anonymous'}\0${chosen}`;
+  // The subject's length first: a NUL inside a subject or a chosen id cannot make two pairs one.
+  const who = subject ?? 'anonymous';
+  const key = `${who.length}:${who}\0${chosen}`;
   let stamp = stamps.get(key);
   if (stamp === undefined) {
     stamp = `c_${createHmac('sha256', STAMP_KEY).update(key).digest('base64url').slice(0, 16)}`;
