@@ -95,7 +95,19 @@ if (values.only === 'collab') {
 }
 
 const home = mkdtempSync(join(tmpdir(), 'rune-bench-notes-'));
-writeFileSync(join(home, 'rune.toml'), '[notes.local]\nadmins = ["bench:benchpass"]\n');
+// Every client of this bench is one address (127.0.0.1): the per-address limits that protect a real
+// server from one client (16 event streams, 120 searches a minute) are raised to what it measures.
+writeFileSync(
+  join(home, 'rune.toml'),
+  `[notes.limits]
+max_streams_per_client = ${sseClients + 16}
+max_streams_per_note = ${sseClients + 16}
+max_connections_per_client = ${sseClients + connections + 64}
+expensive_per_minute = 100000
+[notes.local]
+admins = ["bench:benchpass"]
+`,
+);
 let server = await startRune(home);
 let api = await adminApi(server.url);
 await api('/api/notes', 'POST', { name: 'bench', public: true });
