@@ -52,7 +52,7 @@ export function expectedLayers(
   const nsDetail = [caps.userNamespaces, caps.mountNamespaces, caps.pidNamespaces].find(
     (c) => !c.available,
   )?.detail;
-  const maxFile = config.sandbox.max_file_mb ?? 1024;
+  const maxFile = config.sandbox.max_file_mb;
   return [
     { layer: 'cgroups', applied: cgroups.kind !== 'none', detail: cgroups.detail },
     networkLayer(caps, net, guard),

@@ -301,10 +301,10 @@ export function prepareCall(ctx: PrepareContext, request: CallRequest, resolved:
     hideClosedIn: [MASKED_SYSTEM_FOLDER],
     resolved,
     limits: {
-      fsizeBytes: (config.sandbox.max_file_mb ?? 1024) * 1024 * 1024,
+      fsizeBytes: config.sandbox.max_file_mb * 1024 * 1024,
       nofile: 4096,
       nproc: config.policy.max_pids,
-      tmpMb: config.sandbox.tmp_mb ?? 512,
+      tmpMb: config.sandbox.tmp_mb,
       dataBytes: config.policy.max_memory_mb * 1024 * 1024,
     },
     cgroupDirs: cgroups.cgroupDirs,
