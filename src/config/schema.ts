@@ -151,7 +151,9 @@ export const mcpServerShape = once(() => ({
     .optional()
     .describe('Environment variable holding a bearer token for a remote server (instead of OAuth)'),
   required: z.boolean().optional().describe('Stop rune when this server cannot start'),
-  timeout_secs: positiveInt().optional().describe('Per-call timeout'),
+  timeout_secs: positiveInt()
+    .optional()
+    .describe(`Per-call timeout in seconds (default ${MCP_SERVER_DEFAULTS.timeout_secs})`),
   allowed_paths_ro: pathList().optional().describe('Folders a stdio server process may read'),
   allowed_paths_rw: pathList().optional().describe('Folders a stdio server process may write'),
   allowed_domains: domainList()
@@ -432,6 +434,12 @@ export interface ConfigProvenance {
 export type RuneConfig = z.output<ReturnType<typeof configSchema>> & {
   readonly [CONFIG_PROVENANCE]?: ConfigProvenance;
 };
+
+/**
+ * Built-in values of one `[[mcp]]` table (or `--mcp-stdio`/`--mcp-http` server) where it leaves a key
+ * out: list entries have no place in DEFAULTS, so they are declared here, beside it.
+ */
+export const MCP_SERVER_DEFAULTS = { timeout_secs: 60 } as const;
 
 export const DEFAULTS = {
   max_steps: 25,

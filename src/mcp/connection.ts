@@ -9,7 +9,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '../config/schema.ts';
+import { MCP_SERVER_DEFAULTS, type McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
@@ -18,7 +18,7 @@ import type { ServerState, TransportName } from './format.ts';
 import { type McpToolOutput, toToolOutput } from './result.ts';
 
 /** Per-call timeout when the table sets none. */
-export const DEFAULT_CALL_TIMEOUT_SECS = 60;
+export const DEFAULT_CALL_TIMEOUT_SECS = MCP_SERVER_DEFAULTS.timeout_secs;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 const RELIST_DELAY_MS = 50;
 
