@@ -312,6 +312,61 @@ describe('logins under a storm', () => {
     // …while Uma, from her browser, still gets in with her password.
     expect((await attempt('umapass1', cookie)).status).toBe(200);
   }, 60_000);
+  it("a flood of other user names does not reset an account's count (the kept counts are bounded)", async () => {
+    // Thousands of addresses, as far as the per-address limit knows: only the per-account one stands.
+    const server = await start(`[notes.limits]\nlogin_attempts_per_address = 1000000\n${ADMIN}`);
+    const attempt = (username: string, password?: string) =>
+      fetch(`${server.url}/auth/local`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ username, password }),
+      }).then((r) => r.status);
+    for (let i = 0; i < 10; i++) expect(await attempt('uma', `guess-${i}`)).toBe(401);
+    expect(await attempt('uma', 'umapass1')).toBe(429);
+    // Each made-up name takes a count of its own (no password: refused before any hash, still counted).
+    let next = 0;
+    const flood = async () => {
+      while (next < 6000) expect(await attempt(`nobody-${next++}`)).toBe(400);
+    };
+    await Promise.all(Array.from({ length: 8 }, flood));
+    expect(await attempt('uma', 'umapass1')).toBe(429);
+  }, 120_000);
+  it('a device cookie from before a password change counts as a stranger, and cannot lock out the browser the owner logs in from afterwards', async () => {
+    const home = tempDir('rune-notes-device-');
+    const config = join(home, 'rune.toml');
+    writeFileSync(config, ADMIN);
+    const server = await startNotesProcess({ home, args: ['--config', config] });
+    running.push(server);
+    const attempt = (password: string, cookie = '') =>
+      fetch(`${server.url}/auth/local`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', cookie },
+        body: JSON.stringify({ username: 'uma', password }),
+      });
+    const deviceOf = (res: Response) =>
+      (res.headers.getSetCookie().find((c) => c.startsWith('rune_device=')) as string).split(
+        ';',
+      )[0] as string;
+    // Someone who learnt the old password logged in with it and kept the device cookie.
+    const stale = deviceOf(await attempt('umapass1'));
+    writeFileSync(config, ADMIN.replace('uma:umapass1', 'uma:umapass2'));
+    server.child.kill('SIGHUP');
+    for (let i = 0; i < 100 && !server.stderr().includes('configuration reloaded'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Uma logs in with the new password from her browser.
+    const first = await attempt('umapass2');
+    expect(first.status).toBe(200);
+    const fresh = deviceOf(first);
+    expect(fresh).not.toBe(stale);
+    // The old cookie's holder guesses: its attempts are a stranger's, and run out as a stranger's…
+    const guesses = [];
+    for (let i = 0; i < 11; i++) guesses.push((await attempt(`guess-${i}`, stale)).status);
+    expect(guesses.at(-1)).toBe(429);
+    expect((await attempt('umapass2')).status).toBe(429);
+    // …while Uma's browser still gets in.
+    expect((await attempt('umapass2', fresh)).status).toBe(200);
+  }, 60_000);
 });
 
 describe('an account removed from the config', () => {

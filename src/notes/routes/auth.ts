@@ -1,9 +1,9 @@
 // Health, identity and logins: local accounts (limited per account and per address before the
 // password is hashed), OAuth/OIDC and GitHub, logout.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
-import type { Principal, SessionSubject } from '../auth.ts';
+import type { LocalAccount, Principal, SessionSubject } from '../auth.ts';
 import { rateLimited } from '../guard.ts';
 import { ApiError, badRequest, bodyObject } from '../http.ts';
 import { type Params, SESSION_COOKIE } from './kit.ts';
@@ -12,12 +12,13 @@ const OAUTH_COOKIE = 'rune_oauth_state';
 /**
  * Marks a browser that has logged in to an account before (OWASP's "device cookie"): its login
  * attempts for that account count in a bucket of their own, so a stranger who spends an account's
- * attempts with wrong passwords locks out strangers, not the account's owner. The key lives as
- * long as the process, as do the attempt counts it guards.
+ * attempts with wrong passwords locks out strangers, not the account's owner. The mark is bound to
+ * the account's password as configured: a new password (or the account removed and made again)
+ * voids the marks given before, so whoever logged in with an old password is a stranger again.
+ * The key lives as long as the process, as do the attempt counts it guards.
  */
 const DEVICE_COOKIE = 'rune_device';
 const DEVICE_MARKS_KEPT = 4;
-
 const accountKey = (name: unknown) =>
   typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
 
@@ -57,24 +58,44 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   const window = limits.loginWindowMs;
   const perAddress = app.createRateLimit({ max: limits.loginPerAddress, timeWindow: window });
   const deviceKey = randomBytes(32);
-  const deviceMark = (account: string) => createHmac('sha256', deviceKey).update(account).digest('base64url');
+  const deviceMark = (account: Pick<LocalAccount, 'name' | 'secret'>) =>
+    createHmac('sha256', deviceKey).update(`${account.name}\0${account.secret}`).digest('base64url');
   const deviceMarks = (req: FastifyRequest) => (req.cookies[DEVICE_COOKIE] ?? '').split('.').filter(Boolean);
-  const knownDevice = (req: FastifyRequest, account: string) => {
+  const knownDevice = (req: FastifyRequest, account: Pick<LocalAccount, 'name' | 'secret'>) => {
     const expected = Buffer.from(deviceMark(account));
     return deviceMarks(req).some((mark) => {
       const given = Buffer.from(mark);
       return given.length === expected.length && timingSafeEqual(given, expected);
     });
   };
+  const nameOf = (req: FastifyRequest) => (req.body as { username?: unknown } | undefined)?.username;
+  const accountOf = (req: FastifyRequest) => {
+    const name = nameOf(req);
+    return typeof name === 'string' ? auth.localAccount(name.trim()) : undefined;
+  };
+  // Each limiter keeps its counts in an LRU of its own (5000 keys). Real accounts' counts live in
+  // one no flood of made-up names can evict them from (two keys per configured account); each
+  // account has its owner's known browsers in one bucket, everyone else in another.
   const perAccount = app.createRateLimit({
     max: limits.loginPerAccount,
     timeWindow: window,
     keyGenerator: (req) => {
-      const account = accountKey((req.body as { username?: unknown } | undefined)?.username);
-      return knownDevice(req, account) ? `device:${account}` : `account:${account}`;
+      // Gone since loginLimits looked (a reload in between): the stranger bucket of the name.
+      const account = accountOf(req) ?? { name: String(nameOf(req)).trim(), secret: '' };
+      return `${account.secret && knownDevice(req, account) ? 'device' : 'account'}:${account.name}`;
     },
   });
-  const rememberDevice = (req: FastifyRequest, reply: FastifyReply, account: string) => {
+  // Made-up names count the same (a 429 tells no more than a 401 about which names exist), under a
+  // hash of the name, so an over-long name is not what is kept.
+  const perUnknownName = app.createRateLimit({
+    max: limits.loginPerAccount,
+    timeWindow: window,
+    keyGenerator: (req) =>
+      createHash('sha256')
+        .update(accountKey(nameOf(req)))
+        .digest('base64url'),
+  });
+  const rememberDevice = (req: FastifyRequest, reply: FastifyReply, account: LocalAccount) => {
     const mark = deviceMark(account);
     const marks = [...deviceMarks(req).filter((m) => m !== mark), mark].slice(-DEVICE_MARKS_KEPT);
     reply.setCookie(DEVICE_COOKIE, marks.join('.'), cookieOptions(req, 365 * 86400, '/auth'));
@@ -82,7 +103,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
   const loginLimits = async (req: FastifyRequest) => {
     for (const [limit, what] of [
       [perAddress, 'too many login attempts from this address'],
-      [perAccount, 'too many login attempts for this account'],
+      [accountOf(req) ? perAccount : perUnknownName, 'too many login attempts for this account'],
     ] as const) {
       const result = await limit(req);
       if (!result.isAllowed && result.isExceeded) {
@@ -115,7 +136,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       role: current,
     });
     // After the session cookie, which clients that keep only the first cookie rely on.
-    rememberDevice(req, reply, accountKey(username));
+    rememberDevice(req, reply, account);
     const wantsJson =
       String(req.headers.accept ?? '').includes('application/json') ||
       req.headers['content-type']?.includes('json');
