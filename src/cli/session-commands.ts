@@ -1,12 +1,11 @@
 // The interactive session's slash commands: one handler each, looked up by name. A handler
 // returns false only when the session should end.
 
-import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { compactMessages } from '../agent/compaction.ts';
 import { skillDirs } from '../agent/run.ts';
 import { deriveConfig } from '../config/load.ts';
-import { runeHome } from '../core/paths.ts';
+import { homeDir, runeHome } from '../core/paths.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
@@ -75,7 +74,7 @@ function policy({ write, state, runtime, setup }: SessionContext, arg: string): 
       arg === 'full'
         ? { available: runtime.executor.describe(), ...(lastLayers ? { lastCall: lastLayers } : {}) }
         : null,
-      floorPaths(setup.env.HOME || homedir(), runeHome(setup.env)),
+      floorPaths(homeDir(setup.env), runeHome(setup.env)),
     ),
   );
   return true;

@@ -5,7 +5,7 @@
 // Each schema is built on first use, and the tables of a layer only when the layer has them:
 // building every zod schema of this file cost a pipe run ~10 ms, yet most runs set a few
 // top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
-import { z } from 'zod/v4';
+import type { z as Z } from 'zod/v4';
 import { domainPatternProblem } from '../core/domains.ts';
 import { redact } from '../core/redact.ts';
 
@@ -29,12 +29,18 @@ function once<T extends object>(build: () => T): () => T {
   };
 }
 
-const positiveInt = once(() => z.number().int().positive());
-const pathList = once(() => z.array(z.string().min(1, 'must not be empty')));
+/**
+ * zod, loaded when the first schema is built: its own module set-up costs a start ~2 ms, and a run
+ * whose layers are empty (`rune sandbox` with no rune.toml, say) never builds one.
+ */
+const z = once(() => (require('zod/v4') as typeof import('zod/v4')).z);
+
+const positiveInt = once(() => z().number().int().positive());
+const pathList = once(() => z().array(z().string().min(1, 'must not be empty')));
 // `*`, `*.com` and other whole-TLD wildcards are refused here, at load, never narrowed silently later.
 const domainList = once(() =>
-  z.array(
-    z
+  z().array(
+    z()
       .string()
       .min(1, 'must not be empty')
       .superRefine((entry, ctx) => {
@@ -45,12 +51,12 @@ const domainList = once(() =>
 );
 
 export const policySchema = once(() =>
-  z.strictObject({
-    mode: z
+  z().strictObject({
+    mode: z()
       .enum(POLICY_MODES)
       .describe('allowlist (default): block what no list covers; confirm: ask; unrestricted'),
-    allowed_commands: z
-      .array(z.string().trim().min(1, 'must not be empty'))
+    allowed_commands: z()
+      .array(z().string().trim().min(1, 'must not be empty'))
       .describe('Programs (`ls`) or command prefixes (`git status`) that execute_cmd may run without asking'),
     allowed_domains: domainList().describe(
       'Host names fetch_url and sandboxed tools may reach; `*.x.com` means subdomains of x.com',
@@ -60,8 +66,8 @@ export const policySchema = once(() =>
     allowed_files_ro: pathList().describe('Single files tools may read'),
     allowed_files_rw: pathList().describe('Single files tools may read and write'),
     denied_paths: pathList().describe('Paths no tool may touch, whatever else allows them'),
-    allowed_mcp_tools: z
-      .array(z.string().min(1))
+    allowed_mcp_tools: z()
+      .array(z().string().min(1))
       .describe('MCP tools allowed without asking: `tool` or `server.*`'),
     max_memory_mb: positiveInt().describe(
       'Memory limit of each tool process tree, in MiB (cgroup memory.max)',
@@ -71,14 +77,14 @@ export const policySchema = once(() =>
 );
 
 export const sandboxSchema = once(() =>
-  z.strictObject({
-    mode: z
+  z().strictObject({
+    mode: z()
       .enum(SANDBOX_MODES)
       .describe('auto: apply every layer the machine offers; strict: a missing layer is an error; off'),
     command_timeout_secs: positiveInt().describe('Wall-clock limit of one execute_cmd call'),
-    env_passthrough: z
+    env_passthrough: z()
       .array(
-        z
+        z()
           .string()
           .regex(
             /^[A-Za-z_][A-Za-z0-9_]*$/,
@@ -105,9 +111,9 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // Headers that carry credentials: their values belong in the environment, never in a file.
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-const headerName = once(() => z.string().regex(HEADER_NAME, 'is not a valid HTTP header name'));
+const headerName = once(() => z().string().regex(HEADER_NAME, 'is not a valid HTTP header name'));
 const envName = once(() =>
-  z
+  z()
     .string()
     .regex(ENV_NAME, 'must be the name of an environment variable (letters, digits, _), not its value')
     // A token pasted where its variable's name belongs (ghp_…, sk-…) would sit in the file in clear.
@@ -119,29 +125,34 @@ const envName = once(() =>
 
 /** Keys of an `[[mcp]]` table; shared with Concourse's `source.mcp`, which adds `bearer_token`. */
 export const mcpServerShape = once(() => ({
-  name: z.string().min(1).describe('Name shown in /tools and used in `server.*` allowlist patterns'),
-  command: z.string().min(1).optional().describe('Program that starts a stdio server'),
-  args: z.array(z.string()).optional().describe('Arguments of the command'),
-  env: z
-    .record(z.string(), z.string())
+  name: z().string().min(1).describe('Name shown in /tools and used in `server.*` allowlist patterns'),
+  command: z().string().min(1).optional().describe('Program that starts a stdio server'),
+  args: z().array(z().string()).optional().describe('Arguments of the command'),
+  env: z()
+    .record(z().string(), z().string())
     .optional()
     .describe('Environment of a stdio server; nothing else is passed'),
-  url: z
+  url: z()
     .string()
     .min(1)
     .optional()
     .describe(
       'Endpoint of a remote server (Streamable HTTP, or legacy SSE), e.g. https://mcp.example.com/mcp',
     ),
-  transport: z
+  transport: z()
     .enum(MCP_TRANSPORTS)
     .optional()
     .describe('Remote transport; default: Streamable HTTP, falling back to SSE when the server refuses it'),
-  headers: z
-    .record(headerName(), z.string().regex(/^[^\r\n]*$/, 'must be one line'))
+  headers: z()
+    .record(
+      headerName(),
+      z()
+        .string()
+        .regex(/^[^\r\n]*$/, 'must be one line'),
+    )
     .optional()
     .describe('Extra HTTP headers sent to a remote server (no credentials: see env_headers)'),
-  env_headers: z
+  env_headers: z()
     .record(headerName(), envName())
     .optional()
     .describe(
@@ -150,7 +161,7 @@ export const mcpServerShape = once(() => ({
   bearer_token_env_var: envName()
     .optional()
     .describe('Environment variable holding a bearer token for a remote server (instead of OAuth)'),
-  required: z.boolean().optional().describe('Stop rune when this server cannot start'),
+  required: z().boolean().optional().describe('Stop rune when this server cannot start'),
   timeout_secs: positiveInt()
     .optional()
     .describe(`Per-call timeout in seconds (default ${MCP_SERVER_DEFAULTS.timeout_secs})`),
@@ -179,7 +190,7 @@ function isLoopbackHost(host: string): boolean {
  */
 export function checkMcpTable(
   table: Record<string, unknown>,
-  ctx: z.RefinementCtx,
+  ctx: Z.RefinementCtx,
   secretHeaders = false,
 ): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -239,16 +250,22 @@ export function checkMcpTable(
 }
 
 export const mcpServerSchema = once(() =>
-  z.strictObject(mcpServerShape()).superRefine((table, ctx) => checkMcpTable(table, ctx)),
+  z()
+    .strictObject(mcpServerShape())
+    .superRefine((table, ctx) => checkMcpTable(table, ctx)),
 );
 
 const accountList = once(() =>
-  z.array(z.string().regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"')),
+  z().array(
+    z()
+      .string()
+      .regex(/^[^:\s]+:.+$/, 'expected "name:password" or "name:scrypt$…"'),
+  ),
 );
 
 /** What one request or one client may cost the notes server; every key has a safe default. */
 export const notesLimitsSchema = once(() =>
-  z.strictObject({
+  z().strictObject({
     max_file_kb: positiveInt().optional().describe('Largest text of one file, in KiB (saves and live edits)'),
     max_document_kb: positiveInt()
       .optional()
@@ -282,21 +299,21 @@ export const notesLimitsSchema = once(() =>
 );
 
 export const notesSchema = once(() =>
-  z.strictObject({
-    bind: z.string().min(1).describe('Address to listen on'),
-    port: z.number().int().min(0).max(65535).describe('TCP port'),
-    public_url: z.url().optional().describe('External URL, used for OAuth redirects and Secure cookies'),
-    trusted_proxies: z
-      .array(z.string())
+  z().strictObject({
+    bind: z().string().min(1).describe('Address to listen on'),
+    port: z().number().int().min(0).max(65535).describe('TCP port'),
+    public_url: z().url().optional().describe('External URL, used for OAuth redirects and Secure cookies'),
+    trusted_proxies: z()
+      .array(z().string())
       .optional()
       .describe('Proxy addresses whose X-Forwarded-For is trusted'),
-    model: z
+    model: z()
       .string()
       .min(1)
       .optional()
       .describe('Model for note chats unless an admin overrides it per note'),
     max_upload_mb: positiveInt().optional().describe('Largest attachment accepted'),
-    synchronous: z
+    synchronous: z()
       .enum(['full', 'normal'])
       .optional()
       .describe(
@@ -308,14 +325,14 @@ export const notesSchema = once(() =>
     limits: notesLimitsSchema()
       .optional()
       .describe('Cost limits per request and per client (see docs/notes-api.md)'),
-    workspace: z
+    workspace: z()
       .string()
       .min(1)
       .optional()
       .describe(
         'Folder the note chats work in, one sub-folder per note (default $XDG_DATA_HOME/rune/notes-workspace); must lie outside RUNE_HOME and the secrets floor',
       ),
-    local: z
+    local: z()
       .strictObject({
         admins: accountList().optional(),
         users: accountList().optional(),
@@ -323,28 +340,28 @@ export const notesSchema = once(() =>
       })
       .optional()
       .describe('Local accounts by role'),
-    oauth: z
+    oauth: z()
       .array(
-        z.strictObject({
-          name: z.string().min(1),
-          issuer: z.url(),
-          client_id: z.string().min(1),
-          client_secret: z.string().optional(),
-          scopes: z.array(z.string()).optional(),
-          admins: z.array(z.string()).optional(),
-          users: z.array(z.string()).optional(),
-          guests: z.array(z.string()).optional(),
+        z().strictObject({
+          name: z().string().min(1),
+          issuer: z().url(),
+          client_id: z().string().min(1),
+          client_secret: z().string().optional(),
+          scopes: z().array(z().string()).optional(),
+          admins: z().array(z().string()).optional(),
+          users: z().array(z().string()).optional(),
+          guests: z().array(z().string()).optional(),
         }),
       )
       .optional()
       .describe('OAuth2/OIDC providers'),
-    github: z
+    github: z()
       .strictObject({
-        client_id: z.string().min(1),
-        client_secret: z.string().min(1),
-        admins: z.array(z.string()).optional(),
-        users: z.array(z.string()).optional(),
-        guests: z.array(z.string()).optional(),
+        client_id: z().string().min(1),
+        client_secret: z().string().min(1),
+        admins: z().array(z().string()).optional(),
+        users: z().array(z().string()).optional(),
+        guests: z().array(z().string()).optional(),
       })
       .optional()
       .describe('GitHub OAuth app mapped to roles'),
@@ -353,21 +370,21 @@ export const notesSchema = once(() =>
 
 /** One layer of configuration: every key optional, unknown keys rejected. */
 export const configLayerSchema = once(() =>
-  z.strictObject({
-    model: z.string().min(1).optional().describe('Model name sent to the provider'),
-    api_key: z.string().min(1).optional().describe('Provider API key (prefer RUNE_API_KEY)'),
-    provider: z.enum(PROVIDERS).optional().describe('Provider; detected from the key prefix when unset'),
+  z().strictObject({
+    model: z().string().min(1).optional().describe('Model name sent to the provider'),
+    api_key: z().string().min(1).optional().describe('Provider API key (prefer RUNE_API_KEY)'),
+    provider: z().enum(PROVIDERS).optional().describe('Provider; detected from the key prefix when unset'),
     // Only http(s): "localhost:8080/v1" parses as a URL with the scheme "localhost:".
-    base_url: z
+    base_url: z()
       .url({
         protocol: /^https?$/,
         error: 'must be an http:// or https:// URL, e.g. http://127.0.0.1:11434/v1',
       })
       .optional()
       .describe('Endpoint of an OpenAI-compatible (or other) server'),
-    skills_dir: z.string().min(1).optional().describe('Folder of skills (folders holding SKILL.md)'),
-    system_prompt: z.string().optional().describe('Replaces the built-in system prompt'),
-    system_prompt_file: z
+    skills_dir: z().string().min(1).optional().describe('Folder of skills (folders holding SKILL.md)'),
+    system_prompt: z().string().optional().describe('Replaces the built-in system prompt'),
+    system_prompt_file: z()
       .string()
       .min(1)
       .optional()
@@ -380,33 +397,39 @@ export const configLayerSchema = once(() =>
     timeout_secs: positiveInt().optional().describe('Whole-run timeout'),
     request_timeout_secs: positiveInt().optional().describe('Timeout of one model request'),
     context_window: positiveInt().optional().describe('Context window of the model, in tokens'),
-    compact_threshold: z
+    compact_threshold: z()
       .number()
       .gt(0)
       .lt(1)
       .optional()
       .describe('Fraction of the context window that triggers compaction'),
-    trace: z.string().min(1).optional().describe('Folder for JSON trace files of each run'),
-    log_level: z.enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
+    trace: z().string().min(1).optional().describe('Folder for JSON trace files of each run'),
+    log_level: z().enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
     // The tables are built only when a layer has them (see the top of this file).
-    policy: z.lazy(() => policySchema().partial()).optional(),
-    sandbox: z.lazy(() => sandboxSchema().partial()).optional(),
-    mcp: z
-      .lazy(() => z.array(mcpServerSchema()))
+    policy: z()
+      .lazy(() => policySchema().partial())
+      .optional(),
+    sandbox: z()
+      .lazy(() => sandboxSchema().partial())
+      .optional(),
+    mcp: z()
+      .lazy(() => z().array(mcpServerSchema()))
       .optional()
       .describe('MCP servers: stdio (command) or remote (url)'),
-    notes: z.lazy(() => notesSchema().partial()).optional(),
+    notes: z()
+      .lazy(() => notesSchema().partial())
+      .optional(),
   }),
 );
 
-export type ConfigLayer = z.infer<ReturnType<typeof configLayerSchema>>;
+export type ConfigLayer = Z.infer<ReturnType<typeof configLayerSchema>>;
 export type PolicyConfig = RuneConfig['policy'];
 export type SandboxConfig = RuneConfig['sandbox'];
 /**
  * One MCP server. `bearer_token` is never read from a file (the schema refuses it there): only
  * Concourse's `source.mcp`, whose values come from a credential manager, sets it.
  */
-export type McpServerConfig = z.infer<ReturnType<typeof mcpServerSchema>> & { bearer_token?: string };
+export type McpServerConfig = Z.infer<ReturnType<typeof mcpServerSchema>> & { bearer_token?: string };
 export type StdioMcpConfig = McpServerConfig & { command: string };
 export type RemoteMcpConfig = McpServerConfig & { url: string };
 
@@ -431,7 +454,7 @@ export interface ConfigProvenance {
 }
 
 /** The configuration after merging and defaults: what every mode reads. Frozen. */
-export type RuneConfig = z.output<ReturnType<typeof configSchema>> & {
+export type RuneConfig = Z.output<ReturnType<typeof configSchema>> & {
   readonly [CONFIG_PROVENANCE]?: ConfigProvenance;
 };
 
@@ -490,15 +513,15 @@ export const DEFAULTS = {
 } as const satisfies ConfigLayer;
 
 type Defaulted<S, D> = {
-  [K in keyof S]: K extends keyof D ? (S[K] extends z.ZodType ? z.ZodDefault<S[K]> : never) : S[K];
+  [K in keyof S]: K extends keyof D ? (S[K] extends Z.ZodType ? Z.ZodDefault<S[K]> : never) : S[K];
 };
 
 /** `shape` with each key of `defaults` given its built-in value. */
-function defaulted<S extends Record<string, z.ZodType>, D extends object>(
+function defaulted<S extends Record<string, Z.ZodType>, D extends object>(
   shape: S,
   defaults: D,
 ): Defaulted<S, D> {
-  const out: Record<string, z.ZodType> = { ...shape };
+  const out: Record<string, Z.ZodType> = { ...shape };
   for (const [key, value] of Object.entries(defaults)) out[key] = shape[key]!.default(value as never);
   return out as Defaulted<S, D>;
 }
@@ -518,23 +541,29 @@ export const configSchema = once(() => {
   } = DEFAULTS;
   const { limits: _l, ...notesShape } = notesSchema().shape;
   const { policy: _p, sandbox: _s, notes: _n, mcp: _m, ...layer } = configLayerSchema().shape;
-  return z.strictObject({
+  return z().strictObject({
     ...defaulted(layer, top),
-    policy: z.strictObject(defaulted(policySchema().shape, policy)).prefault({}),
-    sandbox: z.strictObject(defaulted(sandboxSchema().shape, sandbox)).prefault({}),
-    notes: z
+    policy: z().strictObject(defaulted(policySchema().shape, policy)).prefault({}),
+    sandbox: z().strictObject(defaulted(sandboxSchema().shape, sandbox)).prefault({}),
+    notes: z()
       .strictObject({
         ...defaulted(notesShape, notes),
-        limits: z.strictObject(defaulted(notesLimitsSchema().shape, limits)).prefault({}),
+        limits: z().strictObject(defaulted(notesLimitsSchema().shape, limits)).prefault({}),
       })
       .prefault({}),
     // Concourse's source.mcp may add a bearer token (from its credential manager); a file never can.
-    mcp: z.array(z.strictObject({ ...mcpServerShape(), bearer_token: z.string().optional() })).default([]),
+    mcp: z()
+      .array(z().strictObject({ ...mcpServerShape(), bearer_token: z().string().optional() }))
+      .default([]),
     // Set once the run's policy is resolved (src/policy/project.ts): the folder it was resolved
     // for, the project config that narrowed it (if any) and the entries of it that were ignored
     // because they would have widened it. Never read from a file.
-    project_policy: z
-      .strictObject({ cwd: z.string(), file: z.string().optional(), ignored: z.array(z.string()).readonly() })
+    project_policy: z()
+      .strictObject({
+        cwd: z().string(),
+        file: z().string().optional(),
+        ignored: z().array(z().string()).readonly(),
+      })
       .readonly()
       .optional(),
   });

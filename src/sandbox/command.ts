@@ -2,13 +2,13 @@
 // the same stack the agent's tools get (the configured lists plus the flags), streaming its stdio,
 // and ends with the command's exit code.
 import { existsSync, fstatSync, realpathSync } from 'node:fs';
-import { constants, homedir } from 'node:os';
+import { constants } from 'node:os';
 import { loadConfig } from '../config/load.ts';
 import type { SandboxMode } from '../config/schema.ts';
 import { domainPatternProblem } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
-import { absolutePath, runeHome } from '../core/paths.ts';
+import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { floorPaths } from '../policy/paths.ts';
 import { createSandboxExecutor } from './executor.ts';
 import { floorGrantProblems, type Grant } from './floor-grants.ts';
@@ -44,7 +44,7 @@ function floorProblems(
   options: SandboxCommandOptions,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const home = env.HOME || homedir();
+  const home = homeDir(env);
   const cwd = process.cwd();
   const lexical = floorPaths(home, runeHome(env));
   const floor = [...new Set([...lexical, ...lexical.map(realOrSelf)])];
