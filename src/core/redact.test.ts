@@ -18,6 +18,16 @@ describe('secret registry', () => {
     expect(entryBundle.redact('the key plain-words-secret-42 leaked')).toBe('the key [REDACTED] leaked');
   });
 
+  it('redacts a secret also as JSON escapes it and as a URL encodes it', async () => {
+    const { registerSecret, redact } = await freshCopy();
+    const secret = 'pa"ss\\word/42+x';
+    registerSecret(secret);
+    expect(redact(JSON.stringify({ password: secret }))).toBe('{"password":"[REDACTED]"}');
+    expect(redact(`https://h.example/x?key=${encodeURIComponent(secret)}`)).toBe(
+      'https://h.example/x?key=[REDACTED]',
+    );
+  });
+
   it('ignores values too short to be secrets and still catches key shapes nobody registered', async () => {
     const { registerSecret, redact } = await freshCopy();
     registerSecret('abc');

@@ -10,7 +10,20 @@ const MIN_SECRET_LENGTH = 6;
 
 /** Marks a value as secret for the rest of the process. Short values are ignored: they would redact ordinary words. */
 export function registerSecret(value: string | undefined | null): void {
-  if (value && value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+  if (!value || value.length < MIN_SECRET_LENGTH) return;
+  secrets.add(value);
+  // Also as it reads inside JSON text (a tool call's arguments, a trace) and inside a URL.
+  for (const form of [JSON.stringify(value).slice(1, -1), encoded(value)]) {
+    if (form && form !== value) secrets.add(form);
+  }
+}
+
+function encoded(value: string): string | null {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return null; // a lone surrogate: no URL carries it
+  }
 }
 
 export function clearSecretsForTests(): void {
