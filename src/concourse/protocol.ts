@@ -2,7 +2,7 @@
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { credentialsInArgs } from '../core/command-credentials.ts';
+import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials.ts';
 import { RuneError } from '../core/errors.ts';
 import { registerSecret } from '../core/redact.ts';
 import { inputFolders, resolveInside } from './paths.ts';
@@ -97,7 +97,12 @@ function registerSecretsOf(stdin: string): void {
     registerUrlSecrets((server as { url?: unknown } | null)?.url);
     for (const table of [headers, env]) {
       if (typeof table !== 'object' || table === null) continue;
-      for (const value of Object.values(table)) if (typeof value === 'string') registerSecret(value);
+      const strings = Object.fromEntries(
+        Object.entries(table).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      );
+      for (const value of Object.values(strings)) registerSecret(value);
+      // And what a value carries: `Bearer X` (X alone), `postgres://u:X@h` (X alone).
+      for (const value of credentialsInEnv(strings)) registerSecret(value);
     }
   }
 }

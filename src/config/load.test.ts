@@ -125,6 +125,16 @@ describe('loadConfig', () => {
     clearSecretsForTests();
   });
 
+  it("registers a remote MCP server's URL query credential and credential headers", () => {
+    load(
+      '[[mcp]]\nname = "search"\nurl = "https://mcp.example.com/mcp?api_key=url-key-plain-words&mode=fast"\nheaders = { "X-Search-Key" = "header-key-plain-words", Accept = "text/event-stream" }\n',
+    );
+    expect(redact('url-key-plain-words header-key-plain-words text/event-stream')).toBe(
+      '[REDACTED] [REDACTED] text/event-stream',
+    );
+    clearSecretsForTests();
+  });
+
   it('returns a frozen object', () => {
     const { config } = load('[policy]\nallowed_commands = ["ls"]\n');
     expect(Object.isFrozen(config)).toBe(true);

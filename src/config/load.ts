@@ -153,7 +153,12 @@ function registerConfigSecrets(config: RuneConfig): void {
   for (const provider of config.notes.oauth ?? []) registerSecret(provider.client_secret);
   registerSecret(config.notes.github?.client_secret);
   for (const server of config.mcp) {
-    if (!('command' in server)) continue;
+    if (!('command' in server)) {
+      // A remote server's URL (`?api_key=…`) and credential headers are printed by /mcp and /config.
+      const headers = Object.entries(server.headers ?? {}).map(([name, value]) => `${name}: ${value}`);
+      for (const value of credentialsInArgs([server.url ?? '', ...headers])) registerSecret(value);
+      continue;
+    }
     for (const value of credentialsInArgs(server.args ?? [])) registerSecret(value);
     for (const value of credentialsInEnv(server.env ?? {})) registerSecret(value);
   }

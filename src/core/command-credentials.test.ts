@@ -38,6 +38,26 @@ describe('credentialsInArgs', () => {
       ['p%40ss-word', 'p@ss-word'],
     ],
     [['https://api.example.com/mcp?token=abc123secret&mode=fast'], ['abc123secret']],
+    // A URL or a header given as a flag's value (`--url=…`, `--header=…`), or as a variable (`X_URL=…`).
+    [['--url=https://me:s3cret-pass@api.example.com/mcp'], ['s3cret-pass']],
+    [['DATABASE_URL=postgres://me:s3cret-pass@db/x'], ['s3cret-pass']],
+    [['--header=Authorization: Bearer abc123secret'], ['abc123secret']],
+    [['--header=X-Api-Key:abc123secret'], ['abc123secret']],
+    // A query value as it is written in the URL (percent-encoded) as well as decoded.
+    [['https://h.example/mcp?api_key=abc%2B123secret'], ['abc%2B123secret', 'abc+123secret']],
+    // A signed URL's signature.
+    [['https://acct.blob.example/c?sv=2024&sig=abc123signature'], ['abc123signature']],
+    // Quotes written into the word are not part of the credential.
+    [['--api-key="abc123secret"'], ['abc123secret']],
+    [["--token='abc123secret'"], ['abc123secret']],
+    // Headers or settings passed as JSON.
+    [
+      ['--headers', '{"Authorization":"Bearer abc123secret","Accept":"text/plain"}'],
+      ['Bearer abc123secret', 'abc123secret'],
+    ],
+    [['--config={"apiKey":"abc123secret","port":8080}'], ['abc123secret']],
+    // A flag that names a credential's file, kind or limit does not carry one.
+    [['--token-file', '/run/secrets/token', '--api-key-env', 'MY_API_KEY', '--token-limit', '100000'], []],
     // Nothing credential-shaped: nothing found.
     [['-y', '@modelcontextprotocol/server-filesystem', '/work'], []],
     [['server.js', '--port', '8080', '--verbose'], []],
@@ -49,6 +69,16 @@ describe('credentialsInArgs', () => {
 });
 
 describe('credentialsInEnv', () => {
+  it('takes URL passwords and the credential of a `Bearer …` value too, whatever the name', () => {
+    expect(
+      credentialsInEnv({
+        DATABASE_URL: 'postgres://me:s3cret-pass@db/x',
+        AUTH_HEADER: 'Bearer abc123secret',
+        TOKEN_LIMIT: '100000',
+        HOME: '/home/me',
+      }),
+    ).toEqual(['s3cret-pass', 'Bearer abc123secret', 'abc123secret']);
+  });
   it('takes credential-named variables only', () => {
     expect(
       credentialsInEnv({ GITHUB_TOKEN: 'ghsecret1', NODE_ENV: 'production', PGPASSWORD: 'pw-123456', X: '' }),

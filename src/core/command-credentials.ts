@@ -23,6 +23,32 @@ const SECRET_PARTS = new Set([
 ]);
 // Whole names that end in a secret word without a separator (PGPASSWORD, MYSQL_PWD's neighbours).
 const SECRET_SUFFIX = /(?:password|passwd|token|secret|apikey)$/;
+// A last word that makes the name about a credential, not one: `--token-file PATH`,
+// `--api-key-env NAME`, `TOKEN_LIMIT=100000` (whose value, registered, would redact every 100000).
+const NOT_A_CREDENTIAL = new Set([
+  'file',
+  'path',
+  'dir',
+  'type',
+  'kind',
+  'mode',
+  'limit',
+  'count',
+  'size',
+  'name',
+  'url',
+  'uri',
+  'endpoint',
+  'env',
+  'var',
+  'length',
+  'ttl',
+  'timeout',
+  'format',
+  'method',
+]);
+// Query parameters that carry a signed URL's credential without naming one.
+const QUERY_CREDENTIALS = new Set(['sig', 'signature', 'x-amz-signature', 'x-goog-signature']);
 
 /** Whether a flag, variable or header name (any case, `-`/`_`/`.`/camelCase separated) names a credential. */
 export function namesCredential(name: string): boolean {
@@ -32,17 +58,28 @@ export function namesCredential(name: string): boolean {
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
+  if (words.length > 1 && NOT_A_CREDENTIAL.has(words.at(-1) as string)) return false;
   if (words.some((word) => SECRET_PARTS.has(word))) return true;
   return SECRET_SUFFIX.test(words.join(''));
 }
 
-/** A URL's password and the values of its credential-named query parameters. */
+/**
+ * A URL's password and the values of its credential-named query parameters, each as written in
+ * the URL (percent-encoded: how the URL is printed) and decoded (how a server may echo it).
+ */
 function credentialsInUrl(text: string): string[] {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || !URL.canParse(text)) return [];
   const url = new URL(text);
   const found: string[] = [];
   if (url.password) found.push(url.password, safeDecode(url.password));
-  for (const [name, value] of url.searchParams) if (namesCredential(name)) found.push(value);
+  for (const pair of url.search.slice(1).split('&')) {
+    const equals = pair.indexOf('=');
+    if (equals < 0) continue;
+    const name = safeDecode(pair.slice(0, equals).replace(/\+/g, ' '));
+    if (!namesCredential(name) && !QUERY_CREDENTIALS.has(name.toLowerCase())) continue;
+    const raw = pair.slice(equals + 1);
+    found.push(raw, safeDecode(raw.replace(/\+/g, ' ')));
+  }
   return found;
 }
 
@@ -54,40 +91,84 @@ function safeDecode(text: string): string {
   }
 }
 
+/** `"X"` or `'X'` written into a word (`--api-key="X"`): X. */
+function unquote(text: string): string {
+  const match = /^(["'])(.*)\1$/s.exec(text);
+  return match ? (match[2] as string) : text;
+}
+
+/**
+ * What one word carries wherever it stands: a URL's credentials, a credential header
+ * (`Authorization: Bearer X`, `X-Api-Key: X`), `Bearer X`, or a JSON object of settings or
+ * headers (`{"apiKey": "X"}`).
+ */
+function credentialsInWord(word: string): string[] {
+  const found = credentialsInUrl(word);
+  const header = /^([A-Za-z0-9-]+):\s*(.+)$/s.exec(word);
+  if (header && !word.includes('://')) {
+    const [, name, value] = header as unknown as [string, string, string];
+    if (namesCredential(name) || CREDENTIAL_HEADERS.has(name.toLowerCase())) {
+      const scheme = schemeValue(value);
+      found.push(...(scheme.length > 0 ? scheme : [unquote(value.trim())]));
+    }
+    return found;
+  }
+  found.push(...schemeValue(word));
+  if (/^\s*\{/.test(word)) found.push(...credentialsInJson(word));
+  return found;
+}
+
+function credentialsInJson(text: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  const walk = (value: unknown, name: string | null) => {
+    if (typeof value === 'string') {
+      if (name !== null && (namesCredential(name) || CREDENTIAL_HEADERS.has(name.toLowerCase()))) {
+        found.push(value, ...schemeValue(value));
+      }
+      found.push(...credentialsInWord(value));
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(item, name);
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) walk(inner, key);
+    }
+  };
+  walk(parsed, null);
+  return found;
+}
+
 /**
  * The values a command line passes as credentials: `--token X`, `--api-key=X`, `API_KEY=X` (as
- * `env` takes it), `Authorization: Bearer X` / `X-Api-Key: X` header words, `Bearer X`, and URL
- * passwords or credential-named query values. Short flags (`-k X`) are ambiguous and left alone.
+ * `env` takes it), `Authorization: Bearer X` / `X-Api-Key: X` header words, `Bearer X`, URL
+ * passwords or credential-named query values, and any of these as a flag's or variable's value
+ * (`--header=Authorization: Bearer X`, `DATABASE_URL=postgres://u:X@h`) or inside a JSON word.
+ * Short flags (`-k X`) are ambiguous and left alone.
  */
 export function credentialsInArgs(args: readonly string[]): string[] {
   const found: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
-    found.push(...credentialsInUrl(arg));
-    const header = /^([A-Za-z0-9-]+):\s*(.+)$/.exec(arg);
-    if (header && !arg.includes('://')) {
-      const [, name, value] = header as unknown as [string, string, string];
-      if (namesCredential(name) || CREDENTIAL_HEADERS.has(name.toLowerCase())) {
-        const scheme = schemeValue(value);
-        found.push(...(scheme.length > 0 ? scheme : [value]));
-      }
-      continue;
-    }
-    found.push(...schemeValue(arg));
-    if (SCHEME_WORD.test(arg) && args[i + 1] !== undefined) found.push(args[i + 1] as string);
+    const next = args[i + 1];
     const assignment = /^(--?[A-Za-z][\w.-]*|[A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(arg);
     if (assignment) {
       const [, name, value] = assignment as unknown as [string, string, string];
-      if (namesCredential(name)) found.push(value);
+      if (namesCredential(name)) found.push(unquote(value), ...schemeValue(unquote(value)));
+      found.push(...credentialsInWord(unquote(value)));
       continue;
     }
+    found.push(...credentialsInWord(arg));
+    if (SCHEME_WORD.test(arg) && next !== undefined) found.push(unquote(next));
     if (/^--[A-Za-z]/.test(arg) && namesCredential(arg)) {
-      const next = args[i + 1];
       // `--auth Bearer X`: X is taken by the scheme word on the next turn, never the word itself.
-      if (next !== undefined && !next.startsWith('-') && !SCHEME_WORD.test(next)) found.push(next);
+      if (next !== undefined && !next.startsWith('-') && !SCHEME_WORD.test(next)) found.push(unquote(next));
     }
   }
-  return found.filter((value) => value.length > 0);
+  return unique(found);
 }
 
 const SCHEME_WORD = /^(?:bearer|basic)$/i;
@@ -99,11 +180,20 @@ function schemeValue(text: string): string[] {
   return match ? [match[1] as string] : [];
 }
 
-/** Values of credential-named variables (`GITHUB_TOKEN`, `PGPASSWORD`, `OPENAI_API_KEY`, …). */
+function unique(values: string[]): string[] {
+  return [...new Set(values.filter((value) => value.length > 0))];
+}
+
+/**
+ * Values of credential-named variables (`GITHUB_TOKEN`, `PGPASSWORD`, `OPENAI_API_KEY`, …), and
+ * what any value carries (`DATABASE_URL=postgres://u:X@h`, `AUTH_HEADER=Bearer X`: X as well).
+ */
 export function credentialsInEnv(env: Readonly<Record<string, string | undefined>>): string[] {
   const found: string[] = [];
   for (const [name, value] of Object.entries(env)) {
-    if (value && namesCredential(name)) found.push(value);
+    if (!value) continue;
+    if (namesCredential(name)) found.push(value);
+    found.push(...credentialsInWord(value));
   }
-  return found;
+  return unique(found);
 }

@@ -12,6 +12,10 @@ describe('stampClientId', () => {
     expect(stampClientId(null, 'tab-1')).not.toBe(first);
     // The subject and the chosen id cannot be shifted into each other.
     expect(stampClientId('local:ada\0tab', '1')).not.toBe(stampClientId('local:ada', 'tab\u00001'));
+    // Nor can two subjects or ids that differ only in a lone surrogate (UTF-8 makes each one U+FFFD).
+    expect(stampClientId('oidc:x\uD800', 'tab')).not.toBe(stampClientId('oidc:x\uFFFD', 'tab'));
+    expect(stampClientId('oidc:x\uDC00', 'tab')).not.toBe(stampClientId('oidc:x\uD800', 'tab'));
+    expect(stampClientId(null, 'tab-\uD800')).not.toBe(stampClientId(null, 'tab-\uFFFD'));
   });
 
   it('stays the same after many other stamps (the kept stamps are bounded and cleared)', () => {

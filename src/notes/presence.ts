@@ -43,7 +43,8 @@ export function stampClientId(subject: string | null, chosen: string): string {
   const key = `${who.length}:${who}\0${chosen}`;
   let stamp = stamps.get(key);
   if (stamp === undefined) {
-    stamp = `c_${createHmac('sha256', STAMP_KEY).update(key).digest('base64url').slice(0, 16)}`;
+    // Hashed as UTF-16: as UTF-8 every lone surrogate becomes U+FFFD, which made two keys one stamp.
+    stamp = `c_${createHmac('sha256', STAMP_KEY).update(key, 'utf16le').digest('base64url').slice(0, 16)}`;
     if (stamps.size >= MAX_STAMPS) stamps.clear();
     stamps.set(key, stamp);
   }

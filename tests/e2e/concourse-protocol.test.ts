@@ -157,6 +157,32 @@ describe('the resource refuses bad input', () => {
     expect(result.stderr).not.toContain(token);
   });
 
+  it('keeps the credential inside an env value (a URL password, Bearer …) out of the build log', async () => {
+    const password = 'pipeline-env-url-credential-0815';
+    const token = 'pipeline-env-bearer-credential-4711';
+    const result = await resource.step('check', {
+      source: {
+        api_key: KEY,
+        prompt: 'x',
+        mcp: [
+          {
+            name: 'db',
+            command: 'sh',
+            args: [
+              '-c',
+              'echo "pw $(echo $DATABASE_URL | cut -d: -f3) tok $(echo $AUTH_HEADER | cut -d" " -f2)" >&2; exit 1',
+            ],
+            env: { DATABASE_URL: `postgres://me:${password}@db/x`, AUTH_HEADER: `Bearer ${token}` },
+          },
+        ],
+      },
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('tok [REDACTED]');
+    expect(result.stderr).not.toContain(password);
+    expect(result.stderr).not.toContain(token);
+  });
+
   it('refuses a notes URL holding a password, without printing it', async () => {
     const result = await resource.step('check', {
       source: {

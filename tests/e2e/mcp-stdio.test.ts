@@ -229,6 +229,30 @@ describe('[[mcp]] tables', () => {
     expect(result.stderr).not.toContain(envToken);
   });
 
+  it('keeps a password in a URL given as a flag value or in any variable out of what rune prints', async () => {
+    mock.script([{ text: 'answered anyway' }]);
+    const argToken = 'url-arg-credential-0815-quux';
+    const envToken = 'url-env-credential-4711-quux';
+    const headerToken = 'header-arg-credential-42-quux';
+    const result = await rune(
+      ['hello'],
+      {},
+      [
+        '[[mcp]]',
+        'name = "db"',
+        'command = "sh"',
+        `args = ["-c", "echo \\"started as $0 $1 $2 with $DATABASE_URL\\" >&2; exit 1", "srv", "--url=https://me:${argToken}@db.example/mcp", "--header=Authorization: Bearer ${headerToken}"]`,
+        `env = { DATABASE_URL = "postgres://me:${envToken}@db/x" }`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('started as srv --url=https://me:[REDACTED]@db.example/mcp');
+    expect(result.stderr).not.toContain(argToken);
+    expect(result.stderr).not.toContain(envToken);
+    expect(result.stderr).not.toContain(headerToken);
+  });
+
   it('a table server runs with its configured env and per-call timeout', async () => {
     mock.script([
       { toolCalls: [{ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } }] },
