@@ -66,6 +66,35 @@ describe('a request labelled JSON with no body', () => {
   });
 });
 
+describe('a request labelled JSON with no body is no way around a check', () => {
+  it('still needs the CSRF token, and still answers 400 where a field is required', async () => {
+    const { server, admin, user } = await seeded();
+    const json = { 'content-type': 'application/json' };
+    // A cookie session without its token: refused before the empty body matters.
+    const noToken = await server.app.inject({
+      method: 'DELETE',
+      url: '/api/notes/pub',
+      headers: { ...json, cookie: admin.cookie! },
+      payload: '',
+    });
+    expectShape(noToken, 403, 'CSRF');
+    expect(server.store.findNote('pub', false)).toBeTruthy();
+    // Routes whose body says what to do refuse an empty one as they refuse `{}`.
+    for (const [client, method, url] of [
+      [user, 'PUT', '/api/notes/pub/files/a.md'],
+      [user, 'POST', '/api/notes/pub/files/a.md/collab'],
+      [user, 'POST', '/api/notes/pub/presence'],
+      [admin, 'POST', '/api/approvals/1'],
+      [user, 'POST', '/api/notes/pub/files'],
+    ] as const) {
+      const res = await client.request(method, url, undefined, json);
+      expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(400);
+    }
+    const login = await server.app.inject({ method: 'POST', url: '/auth/local', headers: json, payload: '' });
+    expectShape(login, 400, 'BAD_REQUEST');
+  });
+});
+
 describe('bad input is a 4xx in the documented shape, with the security headers', () => {
   it('answers q=%00, repeated parameters, huge numbers and over-long parameters so', async () => {
     const { server, admin, anon } = await seeded();

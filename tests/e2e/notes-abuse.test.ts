@@ -331,6 +331,22 @@ describe('logins under a storm', () => {
     await Promise.all(Array.from({ length: 8 }, flood));
     expect(await attempt('uma', 'umapass1')).toBe(429);
   }, 120_000);
+  it('the counts tell no more than the answers which names are accounts', async () => {
+    const server = await start(`[notes.limits]\nlogin_attempts_per_address = 1000000\n${ADMIN}`);
+    const attempt = (username: string) =>
+      fetch(`${server.url}/auth/local`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ username, password: 'wrong-guess' }),
+      }).then((r) => r.status);
+    // Spending the attempts of a spelling that is no account, then trying the account's own name
+    // (accounts are case-sensitive), answers alike whether that name is an account or not.
+    const probe = async (name: string) => {
+      for (let i = 0; i < 10; i++) expect(await attempt(name.toUpperCase())).toBe(401);
+      return attempt(name);
+    };
+    expect(await probe('uma')).toBe(await probe('nobody'));
+  }, 60_000);
   it('a device cookie from before a password change counts as a stranger, and cannot lock out the browser the owner logs in from afterwards', async () => {
     const home = tempDir('rune-notes-device-');
     const config = join(home, 'rune.toml');

@@ -19,9 +19,6 @@ const OAUTH_COOKIE = 'rune_oauth_state';
  */
 const DEVICE_COOKIE = 'rune_device';
 const DEVICE_MARKS_KEPT = 4;
-const accountKey = (name: unknown) =>
-  typeof name === 'string' ? name.trim().normalize('NFC').toLowerCase() : '';
-
 const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
@@ -86,14 +83,17 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     },
   });
   // Made-up names count the same (a 429 tells no more than a 401 about which names exist), under a
-  // hash of the name, so an over-long name is not what is kept.
+  // hash of the name, so an over-long name is not what is kept. The name as matched, not folded:
+  // folded, 'UMA' spent 'uma''s count only when uma was no account, which told that it was one.
   const perUnknownName = app.createRateLimit({
     max: limits.loginPerAccount,
     timeWindow: window,
-    keyGenerator: (req) =>
-      createHash('sha256')
-        .update(accountKey(nameOf(req)))
-        .digest('base64url'),
+    keyGenerator: (req) => {
+      const name = nameOf(req);
+      return createHash('sha256')
+        .update(typeof name === 'string' ? name.trim() : '')
+        .digest('base64url');
+    },
   });
   const rememberDevice = (req: FastifyRequest, reply: FastifyReply, account: LocalAccount) => {
     const mark = deviceMark(account);
