@@ -56,6 +56,10 @@ describe('credentialsInArgs', () => {
       ['Bearer abc123secret', 'abc123secret'],
     ],
     [['--config={"apiKey":"abc123secret","port":8080}'], ['abc123secret']],
+    // A DSN without a scheme (Go's MySQL driver, redis-cli -u): user:password@host.
+    [['--dsn', 'me:s3cret-pass@tcp(db:3306)/app'], ['s3cret-pass']],
+    [['--dsn=me:s3cret-pass@tcp(db:3306)/app'], ['s3cret-pass']],
+    [['git@github.com:org/repo.git', 'db:5432', 'image:latest@sha256:0123abcd', 'a:b'], []],
     // A flag that names a credential's file, kind or limit does not carry one.
     [['--token-file', '/run/secrets/token', '--api-key-env', 'MY_API_KEY', '--token-limit', '100000'], []],
     // Nothing credential-shaped: nothing found.

@@ -104,6 +104,9 @@ function unquote(text: string): string {
  */
 function credentialsInWord(word: string): string[] {
   const found = credentialsInUrl(word);
+  // `user:password@host` without a scheme (a Go MySQL DSN, `redis-cli -u`); not an image digest.
+  const dsn = /^[\w.-]+:([^\s@/]+)@(?!sha\d+:)[^\s@]+$/.exec(word);
+  if (dsn && !word.includes('://')) return [dsn[1] as string];
   const header = /^([A-Za-z0-9-]+):\s*(.+)$/s.exec(word);
   if (header && !word.includes('://')) {
     const [, name, value] = header as unknown as [string, string, string];
@@ -146,7 +149,8 @@ function credentialsInJson(text: string): string[] {
  * The values a command line passes as credentials: `--token X`, `--api-key=X`, `API_KEY=X` (as
  * `env` takes it), `Authorization: Bearer X` / `X-Api-Key: X` header words, `Bearer X`, URL
  * passwords or credential-named query values, and any of these as a flag's or variable's value
- * (`--header=Authorization: Bearer X`, `DATABASE_URL=postgres://u:X@h`) or inside a JSON word.
+ * (`--header=Authorization: Bearer X`, `DATABASE_URL=postgres://u:X@h`), a scheme-less DSN
+ * (`u:X@tcp(h)/db`) or inside a JSON word.
  * Short flags (`-k X`) are ambiguous and left alone.
  */
 export function credentialsInArgs(args: readonly string[]): string[] {
