@@ -1,11 +1,13 @@
 // Acknowledged means durable, through the built binary: `rune notes` is killed with SIGKILL at
 // random moments while scripts save files and people type (real Yjs updates), restarted, and
 // everything it acknowledged is there; fifty editors of one file (Yjs and stale PUTs) converge
-// without losing an acknowledged insertion; chat runs cut short by a kill show as interrupted.
-import { writeFileSync } from 'node:fs';
+// without losing an acknowledged insertion; chat runs cut short by a kill show as interrupted, and
+// approval answers acknowledged just before a kill stay answered.
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { parse as parseToml } from 'smol-toml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
@@ -450,6 +452,42 @@ describe('rune notes convergence (binary)', () => {
   }, 120_000);
 });
 
+/** An approval as the API shows it. */
+interface Approval {
+  id: string;
+  run_id: string;
+  status: string;
+  answered_by: string | null;
+  suggestion: { list: string; value: string } | null;
+}
+
+/** Polls `probe` until it gives a value: what a client watching the note would see. */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await sleep(25);
+  }
+  throw new Error(`waited 10 s for ${what}`);
+}
+
+/** The note's stored events replayed from the start (as a reconnecting tab gets them), up to `until`. */
+async function replayEvents(site: Site, token: string, note: string, until: RegExp): Promise<string> {
+  const events = await fetch(`${site.server.url}/api/events?note_id=${note}&last_event_id=0`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(10_000),
+  });
+  const reader = events.body!.getReader();
+  let seen = '';
+  while (!until.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += Buffer.from(value).toString('utf8');
+  }
+  await reader.cancel();
+  return seen;
+}
+
 describe('rune notes chat runs (binary, SIGKILL)', () => {
   let mock: MockLlm;
   beforeAll(async () => {
@@ -517,23 +555,110 @@ describe('rune notes chat runs (binary, SIGKILL)', () => {
     });
     expect((await site.ok(admin, 'GET', '/api/approvals')).approvals).toEqual([]);
     // Replayed events tell clients the same: the approval expired and the run ended interrupted.
-    const events = await fetch(`${site.server.url}/api/events?note_id=ops&last_event_id=0`, {
-      headers: { authorization: `Bearer ${admin}` },
-    });
-    const reader = events.body!.getReader();
-    let seen = '';
-    while (!/event: chat\.done\ndata: [^\n]*"status":"Interrupted"/.test(seen)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += Buffer.from(value).toString('utf8');
-    }
-    await reader.cancel();
+    const seen = await replayEvents(
+      site,
+      admin,
+      'ops',
+      /event: chat\.done\ndata: [^\n]*"status":"Interrupted"/,
+    );
     expect(seen).toMatch(/event: approval\.resolved\ndata: [^\n]*"status":"expired"/);
     expect(seen).toMatch(/event: chat\.done\ndata: [^\n]*"status":"Interrupted"/);
     // The note is free for a new run.
     mock.script([{ text: 'Back again.' }]);
     const again = await site.call(admin, 'POST', '/api/notes/lab/chat', { message: 'again' });
     expect(again?.status).toBe(202);
+    await site.server.stop();
+  }, 90_000);
+
+  it('keeps approval answers acknowledged just before the kill: yes stays answered, always stays in rune.toml', async () => {
+    const site = newSite(
+      `model = "mock"\nbase_url = "${mock.baseUrl}"\napi_key = "sk-test-durable-0123456789"\n[policy]\nmode = "confirm"\n`,
+    );
+    await site.start();
+    const admin = (await site.tokens(['admin'])).get('admin')!;
+    const echo = (word: string) => ({ name: 'execute_cmd', arguments: { cmd: `echo ${word}` } });
+    // Each run asks to run `echo` (allowed_commands is empty); once answered, its model stalls
+    // mid-answer, so both runs are still going when the server is killed.
+    const stall = { text: 'Said it, and now', chunkSize: 4, hangAfter: 2 };
+    mock.script([{ toolCalls: [echo('once')] }, { toolCalls: [echo('kept')] }, stall, stall]);
+    const asked = new Map<string, Approval>();
+    for (const note of ['once', 'kept']) {
+      await site.ok(admin, 'POST', '/api/notes', { name: note });
+      await site.ok(admin, 'POST', `/api/notes/${note}/chat`, { message: 'say it' });
+      const approval = await waitFor(`the approval in ${note}`, async () => {
+        const { approvals } = (await site.ok(admin, 'GET', `/api/approvals?note=${note}`)) as {
+          approvals: Approval[];
+        };
+        return approvals[0];
+      });
+      asked.set(note, approval);
+    }
+    const kept = asked.get('kept')!;
+    expect(kept.suggestion).toEqual({ list: 'allowed_commands', value: 'echo' });
+    const answers = { once: 'yes', kept: 'always' } as const;
+    // Both answers acknowledged, then the kill at once.
+    for (const [note, answer] of Object.entries(answers)) {
+      const answered = (await site.ok(admin, 'POST', `/api/approvals/${asked.get(note)!.id}`, {
+        answer,
+      })) as Approval;
+      expect(answered.status).toBe(answer);
+    }
+    await site.kill();
+
+    // "Always" promised a rule in rune.toml: it is there as the kill left the file.
+    const toml = parseToml(readFileSync(join(site.home, 'rune.toml'), 'utf8')) as {
+      policy?: { allowed_commands?: string[] };
+    };
+    expect(toml.policy?.allowed_commands, 'rune.toml as the kill left it').toEqual(['echo']);
+
+    await site.start();
+    expect(site.server.stderr()).toMatch(/2 chat run\(s\) marked interrupted/);
+    for (const [note, answer] of Object.entries(answers)) {
+      const approval = asked.get(note)!;
+      // Nothing waits for an answer any more: no pending approval, no running run.
+      expect((await site.ok(admin, 'GET', `/api/approvals?note=${note}`)).approvals).toEqual([]);
+      const chat = await site.ok(admin, 'GET', `/api/notes/${note}/chat`);
+      expect(chat.running).toBeNull();
+      expect(chat.messages.at(-1)).toMatchObject({
+        role: 'system',
+        run_id: approval.run_id,
+        content: expect.stringMatching(/^The run was interrupted: /),
+      });
+      // The approval shows the person's answer, not expired by the restart: in the replayed events
+      // and to an admin who answers it late.
+      const seen = await replayEvents(
+        site,
+        admin,
+        note,
+        /event: chat\.done\ndata: [^\n]*"status":"Interrupted"/,
+      );
+      const resolved = [...seen.matchAll(/event: approval\.resolved\ndata: ([^\n]*)/g)].map(
+        (m) => (JSON.parse(m[1]!) as { approval: Approval }).approval,
+      );
+      expect(resolved, note).toEqual([
+        expect.objectContaining({ id: approval.id, status: answer, answered_by: expect.any(String) }),
+      ]);
+      const late = await site.call(admin, 'POST', `/api/approvals/${approval.id}`, { answer: 'no' });
+      expect(late).toMatchObject({ status: 409, json: { message: `approval already ${answer}` } });
+    }
+
+    // The rule holds after the restart: echo runs without asking.
+    mock.script([{ toolCalls: [echo('again')] }, { text: 'Said.' }]);
+    await site.ok(admin, 'POST', '/api/notes/kept/chat', { message: 'say it again' });
+    const chat = await waitFor('the second run in kept to end', async () => {
+      const { approvals } = await site.ok(admin, 'GET', '/api/approvals?note=kept');
+      expect(approvals, 'asked again despite "always"').toEqual([]);
+      const now = await site.ok(admin, 'GET', '/api/notes/kept/chat');
+      return now.running === null ? now : undefined;
+    });
+    expect(chat.messages.slice(-2)).toMatchObject([
+      {
+        role: 'tool',
+        author: 'execute_cmd',
+        content: expect.stringMatching(/^exit code: 0\nstdout:\nagain\n/),
+      },
+      { role: 'assistant', content: 'Said.' },
+    ]);
     await site.server.stop();
   }, 90_000);
 });
