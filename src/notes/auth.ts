@@ -168,6 +168,8 @@ export interface SessionRow {
   csrf: string;
   created_at: string;
   expires_at: string;
+  /** Local logins: which password the session was opened with (see credentialOf). */
+  credential: string | null;
 }
 
 export interface TokenRow {
@@ -210,6 +212,8 @@ export class Auth {
   private readonly logger: Logger;
   /** Per token id: when last_used_at was last written (ms), and a newer use not written yet. */
   private readonly lastUsed = new Map<number, { writtenAt: number; pending: string | null }>();
+  /** Per account as loaded: the mark its sessions carry (see credentialOf). */
+  private readonly credentials = new WeakMap<LocalAccount, string>();
 
   constructor(store: Store, notes: NotesConfig, logger: Logger) {
     this.store = store;
@@ -371,12 +375,39 @@ export class Auth {
     const csrf = randomToken();
     const now = new Date(this.store.stamp());
     const expires = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
+    const account = p.subject.startsWith('local:') ? this.accounts.get(p.subject.slice(6)) : undefined;
     this.store.db
       .prepare(
-        'insert into sessions(id_hash, subject, name, provider, role, csrf, created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+        'insert into sessions(id_hash, subject, name, provider, role, csrf, created_at, expires_at, credential) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(sha256(id), p.subject, p.name, p.provider, p.role, csrf, now.toISOString(), expires.toISOString());
+      .run(
+        sha256(id),
+        p.subject,
+        p.name,
+        p.provider,
+        p.role,
+        csrf,
+        now.toISOString(),
+        expires.toISOString(),
+        account ? this.credentialOf(account) : null,
+      );
     return { id, csrf };
+  }
+
+  /**
+   * Names the password a local session was opened with: a hash of the account's configured secret
+   * (its scrypt hash, or the plain password the config warns about), computed once per account.
+   */
+  private credentialOf(account: LocalAccount): string {
+    let mark = this.credentials.get(account);
+    if (mark === undefined) {
+      mark = createHash('sha256')
+        .update(`rune notes session\0${account.name}\0${account.secret}`)
+        .digest('base64url')
+        .slice(0, 22);
+      this.credentials.set(account, mark);
+    }
+    return mark;
   }
 
   endSession(idHash: string): void {
@@ -399,6 +430,11 @@ export class Auth {
     }
     const role = this.roleOf(row.subject);
     if (!role) return null;
+    if (row.subject.startsWith('local:')) {
+      // Opened with a password the config no longer holds (changed, or the account made anew).
+      const account = this.accounts.get(row.subject.slice(6));
+      if (!account || row.credential !== this.credentialOf(account)) return null;
+    }
     return {
       subject: row.subject,
       name: row.name,

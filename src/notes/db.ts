@@ -178,6 +178,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   create index chat_runs_running on chat_runs(status) where status = 'running';
   `,
+  // 5: which password a local login's session was opened with (a hash of the account's configured
+  // secret), so a new password in the config ends the sessions of the old one.
+  `alter table sessions add column credential text;`,
 ];
 
 export function openNotesDatabase(file: string): SqliteDatabase {

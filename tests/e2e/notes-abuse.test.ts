@@ -385,6 +385,40 @@ describe('logins under a storm', () => {
   }, 60_000);
 });
 
+describe("an account's password changed in the config", () => {
+  it('ends the sessions logged in with the old password, on SIGHUP and at a restart', async () => {
+    const home = tempDir('rune-notes-password-');
+    const config = join(home, 'rune.toml');
+    writeFileSync(config, ADMIN);
+    let server = await startNotesProcess({ home, args: ['--config', config] });
+    running.push(server);
+    const me = async (session: Session) => {
+      const res = await fetch(`${server.url}/api/me`, { headers: { cookie: session.cookie } });
+      return ((await res.json()) as { user: { name: string } | null }).user?.name ?? null;
+    };
+    // Someone who learnt uma's password logs in with it; so does ada, whose password stays.
+    const stolen = await login(server.url, 'uma', 'umapass1');
+    const ada = await login(server.url, 'ada', 'adapass1');
+    expect(await me(stolen)).toBe('uma');
+    writeFileSync(config, ADMIN.replace('uma:umapass1', 'uma:umapass2'));
+    server.child.kill('SIGHUP');
+    for (let i = 0; i < 100 && !server.stderr().includes('configuration reloaded'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await me(stolen)).toBeNull();
+    expect(await me(ada)).toBe('ada');
+    // Changed again while the server is down: the session of the password before is gone at start.
+    const second = await login(server.url, 'uma', 'umapass2');
+    await server.stop();
+    writeFileSync(config, ADMIN.replace('uma:umapass1', 'uma:umapass3'));
+    server = await startNotesProcess({ home, args: ['--config', config] });
+    running.push(server);
+    expect(await me(second)).toBeNull();
+    expect(await me(ada)).toBe('ada');
+    expect(await me(await login(server.url, 'uma', 'umapass3'))).toBe('uma');
+  }, 60_000);
+});
+
 describe('an account removed from the config', () => {
   it('loses its sessions, its tokens and the tokens it minted, on SIGHUP and at a restart', async () => {
     const home = tempDir('rune-notes-removed-');
