@@ -62,6 +62,8 @@ describe('credentialsInArgs', () => {
     [['git@github.com:org/repo.git', 'db:5432', 'image:latest@sha256:0123abcd', 'a:b'], []],
     // A flag that names a credential's file, kind or limit does not carry one.
     [['--token-file', '/run/secrets/token', '--api-key-env', 'MY_API_KEY', '--token-limit', '100000'], []],
+    // A switch about a credential takes no value: the word after it is the command's own.
+    [['--no-auth', '/home/me/project', '--auth-disabled', '/srv/notes', '--skip-token-verify', 'serve'], []],
     // Nothing credential-shaped: nothing found.
     [['-y', '@modelcontextprotocol/server-filesystem', '/work'], []],
     [['server.js', '--port', '8080', '--verbose'], []],

@@ -46,6 +46,12 @@ const NOT_A_CREDENTIAL = new Set([
   'timeout',
   'format',
   'method',
+  // Switches: `--auth-disabled DIR`, `--skip-token-verify CMD` take no value.
+  'enabled',
+  'disabled',
+  'required',
+  'optional',
+  'verify',
 ]);
 // Query parameters that carry a signed URL's credential without naming one.
 const QUERY_CREDENTIALS = new Set(['sig', 'signature', 'x-amz-signature', 'x-goog-signature']);
@@ -59,6 +65,8 @@ export function namesCredential(name: string): boolean {
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
   if (words.length > 1 && NOT_A_CREDENTIAL.has(words.at(-1) as string)) return false;
+  // `--no-auth`: a switch that turns a credential off, followed by the command's own words.
+  if (words.length > 1 && words[0] === 'no') return false;
   if (words.some((word) => SECRET_PARTS.has(word))) return true;
   return SECRET_SUFFIX.test(words.join(''));
 }
