@@ -1,7 +1,7 @@
 // Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens and
 // the role of every principal, resolved again on each use from the configuration as it is now, so
 // a demotion, a revoked token or an account removed from rune.toml takes effect at once.
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import type { NotesConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
@@ -395,16 +395,22 @@ export class Auth {
   }
 
   /**
-   * Names the password a local session was opened with: a hash of the account's configured secret
-   * (its scrypt hash, or the plain password the config warns about), computed once per account.
+   * Names the password a local session was opened with, computed once per account: a hash of its
+   * scrypt hash, or, for a plain password the config warns about, scrypt of it (a fast hash in the
+   * database would let a copy of notes.db be searched for the password at the speed of SHA-256).
    */
   private credentialOf(account: LocalAccount): string {
     let mark = this.credentials.get(account);
     if (mark === undefined) {
-      mark = createHash('sha256')
-        .update(`rune notes session\0${account.name}\0${account.secret}`)
-        .digest('base64url')
-        .slice(0, 22);
+      const context = `rune notes session\0${account.name}`;
+      const secret = isScryptHash(account.secret)
+        ? account.secret
+        : scryptSync(account.secret, context, SCRYPT.keylen, {
+            N: SCRYPT.N,
+            r: SCRYPT.r,
+            p: SCRYPT.p,
+          }).toString('base64');
+      mark = createHash('sha256').update(`${context}\0${secret}`).digest('base64url').slice(0, 22);
       this.credentials.set(account, mark);
     }
     return mark;
