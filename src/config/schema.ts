@@ -33,7 +33,7 @@ function once<T extends object>(build: () => T): () => T {
  * zod, loaded when the first schema is built: its own module set-up costs a start ~2 ms, and a run
  * whose layers are empty (`rune sandbox` with no rune.toml, say) never builds one.
  */
-const z = once(() => (require('zod/v4') as typeof import('zod/v4')).z);
+const z = once(() => (require('./zod.ts') as typeof import('./zod.ts')).z);
 
 const positiveInt = once(() => z().number().int().positive());
 const pathList = once(() => z().array(z().string().min(1, 'must not be empty')));
