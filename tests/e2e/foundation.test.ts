@@ -49,6 +49,31 @@ describe('rune --version', () => {
     }
   });
 
+  it('bundles no package twice (its CommonJS and ES module builds side by side in one bundle)', () => {
+    // A lazy `require()` of a package that other modules `import` resolves to the package's other
+    // build: both copies ship, and both are set up on a run (zod did, from src/config/schema.ts).
+    // (Copies npm nests at other versions under a dependency's own node_modules are another matter.)
+    const meta = JSON.parse(readFileSync(join(RUNE_BIN, '..', 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const bundles = Object.entries(meta.outputs).filter(([file]) => file.endsWith('.cjs'));
+    expect(bundles.length).toBeGreaterThan(3);
+    const twice: string[] = [];
+    for (const [file, { inputs }] of bundles) {
+      const seen = new Map<string, string>();
+      for (const input of Object.keys(inputs).filter((i) => i.includes('node_modules/'))) {
+        const module = input
+          .slice(input.indexOf('node_modules/'))
+          .replace(/\/(cjs|esm|es6|commonjs|module|mjs)\//g, '/~/')
+          .replace(/\.(c|m)?js$/, '');
+        const other = seen.get(module);
+        if (other !== undefined && other !== input) twice.push(`${file}: ${other} and ${input}`);
+        seen.set(module, input);
+      }
+    }
+    expect(twice).toEqual([]);
+  });
+
   it('writes the code cache of a mode after its first run and reuses it', async () => {
     const runeHome = join(tempDir(), 'rune');
     await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
