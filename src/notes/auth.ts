@@ -1,11 +1,12 @@
 // Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens and
 // the role of every principal, resolved again on each use from the configuration as it is now, so
 // a demotion, a revoked token or an account removed from rune.toml takes effect at once.
-import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { NotesConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
 import type { Store } from './db.ts';
+import { hashPassword, isScryptHash, passwordKey, scryptedSecret, verifyPassword } from './passwords.ts';
 
 export const ROLES = ['guest', 'user', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -46,60 +47,6 @@ export function mapRole(
     }
   }
   return null;
-}
-
-// --- passwords
-
-const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
-
-function scryptAsync(password: string, salt: Buffer, keylen: number, N: number, r: number, p: number) {
-  return new Promise<Buffer>((resolve, reject) => {
-    scrypt(password, salt, keylen, { N, r, p, maxmem: 256 * N * r }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
-  });
-}
-
-/** `scrypt$N$r$p$salt$hash` (base64), the format `rune notes hash-password` prints. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(password, salt, SCRYPT.keylen, SCRYPT.N, SCRYPT.r, SCRYPT.p);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
-}
-
-/** The cost of a real check: hashPassword's parameters, a salt and a key that match nothing. */
-const DUMMY_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
-
-/** The scrypt hash a login attempt is checked against: the account's own, else the dummy. */
-export function scryptedSecret(account: { secret: string } | undefined): string {
-  return account && isScryptHash(account.secret) ? account.secret : DUMMY_HASH;
-}
-
-export function isScryptHash(value: string): boolean {
-  return /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(value);
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  if (isScryptHash(stored)) {
-    const [, n, r, p, salt, hash] = stored.split('$') as [string, string, string, string, string, string];
-    const expected = Buffer.from(hash, 'base64');
-    const N = Number(n);
-    if (N > 2 ** 20 || Number(r) > 32 || Number(p) > 16) return false;
-    const key = await scryptAsync(
-      password,
-      Buffer.from(salt, 'base64'),
-      expected.length,
-      N,
-      Number(r),
-      Number(p),
-    );
-    return key.length === expected.length && timingSafeEqual(key, expected);
-  }
-  // Plain-text entry from rune.toml (accepted with a warning at start): compare digests so the
-  // comparison takes the same time whatever the length.
-  const a = createHash('sha256').update(password).digest();
-  const b = createHash('sha256').update(stored).digest();
-  return timingSafeEqual(a, b);
 }
 
 // --- local accounts
@@ -403,13 +350,7 @@ export class Auth {
     let mark = this.credentials.get(account);
     if (mark === undefined) {
       const context = `rune notes session\0${account.name}`;
-      const secret = isScryptHash(account.secret)
-        ? account.secret
-        : scryptSync(account.secret, context, SCRYPT.keylen, {
-            N: SCRYPT.N,
-            r: SCRYPT.r,
-            p: SCRYPT.p,
-          }).toString('base64');
+      const secret = isScryptHash(account.secret) ? account.secret : passwordKey(account.secret, context);
       mark = createHash('sha256').update(`${context}\0${secret}`).digest('base64url').slice(0, 22);
       this.credentials.set(account, mark);
     }

@@ -12,7 +12,7 @@ import { RuneError } from '../core/errors.ts';
 import { createLogger } from '../core/logger.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { floorEntryFor, floorPaths } from '../policy/paths.ts';
-import { hashPassword } from './auth.ts';
+import { hashPassword } from './passwords.ts';
 import { agentRunner } from './runner.ts';
 import { build } from './server.ts';
 import { openFailure } from './storage.ts';

@@ -1,7 +1,7 @@
 // Every password login costs one scrypt, whether the name exists, and however its password is
 // kept (a plain-text entry's own check takes microseconds): timing does not tell names apart.
 import { describe, expect, it } from 'vitest';
-import { hashPassword, isScryptHash, scryptedSecret } from './auth.ts';
+import { hashPassword, isScryptHash, scryptedSecret } from './passwords.ts';
 import { loginAs, makeServer } from './test-kit.ts';
 
 describe('the scrypt each login attempt pays', () => {

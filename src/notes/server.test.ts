@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { hashPassword, verifyPassword } from './auth.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
 import { ACCOUNTS, anonymous, bearer, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let kit: Kit;

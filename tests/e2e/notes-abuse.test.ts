@@ -8,7 +8,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/notes/auth.ts';
+import { hashPassword } from '../../src/notes/passwords.ts';
 import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { tempDir } from '../helpers/rune.ts';
 
