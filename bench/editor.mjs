@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
+import { waitForLine } from './notes/lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -94,22 +95,6 @@ async function previewWork() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function waitForLine(child, pattern) {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`no match for ${pattern}: ${text}`)), 30_000);
-    child.stderr.setEncoding('utf8').on('data', (chunk) => {
-      text += chunk;
-      const match = pattern.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-    child.on('close', (code) => reject(new Error(`exited ${code}: ${text}`)));
-  });
 }
 
 async function keystrokes() {

@@ -1,5 +1,6 @@
-// Helpers shared by the rune notes benchmarks (bench/notes.mjs, bench/notes/collab.mjs): start a
-// server and wait for its address, talk to it over keep-alive HTTP, read a process's CPU time.
+// Helpers shared by the rune notes benchmarks (bench/notes.mjs, bench/notes/collab.mjs; waitForLine
+// by bench/editor.mjs too): start a server and wait for its address, talk to it over keep-alive
+// HTTP, read a process's CPU time.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';

@@ -4,6 +4,7 @@
 // openai SDK use — status, headers, a streamed body, text/json, abort, redirects — and no more.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { decodedBody } from '../core/decoded-body.ts';
 
 /** What the adapter accepts as request headers: a Headers object, pairs, or a plain record. */
 export type HeadersInput =
@@ -193,26 +194,6 @@ function prepareBody(body: FetchInit['body'], headers: Record<string, string>): 
   return { bytes };
 }
 
-function decoded(message: IncomingMessage): Readable {
-  const encoding = (message.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (!encoding || encoding === 'identity') return message;
-  const zlib = process.getBuiltinModule('node:zlib');
-  const { pipeline } = process.getBuiltinModule('node:stream');
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH })
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  if (!decoder) return message;
-  pipeline(message, decoder, () => {
-    // Errors surface on the decoder, which the caller reads.
-  });
-  return decoder;
-}
-
 interface Sent {
   message: IncomingMessage;
   /** Aborting the request after the answer started also ends the body with the abort error. */
@@ -286,7 +267,7 @@ export const httpFetch: FetchLike = async (input, init = {}) => {
     if (!follow) {
       const nullBody = method === 'HEAD' || NULL_BODY_STATUSES.has(status);
       if (nullBody) message.resume();
-      return new NodeResponse(url.href, redirected, message, nullBody ? null : decoded(message));
+      return new NodeResponse(url.href, redirected, message, nullBody ? null : decodedBody(message));
     }
     message.resume();
     if (init.redirect === 'error')

@@ -4,6 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RuneConfig } from '../config/schema.ts';
+import { processAlive } from '../core/process-alive.ts';
 import { processSlot } from '../core/process-slot.ts';
 import { readCgroupV1Dirs, readSystemFacts, type SandboxCapabilities } from './capabilities.ts';
 
@@ -137,15 +138,6 @@ function removeCgroups(dirs: readonly string[], attempt = 0): void {
   // The last processes may still be exiting: try again shortly, a few times, without blocking.
   if (left.length > 0 && attempt < 8)
     setTimeout(() => removeCgroups(left, attempt + 1), 50 * (attempt + 1)).unref();
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Removes empty cgroups of rune processes that died without cleaning up (killed, crashed). */

@@ -27,6 +27,7 @@ import {
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Logger } from '../core/logger.ts';
 import { expandHome } from '../core/paths.ts';
+import { processAlive } from '../core/process-alive.ts';
 import {
   type ConfigEntry,
   entryName,
@@ -709,15 +710,6 @@ function linkPrint(path: string): string {
     return `link:${readlinkSync(path)}`;
   } catch {
     return 'gone';
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { decodedBody } from '../../core/decoded-body.ts';
 import { RemoteNetworkError } from './fetch-errors.ts';
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -77,23 +78,6 @@ export function requestBody(body: RequestInit['body'], headers: Headers): Buffer
   throw new TypeError('remote MCP fetch: unsupported request body (a string, form parameters or bytes)');
 }
 
-function decoded(message: IncomingMessage): Readable {
-  const encoding = (message.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const zlib = process.getBuiltinModule('node:zlib');
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH })
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  if (!decoder) return message;
-  message.pipe(decoder);
-  message.once('error', (error) => decoder.destroy(error));
-  return decoder;
-}
-
 export interface BodyLimits {
   /** Largest body that is not an event stream. */
   maxBodyBytes: number;
@@ -120,7 +104,7 @@ export function toResponse(message: IncomingMessage, method: string, limits: Bod
   }
   const type = (headers.get('content-type') ?? '').toLowerCase();
   const eventStream = type.startsWith('text/event-stream');
-  const limited = decoded(message).pipe(
+  const limited = decodedBody(message).pipe(
     new BodyLimit(eventStream ? limits.maxEventBytes : limits.maxBodyBytes, eventStream, limits.what),
   );
   message.once('error', (error) => limited.destroy(error));
