@@ -22,6 +22,8 @@ import { type RunResult, requireBinary, tempDir } from '../helpers/rune.ts';
 import { BUILD_ENV } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-imageSecretKey0123456789abcdefgh';
+// Building the image needs root, mmdebstrap and bwrap (.ci/run installs them); when one is missing
+// the suite is skipped with the reason in its name.
 const prerequisites = imagePrerequisites();
 const CONFINEMENTS: Confinement[] = ['plain', 'userns', 'seccomp'];
 

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/rune.ts';
 
 const KEY = 'sk-proj-noexecSecretKey0123456789abcdef';
+// A noexec tmpfs needs root and a mount namespace (CI runs as root); elsewhere this file is skipped.
 const canMount =
   process.getuid?.() === 0 &&
   spawnSync('unshare', ['-m', 'sh', '-c', 'mount --make-rprivate / && mount -t tmpfs -o noexec tmpfs /mnt'])

@@ -10,6 +10,8 @@ import { requireBinary, tempDir } from '../helpers/rune.ts';
 
 const KEY = 'sk-proj-variantSecretKey0123456789abcdef';
 const PYTHON = '/usr/bin/python3';
+// The runtime's profile is applied with libseccomp's Python binding (.ci/run installs
+// python3-seccomp); without it this file is skipped, not faked.
 const available = spawnSync(PYTHON, ['-c', 'import seccomp']).status === 0;
 
 /** Loads a filter allowing everything but `call`, which fails with `errno`, then execs argv. */

@@ -24,6 +24,8 @@ import { runWalkJob, WORKER_ASSET } from './runner.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const ADDON = join(ROOT, 'native/build/Release/rune_native.node');
+// The worker needs the native addon (npm run build:native; `npm test` builds it) and its Landlock
+// case a kernel with Landlock: without either these cases are skipped, not faked.
 const built = existsSync(ADDON);
 const landlock = built && (runeNative().probe() as { landlockAbi: number }).landlockAbi > 0;
 
