@@ -11,7 +11,7 @@ import { parse as parseToml } from 'smol-toml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, mintToken, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary wire JSON without ceremony
@@ -77,21 +77,10 @@ class Site {
 
   /** Logs in as the configured admin and issues a token per client name. */
   async tokens(names: string[]): Promise<Map<string, string>> {
-    const login = await fetch(`${this.server.url}/auth/local`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf_token } = (await login.json()) as { csrf_token: string };
+    const session = await logIn(this.server.url, 'ada', 'adapass1');
     const out = new Map<string, string>();
     for (const name of names) {
-      const res = await fetch(`${this.server.url}/api/tokens`, {
-        method: 'POST',
-        headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, role: name === 'admin' ? 'admin' : 'user' }),
-      });
-      out.set(name, ((await res.json()) as { token: string }).token);
+      out.set(name, await mintToken(this.server.url, session, name, name === 'admin' ? 'admin' : 'user'));
     }
     return out;
   }

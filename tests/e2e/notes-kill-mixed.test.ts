@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, mintToken, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: wire JSON read without ceremony
@@ -70,19 +70,8 @@ class Site {
   }
   /** Signs in as the admin and mints the token the scripts use, through a session as a person would. */
   async signInAsAdmin(tokenName: string): Promise<void> {
-    const login = await fetch(`${this.server.url}/auth/local`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf_token } = (await login.json()) as { csrf_token: string };
-    const minted = await fetch(`${this.server.url}/api/tokens`, {
-      method: 'POST',
-      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: tokenName, role: 'admin' }),
-    });
-    this.token = ((await minted.json()) as { token: string }).token;
+    const session = await logIn(this.server.url, 'ada', 'adapass1');
+    this.token = await mintToken(this.server.url, session, tokenName, 'admin');
   }
 
   async ok(method: string, path: string, body?: unknown): Promise<Json> {

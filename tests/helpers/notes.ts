@@ -57,3 +57,38 @@ export async function startNotesProcess(options: {
   };
   return { child, url, stderr: () => stderr, exit, stop };
 }
+
+export interface NotesSession {
+  cookie: string;
+  csrf: string;
+}
+
+/** Logs in with a local account's password, as the login form does: its session cookie and CSRF token. */
+export async function logIn(url: string, username: string, password: string): Promise<NotesSession> {
+  const login = await fetch(`${url}/auth/local`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  if (login.status !== 200) throw new Error(`login as ${username}: ${login.status} ${await login.text()}`);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const { csrf_token } = (await login.json()) as { csrf_token: string };
+  return { cookie, csrf: csrf_token };
+}
+
+/** Issues a bearer token through a person's session, as the tokens page does. */
+export async function mintToken(
+  url: string,
+  session: NotesSession,
+  name: string,
+  role: string,
+): Promise<string> {
+  const minted = await fetch(`${url}/api/tokens`, {
+    method: 'POST',
+    headers: { cookie: session.cookie, 'x-csrf-token': session.csrf, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, role }),
+  });
+  if (minted.status !== 200 && minted.status !== 201)
+    throw new Error(`token ${name}: ${minted.status} ${await minted.text()}`);
+  return ((await minted.json()) as { token: string }).token;
+}
