@@ -6,6 +6,7 @@
 // building every zod schema of this file cost a pipe run ~10 ms, yet most runs set a few
 // top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
 import type { z as Z } from 'zod/v4';
+import { CREDENTIAL_HEADERS } from '../core/command-credentials.ts';
 import { domainPatternProblem } from '../core/domains.ts';
 import { redact } from '../core/redact.ts';
 
@@ -109,8 +110,6 @@ export type McpTransportName = (typeof MCP_TRANSPORTS)[number];
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-// Headers that carry credentials: their values belong in the environment, never in a file.
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 const headerName = once(() => z().string().regex(HEADER_NAME, 'is not a valid HTTP header name'));
 const envName = once(() =>
   z()
@@ -214,6 +213,7 @@ export function checkMcpTable(
   }
   const headers = secretHeaders ? {} : ((table.headers as Record<string, string> | undefined) ?? {});
   for (const [name, value] of Object.entries(headers)) {
+    // A credential header's value belongs in the environment (env_headers), never in a file.
     if (CREDENTIAL_HEADERS.has(name.toLowerCase())) {
       issue(
         'headers',

@@ -184,7 +184,12 @@ export function credentialsInArgs(args: readonly string[]): string[] {
 }
 
 const SCHEME_WORD = /^(?:bearer|basic)$/i;
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+/** Headers whose whole value is a credential, whatever they are called otherwise. */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+]);
 
 /** `Bearer X` / `Basic X` inside one word: X. */
 function schemeValue(text: string): string[] {
