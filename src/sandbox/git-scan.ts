@@ -2,10 +2,11 @@
 // under .git/modules, linked worktrees, bare repositories, `.git` files and links pointing
 // elsewhere): a walk level by level, up to a limit, that re-reads only the folders that changed.
 import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
-import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { gitFileTarget, looksLikeGitDir } from './git-config.ts';
 import { lstat, readText, real } from './git-fs.ts';
 import { type GitRepo, repoAt } from './git-repo.ts';
+import { isInside } from './plan.ts';
 
 /** Inside a git folder these hold objects, refs and logs only: never a git folder to find. */
 const SKIP_IN_GIT_DIR = new Set(['objects', 'refs', 'logs', 'lfs', 'rr-cache']);
@@ -25,11 +26,6 @@ interface DirInfo {
   dotGit?: 'dir' | 'file' | 'link';
   /** This folder is a git directory by git's own test (HEAD + objects + refs, or HEAD + commondir). */
   isGitDir: boolean;
-}
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 function readDirInfo(dir: string, st: Stats): DirInfo {

@@ -178,3 +178,14 @@ describe('GitGuard on a very large writable root', () => {
     expect(warnings.join()).toMatch(/stopped after 12 folders/);
   });
 });
+
+describe('GitGuard and odd folder names', () => {
+  it('takes a folder whose name begins with two dots for one inside the root', () => {
+    const root = project();
+    gitDir(join(root, '..x', '.git'));
+    const guard = new GitGuard(logger, undefined);
+    expect(guard.prepare([root], true).protect).toContain(join(root, '..x/.git/config'));
+    writeFileSync(join(root, '..x/.git/config'), '[core]\n\tfsmonitor = evil\n');
+    expect(guard.check([root])).toMatch(/\.\.x\/\.git\/config: removed core\.fsmonitor/);
+  });
+});

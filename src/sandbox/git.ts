@@ -25,7 +25,8 @@ import {
   includedFiles,
   userConfigFiles,
 } from './git-repo.ts';
-import { GitFolders, isInside, MAX_SCAN_DIRS } from './git-scan.ts';
+import { GitFolders, MAX_SCAN_DIRS } from './git-scan.ts';
+import { isInside } from './plan.ts';
 
 export interface GitProtection {
   /** Existing files and folders to bind read-only in the view. */
