@@ -29,14 +29,7 @@ const ACCOUNTS = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapas
 
 /** A bearer-less admin session on `url`: JSON calls with its cookie and CSRF token. */
 async function admin(url: string) {
-  const res = await fetch(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-  });
-  expect(res.status).toBe(200);
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
+  const { cookie, csrf } = await logIn(url, 'ada', 'adapass1');
   return async (method: string, path: string, body?: unknown, type = 'application/json') => {
     const r = await fetch(`${url}${path}`, {
       method,
