@@ -418,7 +418,7 @@ static int apply_seccomp(int notify_connect, int *meta) {
   }
   seccomp_applied = 1;
   report("seccomp", "applied", "x86_64 only, %d denied calls, clone3 ENOSYS, namespace clone flags, "
-         "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
+         "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw, no UNIX datagram sockets%s, no_new_privs",
          (int)(sizeof denied / sizeof denied[0]),
          notify_connect ? ", connect/shutdown/Fast Open supervised by the net guard" : "");
   if (*meta) report("seccomp", "applied", "chmod and chown supervised: only inside writable grants, by the owner");
