@@ -1,14 +1,16 @@
-// UNIX sockets in granted folders, attacked: a datagram socket bound by a listener OUTSIDE the
-// sandbox (a log socket, a runtime's or an agent's) must not be reachable from inside, whether its
-// folder is granted writable or read-only. A datagram needs no connect() a guard could check and
-// sendmsg()'s address is in memory BPF cannot read, so AF_UNIX datagram sockets do not exist inside
-// (socketpair ones included: they reach any unconnected bound socket too). Each case has a control
-// on the host, and the outside listener logs what it got. UNIX sockets the command makes itself (a
-// server in the workspace, stream and seqpacket socketpairs, Python multiprocessing) keep working.
+// Pathname UNIX sockets in granted folders, attacked: a listener started OUTSIDE the sandbox (a
+// Docker API socket, an ssh-agent, a dev server in the project folder) must not be reachable from
+// inside, whether its folder is granted writable or read-only — Landlock before ABI 9 does not
+// mediate connect(2) on them and a read-only mount does not stop it (ADR 0016). Every form is tried:
+// stream, seqpacket, datagram (sendto on an unbound socket or a socketpair one, connect + send),
+// relative paths, a symlink, a connection made by a child and passed on, curl --unix-socket. Each
+// case has a control on the host, and the outside listener counts what it got. UNIX sockets the
+// command makes itself (a server in the workspace, socketpair, Python multiprocessing) keep working.
 // Under a container runtime's seccomp profile there is no view and seccomp refuses new UNIX sockets;
 // the attacks run there too (socketpair datagrams were open in both modes).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +29,7 @@ const sock = {
   dgram: join(work, 'outside-dgram.sock'),
   agent: join(ro, 'agent.sock'),
   roDgram: join(ro, 'log.sock'),
+  http: join(ro, 'docker.sock'),
 };
 const received = join(root, 'received.log');
 const env = { PATH: '/usr/bin:/bin', HOME: root, LANG: 'C.UTF-8' };
@@ -144,6 +147,7 @@ if __name__ == "__main__":
 `;
 
 let listener: ChildProcess | undefined;
+let http: HttpServer | undefined;
 
 const receivedLog = () => (existsSync(received) ? readFileSync(received, 'utf8') : '');
 
@@ -171,6 +175,52 @@ interface Attack {
 }
 
 const attacks: Attack[] = [
+  {
+    name: 'stream connect to a listener in the writable workspace',
+    form: 'stream',
+    args: [sock.stream],
+    control: /OUTSIDE-stream/,
+  },
+  {
+    name: 'seqpacket connect to a listener in the writable workspace',
+    form: 'seqpacket',
+    args: [sock.seqpacket],
+    control: /OUTSIDE-seqpacket/,
+  },
+  {
+    name: 'stream connect to an agent socket in a read-only grant',
+    form: 'stream',
+    args: [sock.agent],
+    control: /OUTSIDE-agent/,
+  },
+  {
+    name: 'a relative path after chdir',
+    form: 'relative',
+    args: [ro, 'agent.sock'],
+    control: /OUTSIDE-agent/,
+  },
+  {
+    name: 'a symlink in the workspace to the read-only grant’s socket',
+    form: 'symlink',
+    args: [sock.agent, join(work, 'innocent.sock')],
+    controlArgs: [sock.agent, join(work, 'innocent-control.sock')],
+    control: /OUTSIDE-agent/,
+  },
+  { name: 'a non-blocking connect', form: 'nonblocking', args: [sock.stream], control: /OUTSIDE-stream/ },
+  {
+    name: 'a second fd of the socket kept while the first connects',
+    form: 'dup-then-connect',
+    args: [sock.stream],
+    control: /OUTSIDE-stream/,
+    // The first fd's connect is refused; the second is a socket never connected.
+    refused: /^ERR (EINVAL|ENOTCONN|EACCES)$/,
+  },
+  {
+    name: 'a connection made by a child and passed on (SCM_RIGHTS)',
+    form: 'passed-fd',
+    args: [sock.agent],
+    control: /OUTSIDE-agent/,
+  },
   {
     name: 'datagram sendto() on an unbound socket',
     form: 'dgram-sendto',
@@ -226,11 +276,14 @@ describe('pathname UNIX sockets of listeners outside the sandbox', () => {
       listener?.stdout?.setEncoding('utf8').on('data', (c: string) => c.includes('ready') && resolve());
       listener?.on('exit', (code) => reject(new Error(`the outside listener exited (${code})`)));
     });
+    http = createHttpServer((_, res) => res.end('OUTSIDE-http\n'));
+    await new Promise<void>((r) => http?.listen(sock.http, r));
   });
 
   afterAll(() => {
     listener?.stdin?.end();
     listener?.kill();
+    http?.close();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -245,6 +298,17 @@ describe('pathname UNIX sockets of listeners outside the sandbox', () => {
         }
       });
     }
+    it('curl --unix-socket', async () => {
+      const r = await new Promise<string>((resolve) => {
+        const child = spawn('curl', ['-s', '--unix-socket', sock.http, 'http://docker/version'], { env });
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          out += c;
+        });
+        child.on('close', () => resolve(out));
+      });
+      expect(r).toContain('OUTSIDE-http');
+    });
   });
 
   for (const mode of ['host', 'container'] as const) {
@@ -280,11 +344,23 @@ describe('pathname UNIX sockets of listeners outside the sandbox', () => {
           });
         }
 
-        it('the layer report names the refusal', async (context) => {
+        it('curl --unix-socket to a Docker-like API socket in a read-only grant', async (context) => {
+          if (unavailable) context.skip(`container mode: ${unavailable}`);
+          const r = await inside(['curl', '-sS', '--unix-socket', sock.http, 'http://docker/version']);
+          expect(r.stdout).not.toContain('OUTSIDE');
+          expect(r.code).toBe(7); // curl: could not connect
+        });
+
+        it('the layer report says what keeps them out', async (context) => {
           if (unavailable) context.skip(`container mode: ${unavailable}`);
           const r = await inside(['/bin/true']);
           const layers = parseLayers(r.stderr);
           expect(layers.get('seccomp')?.detail).toContain('no UNIX datagram sockets');
+          if (mode === 'host')
+            expect(layers.get('network')?.detail).toMatch(
+              /pathname UNIX sockets in granted folders: connect\(\) made by the net guard's connector, kept only when SO_PEERCRED names a listener inside/,
+            );
+          else expect(layers.get('namespaces')?.detail).toContain('seccomp refuses new UNIX sockets');
         });
       },
     );
