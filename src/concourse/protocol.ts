@@ -2,7 +2,7 @@
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials.ts';
+import { credentialsInArgs, credentialsInTable, credentialsInTableUrl } from '../core/command-credentials.ts';
 import { RuneError } from '../core/errors.ts';
 import { registerSecret } from '../core/redact.ts';
 import { inputFolders, resolveInside } from './paths.ts';
@@ -79,8 +79,10 @@ function registerSecretsOf(stdin: string): void {
     if (typeof notes.token === 'string') registerSecret(notes.token);
     registerUrlSecrets(notes.url);
   }
-  // An MCP token, any header value (an API key) and any env value of a stdio server (GH_TOKEN=…,
-  // which the server may echo on stderr when it fails to start) may be a credential.
+  // An MCP token, header values (an API key) and env values of a stdio server (GH_TOKEN=…, which
+  // the server may echo on stderr when it fails to start) may be credentials. The pipeline's
+  // `((var))` may stand under any name, so a key-shaped value counts whatever its name; a plain
+  // word or number (`NODE_ENV: production`) does not (docs/adr/0004-concourse-resource.md).
   for (const server of Array.isArray(mcp) ? mcp : []) {
     const { bearer_token, headers, env, args } = (server ?? {}) as {
       bearer_token?: unknown;
@@ -95,29 +97,23 @@ function registerSecretsOf(stdin: string): void {
     }
     if (typeof bearer_token === 'string') registerSecret(bearer_token);
     registerUrlSecrets((server as { url?: unknown } | null)?.url);
-    for (const table of [headers, env]) {
+    for (const [table, kind] of [
+      [headers, 'headers'],
+      [env, 'env'],
+    ] as const) {
       if (typeof table !== 'object' || table === null) continue;
       const strings = Object.fromEntries(
         Object.entries(table).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
       );
-      for (const value of Object.values(strings)) registerSecret(value);
-      // And what a value carries: `Bearer X` (X alone), `postgres://u:X@h` (X alone).
-      for (const value of credentialsInEnv(strings)) registerSecret(value);
+      for (const value of credentialsInTable(strings, kind)) registerSecret(value);
     }
   }
 }
 
-/** A password or a query value in a URL (`?key=…`) is a credential wherever the URL is printed. */
+/** A URL's password (and its Basic token) and credential or key-shaped query values (`?key=…`). */
 function registerUrlSecrets(url: unknown): void {
-  if (typeof url !== 'string' || !URL.canParse(url)) return;
-  const parsed = new URL(url);
-  registerSecret(parsed.password);
-  try {
-    registerSecret(decodeURIComponent(parsed.password));
-  } catch {
-    // A malformed escape: the raw form above is what gets printed.
-  }
-  for (const value of parsed.searchParams.values()) registerSecret(value);
+  if (typeof url !== 'string') return;
+  for (const value of credentialsInTableUrl(url)) registerSecret(value);
 }
 
 function requireSource(step: Step, source: Source | null): Source {

@@ -45,7 +45,7 @@ export const sourceMcpSchema = z
       .optional()
       .describe('Bearer token of a remote server, e.g. ((docs_mcp_token)); never shown in the build log'),
     headers: mcpShape.headers.describe(
-      'HTTP headers of a remote server; their values never show in the build log',
+      'HTTP headers of a remote server; credentials (Authorization, X-Api-Key, any key-shaped value) never show in the build log',
     ),
   })
   // Values in the source come from the pipeline's credential manager: headers may carry keys there.

@@ -280,6 +280,11 @@ export const notesLimitsSchema = once(() =>
     max_connections_per_client: positiveInt()
       .optional()
       .describe('Open connections of one client address (trusted proxies are not counted)'),
+    send_timeout_secs: positiveInt()
+      .optional()
+      .describe(
+        'A response whose client takes under 64 KiB of it in this time is cut (a reader that stopped)',
+      ),
     presence_interval_ms: positiveInt()
       .optional()
       .describe('Presence changes of a note are sent together at most this often'),
@@ -501,6 +506,7 @@ export const DEFAULTS = {
       max_streams_per_client: 16,
       max_streams_per_note: 256,
       max_connections_per_client: 256,
+      send_timeout_secs: 60,
       presence_interval_ms: 250,
       search_budget_ms: 500,
       diff_budget_ms: 1000,

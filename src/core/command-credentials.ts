@@ -73,13 +73,18 @@ export function namesCredential(name: string): boolean {
 
 /**
  * A URL's password and the values of its credential-named query parameters, each as written in
- * the URL (percent-encoded: how the URL is printed) and decoded (how a server may echo it).
+ * the URL (percent-encoded: how the URL is printed) and decoded (how a server may echo it). The
+ * password also as the client sends it, `Authorization: Basic base64(user:password)`, which a
+ * server logs with its request headers.
  */
 function credentialsInUrl(text: string): string[] {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || !URL.canParse(text)) return [];
   const url = new URL(text);
   const found: string[] = [];
-  if (url.password) found.push(url.password, safeDecode(url.password));
+  if (url.password) {
+    const password = safeDecode(url.password);
+    found.push(url.password, password, basicToken(`${safeDecode(url.username)}:${password}`));
+  }
   for (const pair of url.search.slice(1).split('&')) {
     const equals = pair.indexOf('=');
     if (equals < 0) continue;
@@ -118,15 +123,19 @@ function credentialsInWord(word: string): string[] {
   const header = /^([A-Za-z0-9-]+):\s*(.+)$/s.exec(word);
   if (header && !word.includes('://')) {
     const [, name, value] = header as unknown as [string, string, string];
-    if (namesCredential(name) || CREDENTIAL_HEADERS.has(name.toLowerCase())) {
-      const scheme = schemeValue(value);
-      found.push(...(scheme.length > 0 ? scheme : [unquote(value.trim())]));
-    }
+    found.push(...headerCredentials(name, value));
     return found;
   }
   found.push(...schemeValue(word));
   if (/^\s*\{/.test(word)) found.push(...credentialsInJson(word));
   return found;
+}
+
+/** A credential header's value (`Authorization: Bearer X`: X alone; `X-Api-Key: X`: X). */
+function headerCredentials(name: string, value: string): string[] {
+  if (!namesCredential(name) && !CREDENTIAL_HEADERS.has(name.toLowerCase())) return [];
+  const scheme = schemeValue(value);
+  return scheme.length > 0 ? scheme : credentialValue(unquote(value.trim()));
 }
 
 function credentialsInJson(text: string): string[] {
@@ -140,7 +149,7 @@ function credentialsInJson(text: string): string[] {
   const walk = (value: unknown, name: string | null) => {
     if (typeof value === 'string') {
       if (name !== null && (namesCredential(name) || CREDENTIAL_HEADERS.has(name.toLowerCase()))) {
-        found.push(value, ...schemeValue(value));
+        found.push(...credentialValue(value));
       }
       found.push(...credentialsInWord(value));
     } else if (Array.isArray(value)) {
@@ -158,8 +167,9 @@ function credentialsInJson(text: string): string[] {
  * `env` takes it), `Authorization: Bearer X` / `X-Api-Key: X` header words, `Bearer X`, URL
  * passwords or credential-named query values, and any of these as a flag's or variable's value
  * (`--header=Authorization: Bearer X`, `DATABASE_URL=postgres://u:X@h`), a scheme-less DSN
- * (`u:X@tcp(h)/db`) or inside a JSON word.
- * Short flags (`-k X`) are ambiguous and left alone.
+ * (`u:X@tcp(h)/db`) or inside a JSON word; for HTTP Basic (a URL's `user:X@`, `Basic T`, a
+ * `user:X` credential value) the base64 token and the decoded pair too.
+ * Short flags (`-k X`, `-p X`: a port as often as a password) are ambiguous and left alone.
  */
 export function credentialsInArgs(args: readonly string[]): string[] {
   const found: string[] = [];
@@ -169,21 +179,28 @@ export function credentialsInArgs(args: readonly string[]): string[] {
     const assignment = /^(--?[A-Za-z][\w.-]*|[A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(arg);
     if (assignment) {
       const [, name, value] = assignment as unknown as [string, string, string];
-      if (namesCredential(name)) found.push(unquote(value), ...schemeValue(unquote(value)));
+      if (namesCredential(name)) found.push(...credentialValue(unquote(value)));
       found.push(...credentialsInWord(unquote(value)));
       continue;
     }
     found.push(...credentialsInWord(arg));
-    if (SCHEME_WORD.test(arg) && next !== undefined) found.push(unquote(next));
-    if (/^--[A-Za-z]/.test(arg) && namesCredential(arg)) {
+    if (SCHEME_WORD.test(arg) && next !== undefined) found.push(...schemeValue(`${arg} ${unquote(next)}`));
+    // `--password X`, and Go's `-password X`. X may start with a dash (`--password -x9secret`:
+    // parsers that take a value take the next word whatever it is); a `--` word is the next flag.
+    if (/^--?[A-Za-z][\w.-]+$/.test(arg) && namesCredential(arg) && next !== undefined) {
       // `--auth Bearer X`: X is taken by the scheme word on the next turn, never the word itself.
-      if (next !== undefined && !next.startsWith('-') && !SCHEME_WORD.test(next)) found.push(unquote(next));
+      if (!next.startsWith('--') && !SHORT_FLAG.test(next) && !SCHEME_WORD.test(next)) {
+        found.push(...credentialValue(unquote(next)));
+      }
     }
   }
   return unique(found);
 }
 
 const SCHEME_WORD = /^(?:bearer|basic)$/i;
+// `-v`: too short to be a credential, and the next option of `--no-verify-auth -v`.
+const SHORT_FLAG = /^-[A-Za-z]$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** Headers whose whole value is a credential, whatever they are called otherwise. */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
@@ -191,10 +208,50 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   'cookie',
 ]);
 
-/** `Bearer X` / `Basic X` inside one word: X. */
+/** `Bearer X` / `Basic X` inside one word: X (and what a Basic X stands for). */
 function schemeValue(text: string): string[] {
-  const match = /^(?:bearer|basic|token)\s+(\S+)$/i.exec(text.trim());
-  return match ? [match[1] as string] : [];
+  const match = /^(bearer|basic|token)\s+(\S+)$/i.exec(text.trim());
+  if (!match) return [];
+  const token = match[2] as string;
+  return /^basic$/i.test(match[1] as string) ? [token, ...basicPair(token)] : [token];
+}
+
+/**
+ * A value known to be a credential, and what else it stands for as a server may print it:
+ * `Basic T` → T, `user:password` and password; `user:password` → password and its Basic token.
+ */
+export function credentialValue(value: string): string[] {
+  return [value, ...schemeValue(value), ...userPassword(value)];
+}
+
+/** The token HTTP Basic sends for `user:password`. */
+function basicToken(pair: string): string {
+  return Buffer.from(pair, 'utf8').toString('base64');
+}
+
+/**
+ * `Basic X` where X is base64 of `user:password`: the pair and the password as a server that
+ * decodes the header may print them ("login failed for me:hunter2").
+ */
+function basicPair(token: string): string[] {
+  if (!BASE64.test(token)) return [];
+  const bytes = Buffer.from(token, 'base64');
+  if (bytes.toString('base64') !== token) return [];
+  const pair = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  // Text only: a token that is not the base64 of a printable `user:password` stays as it is.
+  if (pair.includes('\uFFFD') || /[\p{Cc}]/u.test(pair)) return [];
+  const colon = pair.indexOf(':');
+  return colon < 0 ? [] : [pair, pair.slice(colon + 1)];
+}
+
+/**
+ * A credential value shaped `user:password` (`--basic-auth me:hunter2`, `AUTH=me:hunter2`): the
+ * password alone and the Basic token a client makes of the pair.
+ */
+function userPassword(value: string): string[] {
+  const match = /^[^\s:@/]+:(\S+)$/.exec(value);
+  if (!match || value.includes('://')) return [];
+  return [match[1] as string, basicToken(value)];
 }
 
 function unique(values: string[]): string[] {
@@ -209,8 +266,55 @@ export function credentialsInEnv(env: Readonly<Record<string, string | undefined
   const found: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (!value) continue;
-    if (namesCredential(name)) found.push(value);
+    if (namesCredential(name)) found.push(...credentialValue(value));
     found.push(...credentialsInWord(value));
   }
   return unique(found);
+}
+
+/**
+ * Whether a value that no name marks looks like a key, a token or a hash: at least 16 characters
+ * without whitespace that mix two of lower case, upper case and digits (`7f3e9a1c5b2d4e6f`,
+ * `AKIAIOSFODNN7EXAMPLE`, a UUID). Words, numbers and sentences (`production`, `1`, `us-east-1`)
+ * are not; a URL or a path is judged by its parts.
+ */
+export function looksLikeKey(value: string): boolean {
+  if (value.length < 16 || /\s/.test(value)) return false;
+  return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(value)).length >= 2;
+}
+
+/**
+ * The credentials in a table a pipeline hands over (Concourse `source.mcp` env or headers), where
+ * a credential manager's `((var))` may stand under any name: what credential names and headers
+ * carry (as `credentialsInEnv` and header words take them), and under any other name each word
+ * that looks like a key. Not every value: registered, `production` or `1` would be blanked from
+ * the whole build log.
+ */
+export function credentialsInTable(
+  table: Readonly<Record<string, string>>,
+  kind: 'env' | 'headers',
+): string[] {
+  const found = kind === 'env' ? credentialsInEnv(table) : [];
+  for (const [name, value] of Object.entries(table)) {
+    if (kind === 'headers') found.push(...headerCredentials(name, value), ...credentialsInWord(value));
+    found.push(...keyShapedWords(value));
+  }
+  return unique(found);
+}
+
+/** A URL's credentials (`credentialsInArgs`), and query values that look like keys whatever they are called. */
+export function credentialsInTableUrl(url: string): string[] {
+  const found = credentialsInArgs([url]);
+  if (URL.canParse(url)) {
+    for (const value of new URL(url).searchParams.values()) found.push(...keyShapedWords(value));
+  }
+  return unique(found);
+}
+
+/** Key-shaped words of a value; a URL or a path by its parts (a webhook's secret path segment). */
+function keyShapedWords(value: string): string[] {
+  return value
+    .split(/\s+/)
+    .flatMap((word) => (/^(?:[a-z][a-z0-9+.-]*:\/\/|\/)/i.test(word) ? word.split(/[/?&=#@:]+/) : [word]))
+    .filter(looksLikeKey);
 }

@@ -1,5 +1,5 @@
 // The note chat with the real agent loop; only the model is a scripted mock server.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -208,42 +208,15 @@ describe('agent chat', () => {
     const events = watch(noteId);
     mock.script([{ toolCalls: [{ name: 'read_file', arguments: { path: outside } }] }, { text: 'never' }]);
     await user.request('POST', '/api/notes/lab/chat', { message: 'read it' });
-    await until(() => kit.server.chat.pending(noteId).length === 1, 'the approval');
+    await until(() => kit.server.chat.approvals.pending(noteId).length === 1, 'the approval');
     expect((await user.request('POST', '/api/notes/lab/chat/cancel')).json()).toEqual({ cancelled: true });
     await until(() => events.some((e) => e.name === 'chat.done'), 'chat.done');
-    expect(kit.server.chat.pending(noteId)).toEqual([]);
+    expect(kit.server.chat.approvals.pending(noteId)).toEqual([]);
     expect(kit.server.chat.running(noteId)).toBeNull();
   });
 });
 
-describe('runs and answers that outlive the process', () => {
-  it('stores an "always" answer in rune.toml before acknowledging it; a failure leaves the question open', async () => {
-    await setup('confirm');
-    const outside = join(mkdtempSync(join(tmpdir(), 'rune-outside-')), 'data.txt');
-    writeFileSync(outside, 'text\n');
-    const noteId = kit.server.store.findNote('lab')!.id;
-    mock.script([{ toolCalls: [{ name: 'read_file', arguments: { path: outside } }] }, { text: 'read it' }]);
-    await user.request('POST', '/api/notes/lab/chat', { message: 'read it' });
-    await until(() => kit.server.chat.pending(noteId).length === 1, 'the approval');
-    const [question] = kit.server.chat.pending(noteId);
-    expect(question!.suggestion).not.toBeNull();
-    const config = join(home, '.rune', 'rune.toml');
-    // A rune.toml rune cannot edit safely: the answer is refused and the question stays open.
-    mkdirSync(join(home, '.rune'), { recursive: true });
-    writeFileSync(config, 'policy.mode = "confirm"\n');
-    const refused = await admin.request('POST', `/api/approvals/${question!.id}`, { answer: 'always' });
-    expect(refused.statusCode).toBe(500);
-    expect(refused.json().message).toMatch(/could not add .* answer yes to allow this call once/);
-    expect(kit.server.chat.pending(noteId)).toHaveLength(1);
-    writeFileSync(config, '');
-    const answered = await admin.request('POST', `/api/approvals/${question!.id}`, { answer: 'always' });
-    expect(answered.json()).toMatchObject({ status: 'always' });
-    // Read before anything else can run: the entry is on disk when the answer arrives.
-    const { value } = JSON.parse(question!.suggestion!) as { value: string };
-    expect(readFileSync(config, 'utf8')).toContain(JSON.stringify(value));
-    await until(() => kit.server.chat.running(noteId) === null, 'the end of the run');
-  });
-
+describe('runs that outlive the process (answers that do: approvals.test.ts)', () => {
   it('on shutdown, shows a running run as interrupted and keeps the answer streamed so far', async () => {
     await setup('allowlist');
     const noteId = kit.server.store.findNote('lab')!.id;
@@ -294,7 +267,7 @@ describe('runs and answers that outlive the process', () => {
     ]);
     expect(messages[1]!.content).toBe('Half an ans');
     expect(messages[2]!.content).toMatch(/^The run was interrupted: rune notes stopped before it finished/);
-    expect(kit.server.chat.approval('a_dead')).toMatchObject({ status: 'expired' });
+    expect(kit.server.chat.approvals.approval('a_dead')).toMatchObject({ status: 'expired' });
     expect(kit.server.chat.running(noteId)).toBeNull();
     const replay: string[] = [];
     kit.server.hub.subscribe({

@@ -1,52 +1,27 @@
-// The AI chat of a note: runs the agent server-side with the notes tools, streams its tokens and
-// progress to everyone in the note, turns the policy's questions into approvals an admin answers in
-// the browser, and stores every message (full-text searchable). Each run is recorded while it runs
-// (with the answer streamed so far), so one the process did not live to finish is shown as
-// interrupted after a restart rather than lost or running forever.
+// The AI chat of a note: runs the agent server-side with the notes tools (chat-tools.ts), streams
+// its tokens and progress to everyone in the note, turns the policy's questions into approvals an
+// admin answers in the browser (approvals.ts), and stores every message (full-text searchable).
+// Each run is recorded while it runs (with the answer streamed so far), so one the process did not
+// live to finish is shown as interrupted after a restart rather than lost or running forever.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentEvent, AgentRunOptions, AgentRunResult, ExtraTool } from '../agent/types.ts';
+import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
 import { deriveConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import { configFile } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
-import { addAllowlistEntry } from '../policy/persist.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
-import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
+import type { ConfirmAnswer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
+import { Approvals } from './approvals.ts';
 import type { Principal } from './auth.ts';
+import { clip, notesTools } from './chat-tools.ts';
 import type { Collab } from './collab.ts';
-import { type ChatRow, type NoteRow, type Store, toFile } from './db.ts';
+import type { ChatRow, NoteRow, Store } from './db.ts';
 import type { EventHub } from './events.ts';
-import { ApiError, checkFileName } from './http.ts';
-import { resolveLimits } from './limits.ts';
-import { parseQuery, runSearch } from './search.ts';
-
-/** The agent's chat search has the same query shape as the search route. */
-const CHAT_SEARCH_SHAPE = resolveLimits({});
 
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
-
-export interface ApprovalRow {
-  id: string;
-  note_id: number;
-  run_id: string;
-  tool: string;
-  arguments: string;
-  question: string;
-  reason: string;
-  suggestion: string | null;
-  status: string;
-  created_at: string;
-  answered_by: string | null;
-  answered_at: string | null;
-}
-
-export function toApproval(row: ApprovalRow): Record<string, unknown> {
-  return { ...row, suggestion: row.suggestion ? JSON.parse(row.suggestion) : null };
-}
 
 export function toMessage(row: ChatRow): Record<string, unknown> {
   return { ...row };
@@ -85,16 +60,21 @@ export interface ChatOptions {
 const HISTORY_MESSAGES = 40;
 const PROGRESS_CHARS = 2000;
 
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
-}
-
 export class ChatService {
   private readonly runs = new Map<number, Run>();
   private readonly o: ChatOptions;
+  /** The questions of the runs, answered by admins (src/notes/approvals.ts). */
+  readonly approvals: Approvals;
 
   constructor(options: ChatOptions) {
     this.o = options;
+    this.approvals = new Approvals({
+      store: options.store,
+      hub: options.hub,
+      env: options.env,
+      ...(options.approvalTimeoutMs !== undefined ? { timeoutMs: options.approvalTimeoutMs } : {}),
+      runOf: (noteId) => this.runs.get(noteId),
+    });
   }
 
   running(noteId: number): string | null {
@@ -252,7 +232,7 @@ export class ChatService {
         this.o.env,
         logger,
       );
-      const extraTools = this.tools(note.id, principal);
+      const extraTools = notesTools(this.o, note.id, principal);
       // The [[mcp]] servers of rune.toml, started for this run: a crashed one comes back next time.
       // The server never logs in; it uses what `rune mcp login` stored in the same RUNE_HOME.
       const mcp =
@@ -279,7 +259,7 @@ export class ChatService {
         ...(mcp
           ? { tools: mcp.tools, executor: mcp.executor, takeNotices: mcp.takeNotices }
           : { extraTools }),
-        ...(runConfig.policy.mode === 'confirm' ? { confirmer: this.confirmer(run) } : {}),
+        ...(runConfig.policy.mode === 'confirm' ? { confirmer: this.approvals.confirmer(run) } : {}),
         signal: run.controller.signal,
         onEvent: (event) => this.onEvent(run, event),
         sessionId: run.runId,
@@ -328,7 +308,7 @@ export class ChatService {
       store.db
         .prepare("update chat_runs set status = ?, partial = '', ended_at = ? where id = ?")
         .run(status, store.stamp(), run.runId);
-      this.expireApprovals(run.runId);
+      this.approvals.expire(run.runId);
       this.o.hub.publish({
         name: 'chat.done',
         noteId: run.noteId,
@@ -368,7 +348,7 @@ export class ChatService {
         store.db
           .prepare("update chat_runs set status = ?, partial = '', ended_at = ? where id = ?")
           .run(INTERRUPTED, store.stamp(), row.id);
-        this.expireApprovals(row.id);
+        this.approvals.expire(row.id);
         this.o.hub.publish({
           name: 'chat.done',
           noteId: row.note_id,
@@ -415,242 +395,5 @@ export class ChatService {
       this.cancel(run.noteId);
     }
     await Promise.allSettled(pending.map((run) => run.done));
-  }
-
-  // --- approvals
-
-  private confirmer(run: Run): Confirmer {
-    return {
-      confirm: (call, decision) => {
-        const { store, hub } = this.o;
-        const id = `a_${randomBytes(9).toString('base64url')}`;
-        store.tx(() => {
-          store.db
-            .prepare(
-              `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, status, created_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-            )
-            .run(
-              id,
-              run.noteId,
-              run.runId,
-              call.tool,
-              redact(JSON.stringify(call.args)),
-              // A preview (edit_file's diff) goes with the question: the admin approves the change itself.
-              redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
-              redact(decision.reason),
-              decision.suggestion ? JSON.stringify(decision.suggestion) : null,
-              store.stamp(),
-            );
-          hub.publish({
-            name: 'approval.requested',
-            noteId: run.noteId,
-            adminsOnly: true,
-            data: { note_id: run.noteId, approval: toApproval(this.approval(id)!) },
-          });
-        });
-        return new Promise<ConfirmAnswer>((resolve) => {
-          const timer = setTimeout(() => this.answer(id, 'no', null), this.o.approvalTimeoutMs ?? 600_000);
-          timer.unref();
-          run.waiting.set(id, (answer) => {
-            clearTimeout(timer);
-            run.waiting.delete(id);
-            resolve(answer);
-          });
-          if (run.controller.signal.aborted) this.answer(id, 'no', null);
-        });
-      },
-    };
-  }
-
-  approval(id: string): ApprovalRow | undefined {
-    return this.o.store.db.prepare('select * from approvals where id = ?').get(id) as ApprovalRow | undefined;
-  }
-
-  pending(noteId?: number): ApprovalRow[] {
-    const sql = `select * from approvals where status = 'pending'${noteId === undefined ? '' : ' and note_id = ?'} order by created_at`;
-    const stmt = this.o.store.db.prepare(sql);
-    return (noteId === undefined ? stmt.all() : stmt.all(noteId)) as ApprovalRow[];
-  }
-
-  /**
-   * Records an answer and lets the waiting run go on. Null when the approval is not pending.
-   * Everything the answer promises is stored before it returns: with "always", the allow-list
-   * entry is in rune.toml first (the policy gate then finds it there).
-   */
-  answer(id: string, answer: ConfirmAnswer, by: string | null): ApprovalRow | null {
-    const row = this.approval(id);
-    if (row?.status !== 'pending') return null;
-    if (by !== null && answer === 'always' && row.suggestion) {
-      const suggestion = JSON.parse(row.suggestion) as {
-        list: Parameters<typeof addAllowlistEntry>[1];
-        value: string;
-      };
-      const file = configFile(this.o.env);
-      try {
-        addAllowlistEntry(file, suggestion.list, suggestion.value);
-      } catch (error) {
-        throw new ApiError(
-          500,
-          'INTERNAL',
-          `could not add '${suggestion.value}' to ${suggestion.list} in ${file}: ${redact((error as Error).message)}; answer yes to allow this call once, or add it by hand`,
-        );
-      }
-    }
-    const { store } = this.o;
-    const updated = store.tx(() => {
-      store.db
-        .prepare('update approvals set status = ?, answered_by = ?, answered_at = ? where id = ?')
-        .run(by === null ? 'expired' : answer, by, store.stamp(), id);
-      const after = this.approval(id)!;
-      this.o.hub.publish({
-        name: 'approval.resolved',
-        noteId: row.note_id,
-        adminsOnly: true,
-        data: { note_id: row.note_id, approval: toApproval(after) },
-      });
-      return after;
-    });
-    const run = this.runs.get(row.note_id);
-    store.afterCommit(() => run?.waiting.get(id)?.(by === null ? 'no' : answer));
-    return updated;
-  }
-
-  private expireApprovals(runId: string): void {
-    for (const row of this.o.store.db
-      .prepare("select id from approvals where run_id = ? and status = 'pending'")
-      .all(runId) as Array<{ id: string }>) {
-      this.answer(row.id, 'no', null);
-    }
-  }
-
-  // --- the notes tools
-
-  tools(noteId: number, principal: Principal): ExtraTool[] {
-    const { store, hub, collab } = this.o;
-    const str = (args: Record<string, unknown>, key: string): string => {
-      const value = args[key];
-      if (typeof value !== 'string') throw new Error(`${key}: expected a string`);
-      return value;
-    };
-    const wrap =
-      (fn: (args: Record<string, unknown>) => string) =>
-      async (args: Record<string, unknown>): Promise<{ content: string; isError?: boolean }> => {
-        try {
-          return { content: fn(args) };
-        } catch (error) {
-          return { content: (error as Error).message, isError: true };
-        }
-      };
-    return [
-      {
-        source: 'builtin',
-        readOnly: true,
-        definition: {
-          name: 'list_markdown',
-          description: 'List the Markdown files of this note (name, revision, size in bytes).',
-          parameters: { type: 'object', properties: {}, additionalProperties: false },
-        },
-        execute: wrap(() => {
-          const files = store.listFiles(noteId, { publicOnly: false, deleted: false });
-          if (files.length === 0) return 'This note has no files yet.';
-          return files
-            .map((f) => `${f.name}\trevision ${f.revision}\t${Buffer.byteLength(f.content)} bytes`)
-            .join('\n');
-        }),
-      },
-      {
-        source: 'builtin',
-        readOnly: true,
-        definition: {
-          name: 'read_markdown',
-          description: 'Read one Markdown file of this note, as everyone sees it now.',
-          parameters: {
-            type: 'object',
-            properties: { name: { type: 'string', description: 'File name, e.g. index.md' } },
-            required: ['name'],
-            additionalProperties: false,
-          },
-        },
-        execute: wrap((args) => {
-          const name = str(args, 'name');
-          const file = store.findFile(noteId, name);
-          if (!file || /^\d+$/.test(name)) throw new Error(`no file named ${name} in this note`);
-          return collab.text(file);
-        }),
-      },
-      {
-        source: 'builtin',
-        definition: {
-          name: 'write_markdown',
-          description:
-            'Create a Markdown file in this note, or replace the whole text of an existing one (saved as a new revision).',
-          parameters: {
-            type: 'object',
-            properties: {
-              name: { type: 'string', description: 'File name, e.g. plan.md' },
-              content: { type: 'string', description: 'The complete new text' },
-            },
-            required: ['name', 'content'],
-            additionalProperties: false,
-          },
-        },
-        execute: wrap((args) => {
-          const name = checkFileName(str(args, 'name'));
-          const content = str(args, 'content');
-          const author = `rune (for ${principal.name})`;
-          collab.checkSize(content);
-          const existing = store.findFile(noteId, name);
-          if (existing) {
-            const saved = collab.replace(existing, content, author);
-            return `Saved ${name} as revision ${saved.revision}.`;
-          }
-          store.tx(() => {
-            const created = store.createFile(noteId, name, content, true, author);
-            hub.publish({
-              name: 'file.created',
-              noteId,
-              fileId: created.id,
-              data: { note_id: noteId, file: toFile(created) },
-            });
-          });
-          return `Created ${name} (revision 1).`;
-        }),
-      },
-      {
-        source: 'builtin',
-        readOnly: true,
-        definition: {
-          name: 'search_chat',
-          description: 'Full-text search in the earlier chat messages of this note.',
-          parameters: {
-            type: 'object',
-            properties: { query: { type: 'string', description: 'Words to look for' } },
-            required: ['query'],
-            additionalProperties: false,
-          },
-        },
-        execute: wrap((args) => {
-          const parsed = parseQuery(str(args, 'query'), CHAT_SEARCH_SHAPE);
-          if (!parsed.ok) throw new Error(parsed.message);
-          const hits = runSearch(store.db, parsed.query, {
-            publicOnly: false,
-            noteId,
-            limit: 20,
-            budgetMs: 200,
-            kinds: ['chat'],
-          }).results;
-          if (hits.length === 0) return 'No chat message matches.';
-          return hits
-            .map((hit) => {
-              const row = store.db
-                .prepare('select * from chat_messages where id = ?')
-                .get(hit.message_id) as ChatRow;
-              return `[${row.created_at}] ${row.author ?? row.role}: ${clip(row.content, 500)}`;
-            })
-            .join('\n');
-        }),
-      },
-    ];
   }
 }

@@ -2,6 +2,7 @@
 // connection that gives way is the longest-idle one that is not serving a request (a half-open
 // socket, a slowloris still sending its headers, an idle keep-alive), so holding sockets open
 // cannot lock others out; only when every connection of the address is busy is the new one refused.
+// A connection whose response waits on a client that does not read is cut after the send timeout.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -13,7 +14,19 @@ export interface ConnectionLimits {
   total: number;
   /** Addresses whose connections are not counted per address (a reverse proxy carries many clients). */
   trusted: readonly string[];
+  /**
+   * How long bytes of a response may wait without the client taking `MIN_PROGRESS_BYTES` of them
+   * before the connection is cut (nginx's `send_timeout`, with a floor on what counts as progress).
+   */
+  sendTimeoutMs: number;
 }
+
+/**
+ * What a client must take of a waiting response in each send timeout: a slow network delivers far
+ * more (64 KiB a minute is 9 kbit/s), a reader that takes a segment now and then to stay
+ * connected does not.
+ */
+export const MIN_PROGRESS_BYTES = 64 * 1024;
 
 /** Requests in progress on each socket; a socket at 0 may be closed to make room. */
 type Busy = Map<Socket, number>;
@@ -36,6 +49,22 @@ export function openFileLimit(limits = '/proc/self/limits'): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Bytes of a socket's output the kernel has taken: what Node handed to libuv less what libuv still
+ * queues. libuv's queue shrinks as the client reads, also in the middle of one large write; where
+ * Node's internals are missing, the bytes of completed writes (a whole write at a time).
+ */
+export function bytesSent(socket: Socket): number {
+  const internal = socket as unknown as {
+    _bytesDispatched?: unknown;
+    _handle?: { writeQueueSize?: unknown } | null;
+  };
+  const dispatched = internal._bytesDispatched;
+  const queued = internal._handle?.writeQueueSize;
+  if (typeof dispatched === 'number' && typeof queued === 'number') return dispatched - queued;
+  return socket.bytesWritten - socket.writableLength;
 }
 
 /** The bound of open connections in all: the descriptor limit less what the rest of the server needs. */
@@ -97,6 +126,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     }
     socket.once('close', () => forget(socket));
   });
+  cutStalledSends(server, all.keys.bind(all), limits.sendTimeoutMs);
 
   const mark = (socket: Socket, delta: 1 | -1) => {
     const busy = all.get(socket);
@@ -117,4 +147,31 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     mark(socket, 1);
     res.once('close', () => mark(socket, -1));
   });
+}
+
+/**
+ * Every quarter of the send timeout: a socket with response bytes waiting (a large body, an event
+ * stream's backlog) that has not sent `MIN_PROGRESS_BYTES` since it was last seen doing so, or
+ * since its bytes began to wait, for the whole timeout is destroyed, and with it what it held (the
+ * queued bytes, its place under the bounds, an event stream's subscription). Progress, not total
+ * time: a long download on a slow network goes on as long as it moves.
+ */
+function cutStalledSends(server: Server, sockets: () => Iterable<Socket>, timeoutMs: number): void {
+  const marks = new WeakMap<Socket, { sent: number; at: number }>();
+  const check = () => {
+    const now = Date.now();
+    for (const socket of [...sockets()]) {
+      if (socket.writableLength === 0) {
+        marks.delete(socket);
+        continue;
+      }
+      const sent = bytesSent(socket);
+      const mark = marks.get(socket);
+      if (!mark || sent - mark.sent >= MIN_PROGRESS_BYTES) marks.set(socket, { sent, at: now });
+      else if (now - mark.at >= timeoutMs) socket.destroy();
+    }
+  };
+  const timer = setInterval(check, Math.max(50, Math.floor(timeoutMs / 4)));
+  timer.unref();
+  server.once('close', () => clearInterval(timer));
 }

@@ -17,6 +17,8 @@ export interface Limits {
   maxStreamsPerNote: number;
   /** Open connections of one client address (not counted for trusted proxies). */
   maxConnectionsPerClient: number;
+  /** How long a response's waiting bytes may go without the client taking 64 KiB of them. */
+  sendTimeoutMs: number;
   presenceIntervalMs: number;
   searchBudgetMs: number;
   diffBudgetMs: number;
@@ -44,6 +46,7 @@ export function resolveLimits(notes: { limits?: Partial<NotesConfig['limits']> |
     maxStreamsPerClient: l.max_streams_per_client,
     maxStreamsPerNote: l.max_streams_per_note,
     maxConnectionsPerClient: l.max_connections_per_client,
+    sendTimeoutMs: l.send_timeout_secs * 1000,
     presenceIntervalMs: l.presence_interval_ms,
     searchBudgetMs: l.search_budget_ms,
     diffBudgetMs: l.diff_budget_ms,

@@ -190,6 +190,7 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
     perAddress: limits.maxConnectionsPerClient,
     total: totalConnections(openFileLimit()),
     trusted: notes.trusted_proxies ?? [],
+    sendTimeoutMs: limits.sendTimeoutMs,
   });
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  entryFromName,
   entryName,
   gitFileTarget,
   hooksPathOf,
@@ -210,5 +211,19 @@ describe('small readers', () => {
     expect(looksLikeGitDir(new Set(['HEAD', 'objects', 'refs']))).toBe(true);
     expect(looksLikeGitDir(new Set(['HEAD', 'commondir']))).toBe(true);
     expect(looksLikeGitDir(new Set(['HEAD', 'objects']))).toBe(false);
+  });
+});
+
+describe('entryFromName reads back the names git config --list prints', () => {
+  it.each([
+    ['core.hooksPath', '/x', { section: 'core', key: 'hooksPath', value: '/x' }],
+    ['remote.origin.url', 'u', { section: 'remote', subsection: 'origin', key: 'url', value: 'u' }],
+    ['url.a.b.c.insteadOf', 'v', { section: 'url', subsection: 'a.b.c', key: 'insteadOf', value: 'v' }],
+    ['core.bare', undefined, { section: 'core', key: 'bare' }],
+    ['nodot', undefined, { section: '', key: 'nodot' }],
+  ])('%s', (name, value, expected) => {
+    const entry = entryFromName(name, value);
+    expect(entry).toEqual({ ...expected, start: 0, end: 0 });
+    expect(entryName(entry)).toBe(name);
   });
 });

@@ -1,7 +1,8 @@
 // Reads git config files the way git does (a port of config.c's parser: sections, subsections,
 // escapes, quotes, comments, continuation lines) and names the keys that make git run a program
-// or read more config. Pure: the I/O is in git.ts. rune never runs git to find out: doing so in a
-// folder the command wrote could run the very program the command planted.
+// or read more config. Pure: the I/O is in git-fs.ts and the guard's other modules. rune never
+// runs git to find out: doing so in a folder the command wrote could run the very program the
+// command planted.
 
 export interface ConfigEntry {
   /** Lower-case section, e.g. "core" (old `[a.b]` syntax: "a", subsection "b"). */
@@ -185,6 +186,25 @@ function splitSection(name: string): { section: string; subsection?: string } {
 export function entryName(e: Pick<ConfigEntry, 'section' | 'subsection' | 'key'>): string {
   if (e.section === '') return e.key;
   return e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.${e.subsection}.${e.key}`;
+}
+
+/**
+ * An entry from a name `git config --list` printed (entryName's inverse: the subsection is what
+ * lies between the first and the last dot), with no place in any text.
+ */
+export function entryFromName(name: string, value: string | undefined): ConfigEntry {
+  const first = name.indexOf('.');
+  const last = name.lastIndexOf('.');
+  const section = first < 0 ? '' : name.slice(0, first);
+  const key = name.slice(last + 1);
+  return {
+    section,
+    ...(first >= 0 && last > first ? { subsection: name.slice(first + 1, last) } : {}),
+    key,
+    ...(value !== undefined ? { value } : {}),
+    start: 0,
+    end: 0,
+  };
 }
 
 /** git's boolean spellings; anything else in a key that takes "boolean or command" is a command. */

@@ -1,24 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   renameSync,
   rmSync,
   statSync,
   symlinkSync,
-  unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../core/logger.ts';
 import { GitGuard } from './git.ts';
+import { gitDir, project, tempRoot } from './test-git.ts';
 
 const warnings: string[] = [];
 const logger = {
@@ -27,30 +23,6 @@ const logger = {
   warn: (_event: string, fields?: { message?: string }) => warnings.push(fields?.message ?? ''),
   error: () => {},
 } as unknown as Logger;
-
-/** A fake git folder as git's discovery sees one. */
-function gitDir(path: string, config = '[core]\n\tbare = false\n'): string {
-  mkdirSync(join(path, 'objects'), { recursive: true });
-  mkdirSync(join(path, 'refs'), { recursive: true });
-  mkdirSync(join(path, 'hooks'), { recursive: true });
-  mkdirSync(join(path, 'info'), { recursive: true });
-  writeFileSync(join(path, 'HEAD'), 'ref: refs/heads/main\n');
-  writeFileSync(join(path, 'config'), config);
-  return path;
-}
-
-function project() {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-')));
-  gitDir(join(root, '.git'));
-  gitDir(join(root, '.git', 'modules', 'sub'));
-  mkdirSync(join(root, 'sub'));
-  writeFileSync(join(root, 'sub', '.git'), 'gitdir: ../.git/modules/sub\n');
-  gitDir(join(root, 'nested', '.git'));
-  mkdirSync(join(root, '.git', 'worktrees', 'wt'), { recursive: true });
-  writeFileSync(join(root, '.git', 'worktrees', 'wt', 'HEAD'), 'ref: refs/heads/wt\n');
-  writeFileSync(join(root, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
-  return root;
-}
 
 describe('GitGuard.prepare', () => {
   it('protects config, hooks and info of every git folder, the .git files, and pins .git folders', () => {
@@ -95,7 +67,7 @@ describe('GitGuard.prepare', () => {
   });
 
   it('reads the repository above a writable root too (its hooksPath may point into the root)', () => {
-    const top = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-up-')));
+    const top = tempRoot('rune-gitguard-up-');
     gitDir(join(top, '.git'), '[core]\n\thooksPath = src/hooks\n');
     mkdirSync(join(top, 'src', 'hooks'), { recursive: true });
     const { protect } = new GitGuard(logger, undefined).prepare([join(top, 'src')], true);
@@ -144,21 +116,6 @@ describe('GitGuard.check', () => {
     expect(readFileSync(join(root, 'nested/.git/config'), 'utf8')).toBe('[core]\n\tpager = less\n\t\n');
   });
 
-  it('replaces a symlinked config by a plain file and leaves its target alone', () => {
-    const root = project();
-    const outside = join(realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-out-'))), 'config');
-    writeFileSync(outside, '[core]\n\teditor = mine\n');
-    const guard = new GitGuard(logger, undefined);
-    guard.prepare([root], true);
-    gitDir(join(root, 'made', '.git'));
-    writeFileSync(join(root, 'made/.git/config'), '');
-    const config = join(root, 'made/.git/config');
-    unlinkSync(config);
-    symlinkSync(outside, config);
-    expect(guard.check([root])).toMatch(/made\/\.git\/config: removed core\.editor .*the symlink/);
-    expect(readFileSync(outside, 'utf8')).toBe('[core]\n\teditor = mine\n');
-  });
-
   it('puts a redirected .git file back and removes a planted commondir and hooks link', () => {
     const root = project();
     const guard = new GitGuard(logger, undefined);
@@ -175,32 +132,12 @@ describe('GitGuard.check', () => {
     expect(readFileSync(join(root, 'sub/.git'), 'utf8')).toBe('gitdir: ../.git/modules/sub\n');
     expect(existsSync(join(root, 'nested/.git/commondir'))).toBe(false);
   });
-
-  it('keeps the commondir git worktree add writes', () => {
-    const root = project();
-    const guard = new GitGuard(logger, undefined);
-    guard.prepare([root], true);
-    mkdirSync(join(root, '.git/worktrees/two'));
-    writeFileSync(join(root, '.git/worktrees/two/HEAD'), 'ref: refs/heads/two\n');
-    writeFileSync(join(root, '.git/worktrees/two/commondir'), '../..\n');
-    expect(guard.check([root])).toBeUndefined();
-    expect(existsSync(join(root, '.git/worktrees/two/commondir'))).toBe(true);
-  });
-
-  it('a hook file made executable later is caught too', () => {
-    const root = project();
-    writeFileSync(join(root, 'nested/.git/hooks/post-merge'), '#!/bin/sh\n', { mode: 0o644 });
-    const guard = new GitGuard(logger, undefined);
-    guard.prepare([root], true);
-    chmodSync(join(root, 'nested/.git/hooks/post-merge'), 0o755);
-    expect(guard.check([root])).toMatch(/post-merge: no longer executable/);
-  });
 });
 
 describe('GitGuard after a rune that died during a call', () => {
   it('judges what changed since that call began, and only then', () => {
     const root = project();
-    const state = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-state-')));
+    const state = tempRoot('rune-gitguard-state-');
     // A first rune begins a call (its journal is written) and is killed before its check.
     const first = new GitGuard(logger, undefined, state);
     first.prepare([root], true);
@@ -222,7 +159,7 @@ describe('GitGuard after a rune that died during a call', () => {
 
   it('leaves no journal once every call has ended', () => {
     const root = project();
-    const state = realpathSync(mkdtempSync(join(tmpdir(), 'rune-gitguard-state-')));
+    const state = tempRoot('rune-gitguard-state-');
     const guard = new GitGuard(logger, undefined, state);
     guard.prepare([root], true);
     expect(readdirSync(state)).toEqual([`git-guard-${process.pid}.json`]);
@@ -232,16 +169,23 @@ describe('GitGuard after a rune that died during a call', () => {
 });
 
 describe('GitGuard on a very large writable root', () => {
-  it('searches level by level up to its limit and says where it stopped', () => {
+  it('says where the search stopped (what it found is git-scan.test.ts)', () => {
     const root = project();
     gitDir(join(root, 'a/b/c/d/e/deep'));
     warnings.length = 0;
-    const guard = new GitGuard(logger, undefined, undefined, 12);
-    const { protect, notes } = guard.prepare([root], true);
-    // The shallow ones are still found.
-    expect(protect).toContain(join(root, '.git/config'));
-    expect(protect).not.toContain(join(root, 'a/b/c/d/e/deep/config'));
+    const { notes } = new GitGuard(logger, undefined, undefined, 12).prepare([root], true);
     expect(notes.join()).toMatch(/stopped after 12 folders/);
     expect(warnings.join()).toMatch(/stopped after 12 folders/);
+  });
+});
+
+describe('GitGuard and odd folder names', () => {
+  it('takes a folder whose name begins with two dots for one inside the root', () => {
+    const root = project();
+    gitDir(join(root, '..x', '.git'));
+    const guard = new GitGuard(logger, undefined);
+    expect(guard.prepare([root], true).protect).toContain(join(root, '..x/.git/config'));
+    writeFileSync(join(root, '..x/.git/config'), '[core]\n\tfsmonitor = evil\n');
+    expect(guard.check([root])).toMatch(/\.\.x\/\.git\/config: removed core\.fsmonitor/);
   });
 });

@@ -181,6 +181,8 @@ describe('protected paths', () => {
     ['/b/../a/c', '/a', true],
     ['/a/..', '/a', false],
     ['/a/..b', '/a', true],
+    ['/a/..b/', '/a', true],
+    ['/a/x/../..b', '/a', true],
     ['/a/.b', '/a', true],
     ['a/b', '/a', false],
   ])('isInside(%j, %j) is %s', (child, parent, inside) => {

@@ -142,7 +142,7 @@ export function isInside(child: string, parent: string): boolean {
   if (child.startsWith('/') && parent.startsWith('/') && !NOT_NORMAL.test(child) && !NOT_NORMAL.test(parent))
     return child === parent || parent === '/' || (child.startsWith(parent) && child[parent.length] === '/');
   const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel)); // `..b` is a name
 }
 
 /** 0.0.0.0/8 or `::`: as a destination, Linux takes it for this host (every local listener). */

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { startNotesProcess } from '../helpers/notes.ts';
+import { logIn, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -65,14 +65,7 @@ export class Api {
 
   static async login(base: string, name: keyof typeof PASSWORDS): Promise<Api> {
     const client = new Api(base);
-    const response = await fetch(`${base}/auth/local`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', Origin: base },
-      body: JSON.stringify({ username: name, password: PASSWORDS[name] }),
-    });
-    if (!response.ok) throw new Error(`login ${name}: ${response.status} ${await response.text()}`);
-    client.cookie = (response.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    client.csrf = ((await response.json()) as { csrf_token: string }).csrf_token;
+    ({ cookie: client.cookie, csrf: client.csrf } = await logIn(base, name, PASSWORDS[name]));
     return client;
   }
 

@@ -183,6 +183,39 @@ describe('the resource refuses bad input', () => {
     expect(result.stderr).not.toContain(token);
   });
 
+  it("keeps a dash-led password and a URL's Basic token out of the build log, plain env values in it", async () => {
+    const password = 'pipeline-dash-credential-0815';
+    const urlPassword = 'pipeline-basic-credential-4711';
+    const basic = Buffer.from(`me:${urlPassword}`).toString('base64');
+    const result = await resource.step('check', {
+      source: {
+        api_key: KEY,
+        prompt: 'x',
+        mcp: [
+          {
+            name: 'db',
+            command: 'sh',
+            args: [
+              '-c',
+              // What a server prints: its flags, the Basic header it sends for the URL, its settings.
+              'echo "pw $2 sent Authorization: Basic $(printf %s "$3" | sed -e "s,.*//,," -e "s,@.*,," | base64) env $DEPLOY_ENV in $REGION" >&2; exit 1',
+              'srv',
+              '--password',
+              `-${password}`,
+              `--url=https://me:${urlPassword}@db.example/mcp`,
+            ],
+            env: { DEPLOY_ENV: 'production', REGION: 'us-east-1' },
+          },
+        ],
+      },
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      'pw [REDACTED] sent Authorization: Basic [REDACTED] env production in us-east-1',
+    );
+    for (const secret of [password, urlPassword, basic]) expect(result.stderr).not.toContain(secret);
+  });
+
   it('refuses a notes URL holding a password, without printing it', async () => {
     const result = await resource.step('check', {
       source: {

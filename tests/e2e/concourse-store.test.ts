@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, mintToken, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { tempDir } from '../helpers/rune.ts';
 import { BUILD_URL, protocolValue, resourceDir } from './concourse-harness.ts';
 
@@ -38,21 +38,7 @@ beforeAll(async () => {
   writeFileSync(join(home, 'rune.toml'), '[notes.local]\nadmins = ["ada:ada-password-1"]\n');
   notes = await startNotesProcess({ home });
   notesUrl = notes.url;
-  const login = await fetch(`${notesUrl}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username: 'ada', password: 'ada-password-1' }),
-  });
-  if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const { csrf_token: csrf } = (await login.json()) as { csrf_token: string };
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const issued = await fetch(`${notesUrl}/api/tokens`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
-    body: JSON.stringify({ name: 'concourse', role: 'admin' }),
-  });
-  if (!issued.ok) throw new Error(`token failed: ${issued.status} ${await issued.text()}`);
-  token = ((await issued.json()) as { token: string }).token;
+  token = await mintToken(notesUrl, await logIn(notesUrl, 'ada', 'ada-password-1'), 'concourse', 'admin');
 }, 60_000);
 
 afterAll(async () => {

@@ -253,6 +253,29 @@ describe('[[mcp]] tables', () => {
     expect(result.stderr).not.toContain(headerToken);
   });
 
+  it("keeps a dash-led password and a URL's Basic token out of what rune prints", async () => {
+    mock.script([{ text: 'answered anyway' }]);
+    const password = 'cli-dash-credential-0815-quux';
+    const urlPassword = 'cli-basic-credential-4711-quux';
+    const basic = Buffer.from(`me:${urlPassword}`).toString('base64');
+    const result = await rune(
+      ['hello'],
+      {},
+      [
+        '[[mcp]]',
+        'name = "db"',
+        'command = "sh"',
+        `args = ["-c", "u=\${3#*//}; echo \\"started with $1 $2 sent Authorization: Basic $(printf %s \\"\${u%%@*}\\" | base64)\\" >&2; exit 1", "srv", "--password", "-${password}", "--url=https://me:${urlPassword}@db.example/mcp"]`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      'started with --password [REDACTED] sent Authorization: Basic [REDACTED]',
+    );
+    for (const secret of [password, urlPassword, basic]) expect(result.stderr).not.toContain(secret);
+  });
+
   it('a table server runs with its configured env and per-call timeout', async () => {
     mock.script([
       { toolCalls: [{ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } }] },

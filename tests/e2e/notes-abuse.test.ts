@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/notes/passwords.ts';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, type NotesProcess, startNotesProcess, tryLogIn } from '../helpers/notes.ts';
 import { tempDir } from '../helpers/rune.ts';
 
 const ATTACKER = join(__dirname, '..', 'helpers', 'notes-attacker.mjs');
@@ -43,14 +43,7 @@ interface Session {
 }
 
 async function login(url: string, username: string, password: string): Promise<Session> {
-  const res = await fetch(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username, password }),
-  });
-  expect(res.status).toBe(200);
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
+  const { cookie, csrf } = await logIn(url, username, password);
   return {
     cookie,
     csrf,
@@ -265,12 +258,7 @@ describe('logins under a storm', () => {
   it('tries at most the configured number of 100 concurrent wrong logins; a right one inside counts too', async () => {
     const hash = await hashPassword('right-password');
     const server = await start(`[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:${hash}"]\n`);
-    const attempt = (password: string) =>
-      fetch(`${server.url}/auth/local`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ username: 'uma', password }),
-      }).then((r) => r.status);
+    const attempt = (password: string) => tryLogIn(server.url, 'uma', password).then((r) => r.status);
     const passwords = Array.from({ length: 100 }, (_, i) => `wrong-${i}`);
     passwords.splice(37, 0, 'right-password');
     const statuses = await Promise.all(passwords.map(attempt));
@@ -290,12 +278,7 @@ describe('logins under a storm', () => {
   }, 60_000);
   it("a stranger spending an account's attempts does not lock out the browser its owner logged in from", async () => {
     const server = await start(ADMIN);
-    const attempt = (password: string, cookie = '') =>
-      fetch(`${server.url}/auth/local`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', cookie },
-        body: JSON.stringify({ username: 'uma', password }),
-      });
+    const attempt = (password: string, cookie?: string) => tryLogIn(server.url, 'uma', password, cookie);
     // Uma logs in once from her browser, which keeps the device cookie it is given.
     const first = await attempt('umapass1');
     expect(first.status).toBe(200);
@@ -316,11 +299,7 @@ describe('logins under a storm', () => {
     // Thousands of addresses, as far as the per-address limit knows: only the per-account one stands.
     const server = await start(`[notes.limits]\nlogin_attempts_per_address = 1000000\n${ADMIN}`);
     const attempt = (username: string, password?: string) =>
-      fetch(`${server.url}/auth/local`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ username, password }),
-      }).then((r) => r.status);
+      tryLogIn(server.url, username, password).then((r) => r.status);
     for (let i = 0; i < 10; i++) expect(await attempt('uma', `guess-${i}`)).toBe(401);
     expect(await attempt('uma', 'umapass1')).toBe(429);
     // Each made-up name takes a count of its own (no password: refused before any hash, still counted).
@@ -333,12 +312,7 @@ describe('logins under a storm', () => {
   }, 120_000);
   it('the counts tell no more than the answers which names are accounts', async () => {
     const server = await start(`[notes.limits]\nlogin_attempts_per_address = 1000000\n${ADMIN}`);
-    const attempt = (username: string) =>
-      fetch(`${server.url}/auth/local`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ username, password: 'wrong-guess' }),
-      }).then((r) => r.status);
+    const attempt = (username: string) => tryLogIn(server.url, username, 'wrong-guess').then((r) => r.status);
     // Spending the attempts of a spelling that is no account, then trying the account's own name
     // (accounts are case-sensitive), answers alike whether that name is an account or not.
     const probe = async (name: string) => {
@@ -353,12 +327,7 @@ describe('logins under a storm', () => {
     writeFileSync(config, ADMIN);
     const server = await startNotesProcess({ home, args: ['--config', config] });
     running.push(server);
-    const attempt = (password: string, cookie = '') =>
-      fetch(`${server.url}/auth/local`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', cookie },
-        body: JSON.stringify({ username: 'uma', password }),
-      });
+    const attempt = (password: string, cookie?: string) => tryLogIn(server.url, 'uma', password, cookie);
     const deviceOf = (res: Response) =>
       (res.headers.getSetCookie().find((c) => c.startsWith('rune_device=')) as string).split(
         ';',

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MockStep, useMockLlm } from '../helpers/mock-llm.ts';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, tempDir } from '../helpers/rune.ts';
 
 const mock = useMockLlm();
@@ -15,18 +15,11 @@ afterEach(async () => {
 });
 
 async function login(url: string) {
-  const res = await fetch(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-  });
-  expect(res.status).toBe(200);
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const { csrf_token } = (await res.json()) as { csrf_token: string };
+  const { cookie, csrf } = await logIn(url, 'ada', 'adapass1');
   return (path: string, init: { method?: string; body?: unknown } = {}) =>
     fetch(`${url}${path}`, {
       method: init.method ?? 'GET',
-      headers: { cookie, 'x-csrf-token': csrf_token, 'content-type': 'application/json', origin: url },
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json', origin: url },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
 }

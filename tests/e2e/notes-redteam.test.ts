@@ -3,12 +3,14 @@
 // client, whose /healthz (measured from a process of its own) must keep answering; a disk that
 // fills up under mixed writes (507, nothing acknowledged lost across a SIGKILL, writes resume).
 import { execFile, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, requireBinary, tempDir } from '../helpers/rune.ts';
 
 const PROBE = join(__dirname, '..', 'helpers', 'healthz-probe.mjs');
@@ -27,14 +29,7 @@ const ACCOUNTS = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapas
 
 /** A bearer-less admin session on `url`: JSON calls with its cookie and CSRF token. */
 async function admin(url: string) {
-  const res = await fetch(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-  });
-  expect(res.status).toBe(200);
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
+  const { cookie, csrf } = await logIn(url, 'ada', 'adapass1');
   return async (method: string, path: string, body?: unknown, type = 'application/json') => {
     const r = await fetch(`${url}${path}`, {
       method,
@@ -114,6 +109,99 @@ describe('sockets held open without a request', () => {
       clearInterval(trickle);
     }
   }, 60_000);
+});
+
+/** A GET on a connection of its own: its status, or 'refused' when the server closed the connection. */
+function getFresh(url: string): Promise<number | 'refused'> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', () => resolve('refused'));
+  });
+}
+
+/** A raw GET whose answer is read only as the test takes it (nothing, until `drain`). */
+function reader(url: string, path: string, cookie: string, localAddress = '127.0.0.1') {
+  const { port } = new URL(url);
+  const socket = net.connect({ port: Number(port), host: '127.0.0.1', localAddress });
+  sockets.add(socket);
+  socket.on('error', () => {});
+  socket.pause();
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\n\r\n`);
+  const chunks: Buffer[] = [];
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    /** What has arrived so far, as a slow network delivers it. */
+    take: () => {
+      for (let chunk = socket.read(); chunk !== null; chunk = socket.read()) chunks.push(chunk);
+    },
+    /** Reads the rest until the connection ends: the answer's body (after the headers). */
+    drain: async () => {
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.resume();
+      await closed;
+      const all = Buffer.concat(chunks);
+      return all.subarray(all.indexOf('\r\n\r\n') + 4);
+    },
+    received: () => chunks.reduce((n, c) => n + c.length, 0),
+    socket,
+  };
+}
+
+describe('responses held by clients that do not read', () => {
+  it('are cut after the send timeout, freeing the address; a slow reader that keeps reading gets all', async () => {
+    const server = await start(
+      `${ACCOUNTS}[notes]\nmax_upload_mb = 32\n[notes.limits]\nmax_connections_per_client = 16\nsend_timeout_secs = 1\n`,
+    );
+    const session = await logIn(server.url, 'ada', 'adapass1');
+    const headers = { cookie: session.cookie, 'x-csrf-token': session.csrf };
+    const created = await fetch(`${server.url}/api/notes`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'n' }),
+    });
+    expect(created.status).toBe(201);
+    // Larger than what loopback's socket buffers of both ends take: most of it waits on the server.
+    const bytes = randomBytes(16 * 1024 * 1024);
+    const uploaded = await fetch(`${server.url}/api/notes/n/uploads?name=blob.bin`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
+    expect(uploaded.status).toBe(201);
+    const { url: path } = (await uploaded.json()) as { url: string };
+    const sha = createHash('sha256').update(bytes).digest('hex');
+
+    // 16 clients that ask and then read nothing: all the connections 127.0.0.1 may hold, every
+    // one busy sending an answer. And an honest client on a slow network (from 127.0.0.2): it
+    // takes what arrived every 20 ms, for longer than the send timeout in all, never pausing for
+    // as long.
+    const stalled = Array.from({ length: 16 }, () => reader(server.url, path, session.cookie));
+    const honest = reader(server.url, path, session.cookie, '127.0.0.2');
+    const paced = (async () => {
+      while (!honest.socket.destroyed && honest.received() < bytes.length) {
+        honest.take();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    // The address gets its place back: once the stalled connections are cut, a new one is served
+    // (before, each was refused for as long as the readers held on).
+    let health: number | 'refused' = 'refused';
+    for (let tries = 0; tries < 100 && health !== 200; tries++) {
+      await new Promise((r) => setTimeout(r, 200));
+      health = await getFresh(`${server.url}/healthz`);
+    }
+    expect(health).toBe(200);
+    await paced;
+    // Each stalled reader, reading at last, finds its answer cut short…
+    for (const r of stalled) expect((await r.drain()).length).toBeLessThan(bytes.length);
+    // …and the honest one gets every byte.
+    honest.take();
+    const [body] = await Promise.all([honest.drain(), honest.socket.end()]);
+    expect(createHash('sha256').update(body).digest('hex')).toBe(sha);
+  }, 90_000);
 });
 
 /** A tmpfs of `mb` MiB, unmounted after the test; null when it cannot be mounted. */

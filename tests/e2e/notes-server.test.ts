@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { logIn } from '../helpers/notes.ts';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
 
 interface Running {
@@ -48,20 +49,13 @@ afterEach(() => {
 });
 
 async function login(url: string, username: string, password: string) {
-  const res = await fetch(`${url}/auth/local`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ username, password }),
-  });
-  expect(res.status).toBe(200);
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const { csrf_token } = (await res.json()) as { csrf_token: string };
+  const { cookie, csrf } = await logIn(url, username, password);
   return (path: string, init: { method?: string; body?: unknown } = {}) =>
     fetch(`${url}${path}`, {
       method: init.method ?? 'GET',
       headers: {
         cookie,
-        'x-csrf-token': csrf_token,
+        'x-csrf-token': csrf,
         'content-type': 'application/json',
         origin: url,
         'sec-fetch-site': 'same-origin',

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MockStep, useMockLlm } from '../helpers/mock-llm.ts';
-import { type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
+import { logIn, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { cleanEnv, runRune, tempDir } from '../helpers/rune.ts';
 import { protocolValue, resourceDir } from './concourse-harness.ts';
 
@@ -98,20 +98,13 @@ describe('a project .rune/rune.toml narrows the policy in every mode', () => {
     );
     const server = await startNotesProcess({ home: runeHome, env });
     servers.push(server);
-    const login = await fetch(`${server.url}/auth/local`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ username: 'ada', password: 'adapass1' }),
-    });
-    expect(login.status).toBe(200);
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf_token } = (await login.json()) as { csrf_token: string };
+    const { cookie, csrf } = await logIn(server.url, 'ada', 'adapass1');
     const api = (path: string, body?: unknown) =>
       fetch(`${server.url}${path}`, {
         method: body === undefined ? 'GET' : 'POST',
         headers: {
           cookie,
-          'x-csrf-token': csrf_token,
+          'x-csrf-token': csrf,
           'content-type': 'application/json',
           origin: server.url,
         },

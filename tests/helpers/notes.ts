@@ -63,13 +63,30 @@ export interface NotesSession {
   csrf: string;
 }
 
-/** Logs in with a local account's password, as the login form does: its session cookie and CSRF token. */
-export async function logIn(url: string, username: string, password: string): Promise<NotesSession> {
-  const login = await fetch(`${url}/auth/local`, {
+/**
+ * One try of the login form, its answer as the server gave it (for tests of logging in itself).
+ * `cookie`: what the browser sends along (its device cookie).
+ */
+export function tryLogIn(
+  url: string,
+  username: string,
+  password?: string,
+  cookie?: string,
+): Promise<Response> {
+  return fetch(`${url}/auth/local`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(cookie ? { cookie } : {}),
+    },
     body: JSON.stringify({ username, password }),
   });
+}
+
+/** Logs in with a local account's password, as the login form does: its session cookie and CSRF token. */
+export async function logIn(url: string, username: string, password: string): Promise<NotesSession> {
+  const login = await tryLogIn(url, username, password);
   if (login.status !== 200) throw new Error(`login as ${username}: ${login.status} ${await login.text()}`);
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
   const { csrf_token } = (await login.json()) as { csrf_token: string };

@@ -5,6 +5,7 @@
 // when that fails the server is down: its tools are withdrawn and the model is told.
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { RemoteMcpConfig } from '../../config/schema.ts';
+import { credentialValue } from '../../core/command-credentials.ts';
 import { registerSecret } from '../../core/redact.ts';
 import type { LookupFn } from '../../tools/types.ts';
 import { type ConnectionDeps, McpConnection } from '../connection.ts';
@@ -112,7 +113,7 @@ export class RemoteServer extends McpConnection {
       const value = env[variable];
       if (!value)
         throw new Error(`the environment variable ${variable} (env_headers "${header}") is not set`);
-      registerSecret(value);
+      for (const form of credentialValue(value)) registerSecret(form);
       headers[header] = value;
     }
     const variable = this.config.bearer_token_env_var;

@@ -1,13 +1,15 @@
 // The agent chat of a note and the approvals an admin answers while a run waits.
 import type { FastifyInstance } from 'fastify';
+import { toApproval } from '../approvals.ts';
 import { atLeast } from '../auth.ts';
-import { toApproval, toMessage } from '../chat.ts';
+import { toMessage } from '../chat.ts';
 import { TOOL_OUTPUT_HIDDEN } from '../events.ts';
 import { ApiError, badRequest, bodyObject, notFound, requireString } from '../http.ts';
 import type { Params, Query } from './kit.ts';
 
 export async function chatRoutes(app: FastifyInstance): Promise<void> {
   const { store, chat } = app.notes;
+  const { approvals } = chat;
 
   app.get<Params<'note'> & Query>('/api/notes/:note/chat', async (req) => {
     const note = req.note(req.params.note);
@@ -51,7 +53,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     req.need('admin');
     const ref = req.query.note;
     const note = ref ? req.note(ref) : undefined;
-    return { approvals: chat.pending(note?.id).map(toApproval) };
+    return { approvals: approvals.pending(note?.id).map(toApproval) };
   });
 
   app.post<Params<'id'>>('/api/approvals/:id', async (req) => {
@@ -59,9 +61,9 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     const answer = bodyObject(req.body).answer;
     if (answer !== 'yes' && answer !== 'no' && answer !== 'always')
       throw badRequest('answer: yes, no or always');
-    const row = chat.approval(req.params.id);
+    const row = approvals.approval(req.params.id);
     if (!row) throw notFound(`approval '${req.params.id}'`);
-    const updated = chat.answer(row.id, answer, admin.name);
+    const updated = approvals.answer(row.id, answer, admin.name);
     if (!updated) throw new ApiError(409, 'CONFLICT', `approval already ${row.status}`);
     return toApproval(updated);
   });

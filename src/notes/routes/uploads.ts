@@ -3,7 +3,16 @@
 // The bytes are on disk (and with synchronous = full, on stable storage) before the row that
 // names them is committed, and the row before the 201.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -97,7 +106,10 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
       | { name: string; type: string }
       | undefined;
     if (!row) throw notFound('upload');
-    const bytes = readFileSync(join(dataDir, 'uploads', hash));
+    // Streamed as the client takes it: a slow reader holds a chunk of memory, not the whole upload
+    // (and one that stops reading is cut after the send timeout, connections.ts).
+    const fd = openSync(join(dataDir, 'uploads', hash), 'r');
+    const size = fstatSync(fd).size;
     const inline = SAFE_IMAGE_TYPES.has(row.type);
     const ascii = row.name.replace(/[^A-Za-z0-9._-]/g, '_');
     return reply
@@ -108,6 +120,7 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
         `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.name)}`,
       )
       .header('Cache-Control', 'private, max-age=31536000, immutable')
-      .send(bytes);
+      .header('Content-Length', size)
+      .send(createReadStream('', { fd }));
   });
 }
