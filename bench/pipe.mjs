@@ -1,5 +1,7 @@
 // Pipe mode end to end: `echo "what is 2+2" | rune --base-url <local mock> …` answering in one step,
-// against `node -e 0` (goal: ratio ≤ 1.5), and a run of ten sandboxed execute_cmd calls (`true`),
+// against `node -e 0` (goal: ratio ≤ 1.5) and against the least any Node program pays for the same
+// answer (read stdin, one streamed POST through node:http, print the text: no flags, config,
+// policy or SDK), and a run of ten sandboxed execute_cmd calls (`true`),
 // whose difference to the one-step run over ten is the overhead per tool call. `--before BIN` adds
 // another build (main before a change, say) side by side in the same interleaved rounds. The mock
 // runs in a worker thread because the timed runs block the main thread (spawnSync).
@@ -107,12 +109,43 @@ function pipeOnce(runEnv = env, bin = rune, prompt = 'what is 2+2', calls = 0) {
   return ms;
 }
 
+// The floor: the same request and answer in a bare Node script.
+const FLOOR = `
+const body = JSON.stringify({ model: 'm', stream: true,
+  messages: [{ role: 'user', content: require('node:fs').readFileSync(0, 'utf8') }] });
+const request = require('node:http').request(process.argv[1], { method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' } }, (response) => {
+  let text = '';
+  response.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
+    let answer = '';
+    for (const line of text.split('\\n'))
+      if (line.startsWith('data: {')) answer += JSON.parse(line.slice(6)).choices[0]?.delta?.content ?? '';
+    process.stdout.write(answer + '\\n');
+  });
+});
+request.end(body);
+`;
+function floorOnce() {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, ['-e', FLOOR, `http://127.0.0.1:${port}/v1/chat/completions`], {
+    input: 'what is 2+2',
+    env,
+    encoding: 'utf8',
+  });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0 || !result.stdout.includes('The answer is 4.'))
+    throw new Error(`the floor script failed: ${(result.stderr || result.stdout).slice(0, 400)}`);
+  return ms;
+}
+
 const ONE = 'echo "what is 2+2" | rune … (one step)';
+const FLOOR_CASE = 'node: the same answer over bare node:http';
 const TEN = 'the same after ten execute_cmd calls';
 
 try {
   const cases = {
     'node -e 0': () => timeOnce(process.execPath, ['-e', '0'], { env }),
+    [FLOOR_CASE]: () => floorOnce(),
     [ONE]: () => pipeOnce(),
     'the same, first run was --help': () => pipeOnce(helpEnv),
     [TEN]: () => pipeOnce(env, rune, 'use ten tools, then answer', 10),
@@ -130,6 +163,10 @@ try {
   );
   const ratio = median(samples[ONE]) / median(samples['node -e 0']);
   console.log(`  goal ≤ 1.5: ${ratio <= 1.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)})`);
+  const floor = median(samples[FLOOR_CASE]);
+  console.log(
+    `  the floor (bare node:http) is ${(floor / median(samples['node -e 0'])).toFixed(2)} × node -e 0; rune's one step is ${(median(samples[ONE]) / floor).toFixed(2)} × the floor, ${(median(samples[ONE]) - floor).toFixed(1)} ms above it`,
+  );
   const perCall = (median(samples[TEN]) - median(samples[ONE])) / 10;
   console.log(
     `  overhead per tool call (sandboxed execute_cmd true + a model round trip): ${perCall.toFixed(1)} ms`,

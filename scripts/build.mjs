@@ -25,6 +25,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
+import { buildCliChunks } from './cli-chunks.mjs';
 import { openaiGlobals } from './esbuild-openai-globals.mjs';
 import { buildWeb, duplicatePackages } from './web-build.mjs';
 
@@ -48,7 +49,7 @@ const step = (what) =>
 /** Mode bundles: each is parsed only when its mode is chosen (see src/core/bundles.ts), plus the walk worker. */
 const MODES = {
   main: 'src/main.ts',
-  cli: 'src/cli/index.ts',
+  // cli (src/cli/index.ts) is built apart, as two bundles: scripts/cli-chunks.mjs.
   notes: 'src/notes/index.ts',
   concourse: 'src/concourse/index.ts',
   sandbox: 'src/sandbox/entry.ts',
@@ -138,11 +139,7 @@ function sqliteAddon() {
 }
 
 async function bundle() {
-  const result = await esbuild.build({
-    entryPoints: MODES,
-    outdir: join(assetDir, 'js'),
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
+  const shared = {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
@@ -165,10 +162,27 @@ async function bundle() {
     // web-tree-sitter's ESM build loads `module` and `fs/promises` with import(), which a SEA cannot
     // do; its CommonJS build uses require() for the same builtins.
     alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
+  };
+  const result = await esbuild.build({
+    ...shared,
+    entryPoints: MODES,
+    outdir: join(assetDir, 'js'),
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
   });
-  writeFileSync(join(out, 'meta.json'), JSON.stringify(result.metafile));
+  const cli = await buildCliChunks(root, join(assetDir, 'js'), shared);
   // Output paths are relative to the working directory (esbuild's absWorkingDir).
-  for (const file of Object.keys(result.metafile.outputs)) assertAscii(resolve(file));
+  const outputs = {
+    ...Object.fromEntries(
+      Object.entries(result.metafile.outputs).map(([file, o]) => [relative(root, resolve(file)), o]),
+    ),
+    ...cli.outputs,
+  };
+  writeFileSync(
+    join(out, 'meta.json'),
+    JSON.stringify({ inputs: { ...result.metafile.inputs, ...cli.inputs }, outputs }),
+  );
+  for (const file of Object.keys(outputs)) assertAscii(resolve(root, file));
 }
 
 /** A bundle read as Latin-1 must hold no other byte: a non-ASCII one would be misread silently. */

@@ -5,14 +5,19 @@ import { loadMode, persistCodeCaches } from './core/bundles.ts';
 import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
 import { redact } from './core/redact.ts';
+import { onBrokenPipe, writeStd } from './core/stdio.ts';
 import { VERSION } from './core/version.ts';
 import { chooseMode } from './dispatch.ts';
 
+/** The Node streams of stdout and stderr, once some code made them (see exitOnBrokenPipe). */
+const created: { stdout?: NodeJS.WriteStream; stderr?: NodeJS.WriteStream } = {};
+
 function flushStdout(): Promise<void> {
-  // A pipe is asynchronous in Node: exiting before the queued writes land would cut the output.
+  // Writes through core/stdio.ts have landed; the Node stream, if one was made, may queue some.
+  const stream = created.stdout;
   return new Promise((resolve) => {
-    if (process.stdout.destroyed || !process.stdout.writable) resolve();
-    else process.stdout.write('', () => resolve());
+    if (!stream || stream.destroyed || !stream.writable) resolve();
+    else stream.write('', () => resolve());
   });
 }
 
@@ -21,10 +26,29 @@ const EXIT_BROKEN_PIPE = 141;
 
 // `rune … | head`: the reader is gone. Node ignores SIGPIPE, so a write fails with EPIPE, and an
 // unhandled stream error would crash with a stack trace. Stop quietly, as a killed program would.
-function exitOnBrokenPipe(stream: NodeJS.WriteStream): void {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(EXIT_BROKEN_PIPE);
+// The listener goes on when some code first asks for the stream: making process.stdout for a pipe
+// costs ~7 ms, which a run writing through core/stdio.ts never pays.
+function exitOnBrokenPipe(name: 'stdout' | 'stderr'): void {
+  const attach = (stream: NodeJS.WriteStream): NodeJS.WriteStream => {
+    if (created[name] === stream) return stream;
+    created[name] = stream;
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(EXIT_BROKEN_PIPE);
+    });
+    return stream;
+  };
+  const descriptor = Object.getOwnPropertyDescriptor(process, name);
+  const get = descriptor?.get;
+  if (!get || !descriptor.configurable) {
+    attach(process[name]);
+    return;
+  }
+  // Node's own getter makes the stream once and keeps it; this one adds the listener that time.
+  Object.defineProperty(process, name, {
+    configurable: true,
+    enumerable: descriptor.enumerable ?? true,
+    get: () => attach(get.call(process) as NodeJS.WriteStream),
   });
 }
 
@@ -34,24 +58,24 @@ async function main(): Promise<never> {
   const invokedAs = basename(process.argv[1] ?? 'rune');
   const { mode, args } = chooseMode(invokedAs, process.argv.slice(2));
   (globalThis as { __runeAssetDir?: string }).__runeAssetDir ??= join(__dirname, '..');
-  exitOnBrokenPipe(process.stdout);
-  // `--version` never writes to stderr; creating the stream would cost its start-up.
-  if (mode !== 'version') exitOnBrokenPipe(process.stderr);
+  exitOnBrokenPipe('stdout');
+  exitOnBrokenPipe('stderr');
+  onBrokenPipe(() => process.exit(EXIT_BROKEN_PIPE));
   startCpuProfile();
 
   let code: number;
   try {
     if (mode === 'version') {
-      process.stdout.write(`rune ${VERSION}\n`);
+      writeStd(1, `rune ${VERSION}\n`);
       code = 0;
     } else {
       code = await loadMode(mode).run({ args, invokedAs });
     }
   } catch (thrown) {
     const error = toRuneError(thrown);
-    process.stderr.write(`${redact(formatError(error))}\n`);
+    writeStd(2, `${redact(formatError(error))}\n`);
     if (error.code === 'INTERNAL' && process.env.RUNE_DEBUG && thrown instanceof Error && thrown.stack) {
-      process.stderr.write(`${redact(thrown.stack)}\n`);
+      writeStd(2, `${redact(thrown.stack)}\n`);
     }
     code = error.exitCode;
   }
@@ -62,6 +86,6 @@ async function main(): Promise<never> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`rune: ${redact(String(error))}\n`);
+  writeStd(2, `rune: ${redact(String(error))}\n`);
   process.exit(new RuneError('INTERNAL', '').exitCode);
 });

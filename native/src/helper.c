@@ -330,7 +330,7 @@ static unsigned view_lost;
 /* Room for the longest filter build_filter makes (all of the view's fallback rules included). */
 #define MAX_FILTER 1024
 
-static int build_filter(struct sock_filter *f, int notify_connect, int meta) {
+static int build_filter(struct sock_filter *f, int meta) {
   int n = 0;
   f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_NR, 1, 0);
@@ -383,32 +383,24 @@ static int build_filter(struct sock_filter *f, int notify_connect, int meta) {
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 1, 0);
   f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 0, 1);
   f[n++] = ERRNO(EPERM);
-  /* falls through to the connect check and the final allow */
-  f[n++] = LOAD_NR;
-  if (notify_connect) n += netguard_filter(f + n); /* connect, shutdown, Fast Open → the net guard */
   f[n++] = RET(SECCOMP_RET_ALLOW);
   if (n > MAX_FILTER) die("the seccomp filter outgrew its buffer");
   return n;
 }
 
-/* Returns the user-notification listener fd (or -1 without one). `meta`: chmod and chown go to
- * the metadata guard (never together with the net guard: one listener per filter). */
-static int apply_seccomp(int notify_connect, int *meta) {
+/* The deny list, for the init and the command alike. Returns the metadata guard's listener fd (or -1
+ * without one). The net guard's supervision is the command's own filter (supervise_connects). */
+static int apply_seccomp(int *meta) {
   static struct sock_filter filter[MAX_FILTER];
-  int n = build_filter(filter, notify_connect, *meta);
+  int n = build_filter(filter, *meta);
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = filter};
-  unsigned flags = notify_connect || *meta ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  unsigned flags = *meta ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
   long rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
-  if (rc < 0 && (notify_connect || *meta)) {
-    /* No user notification here: keep the deny list; the namespace simply stays empty. */
-    if (notify_connect)
-      report("network", "skipped", "allowed domains unreachable: seccomp user notification failed (%s)",
-             strerror(errno));
-    else
-      report("seccomp", "skipped", "chmod/chown supervision: seccomp user notification failed (%s)", strerror(errno));
-    notify_connect = 0;
+  if (rc < 0 && *meta) {
+    /* No user notification here: keep the deny list. */
+    report("seccomp", "skipped", "chmod/chown supervision: seccomp user notification failed (%s)", strerror(errno));
     *meta = 0;
-    n = build_filter(filter, 0, 0);
+    n = build_filter(filter, 0);
     prog.len = (unsigned short)n;
     rc = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
   }
@@ -418,11 +410,10 @@ static int apply_seccomp(int notify_connect, int *meta) {
   }
   seccomp_applied = 1;
   report("seccomp", "applied", "x86_64 only, %d denied calls, clone3 ENOSYS, namespace clone flags, "
-         "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw%s, no_new_privs",
-         (int)(sizeof denied / sizeof denied[0]),
-         notify_connect ? ", connect/shutdown/Fast Open supervised by the net guard" : "");
+         "TIOCSTI/TIOCLINUX, socket families unix/inet/inet6 without raw, no UNIX datagram sockets, no_new_privs",
+         (int)(sizeof denied / sizeof denied[0]));
   if (*meta) report("seccomp", "applied", "chmod and chown supervised: only inside writable grants, by the owner");
-  return notify_connect || *meta ? (int)rc : -1;
+  return *meta ? (int)rc : -1;
 }
 
 /* ---------------------------------------------------------------- capabilities, fds, signals */
@@ -523,33 +514,62 @@ static int recv_fds(int sock, int *fds) {
   return n;
 }
 
-/* The net guard's connector: a process of the sandbox (forked after Landlock, so in its domain)
- * under the same seccomp deny list minus the supervision, which performs the connects the guard
- * must not CONTINUE (native/src/netguard.c). Returns the guard's end of its channel, or -1. */
-static int start_connector(void) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(sv[0]);
-    close(sv[1]);
-    return -1;
+/* What the net guard supervises: NOTIFY_CONNECT only connect() (pathname UNIX sockets), NOTIFY_NET
+ * also shutdown() and Fast Open (allowed domains: host sockets exist). */
+enum { NOTIFY_CONNECT = 1, NOTIFY_NET = 2 };
+
+/* What keeps the host's pathname UNIX sockets in granted folders out, said on the network layer.
+ * The view comes with a PID namespace (one clone makes both), so the connector can tell a listener
+ * inside from one outside. */
+static void report_unix_sockets(int guarded) {
+  if (!guarded)
+    report("network", "applied", "pathname UNIX sockets: no new UNIX socket (seccomp; socketpair still works): "
+           "no seccomp user notification to check a connect()");
+  else
+    report("network", "applied", "pathname UNIX sockets in granted folders: connect() made by the net guard's "
+           "connector, kept only when SO_PEERCRED names a listener inside the sandbox's PID namespace (EACCES "
+           "otherwise); UNIX datagram sockets refused (seccomp)");
+}
+
+/* In the command's process, before its exec: the net guard's filter on top of the deny list, so the
+ * init above it, the guard's connector, stays unsupervised (its connects must not come back to the
+ * guard). The listener and the guard's end of the connector's channel go to the parent. Without
+ * seccomp user notification, no new UNIX socket (pathname connects could not be checked) and no
+ * allowed domain. */
+static void supervise_connects(int guard_sock, int channel, int mode, int view_built) {
+  struct sock_filter f[32];
+  int n = 0;
+  f[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH_NR, 1, 0);
+  f[n++] = RET(SECCOMP_RET_ALLOW); /* the deny list below kills foreign architectures */
+  f[n++] = LOAD_NR;
+  n += netguard_filter(f + n, mode == NOTIFY_CONNECT);
+  f[n++] = RET(SECCOMP_RET_ALLOW);
+  struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
+  int listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (listener >= 0) {
+    int fds[2] = {listener, channel};
+    if (send_fds(guard_sock, fds, 2) != 0) die("handing the listener to the net guard");
+    close(listener);
+    report("seccomp", "applied", mode == NOTIFY_NET ? "connect/shutdown/Fast Open supervised by the net guard"
+                                                   : "connect supervised by the net guard");
+  } else {
+    int err = errno;
+    if (mode == NOTIFY_NET)
+      report("network", "skipped", "allowed domains unreachable: seccomp user notification failed (%s)", strerror(err));
+    n = 0;
+    f[n++] = LOAD_NR;
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3);
+    f[n++] = LOAD_ARG(0);
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
+    f[n++] = ERRNO(EACCES);
+    f[n++] = RET(SECCOMP_RET_ALLOW);
+    prog.len = (unsigned short)n;
+    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) die("refusing UNIX sockets");
   }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* no /proc/PID/mem or /proc/PID/fd for the command */
-    prctl(PR_SET_NAME, "rune-netguard", 0, 0, 0);
-    if (sv[1] != 3 && dup2(sv[1], 3) < 0) _exit(125);
-    if (syscall(__NR_close_range, 4, ~0U, 0) != 0)
-      for (int fd = 4; fd < 65536; fd++) close(fd);
-    for (int fd = 0; fd <= 2; fd++) close(fd);
-    static struct sock_filter filter[MAX_FILTER];
-    struct sock_fprog prog = {.len = (unsigned short)build_filter(filter, 0, 0), .filter = filter};
-    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(125);
-    netguard_connector(3);
-  }
-  close(sv[1]);
-  return sv[0];
+  if (view_built) report_unix_sockets(listener >= 0);
+  close(channel);
+  close(guard_sock);
 }
 
 /* Closes every fd from `from` up, except `keep_a` and `keep_b`. */
@@ -573,24 +593,52 @@ static void init_forward(int sig) {
   if (init_cmd > 0) kill(init_cmd, sig);
 }
 
-static void __attribute__((noreturn)) init_loop(pid_t cmd) {
+static void init_exit(int st) {
+  if (status_fd >= 0) {
+    ssize_t n = write(status_fd, &st, sizeof st);
+    (void)n;
+  }
+  /* Returning kills everything still running in the namespace. */
+  _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+static void init_child_exited(int sig) {
+  (void)sig; /* only interrupts ppoll */
+}
+
+/* `channel`: the net guard's connector requests (netguard.c), served between reaps; -1 for none. */
+static void __attribute__((noreturn)) init_loop(pid_t cmd, int channel) {
   init_cmd = cmd;
-  /* Hold nothing of the host's: only the status pipe stays open. */
-  close_all_but(status_fd, -1, 0);
+  /* Hold nothing of the host's: only the status pipe and the connector's channel stay open. */
+  close_all_but(status_fd, channel, 0);
   static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) signal(forwarded[i], init_forward);
+  sigset_t during_poll;
+  if (channel >= 0) {
+    /* SIGCHLD stays blocked except inside ppoll, so a child's exit always interrupts the wait. */
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &during_poll);
+    sigdelset(&during_poll, SIGCHLD);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = init_child_exited;
+    sigaction(SIGCHLD, &sa, NULL);
+  }
   for (;;) {
     int st = 0;
-    pid_t w = wait(&st);
+    pid_t w = waitpid(-1, &st, channel >= 0 ? WNOHANG : 0);
+    if (w == cmd) init_exit(st);
+    if (w > 0) continue; /* a reaped orphan, or a connect the connector waited for */
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) _exit(125);
-    if (w != cmd) continue; /* a reaped orphan */
-    if (status_fd >= 0) {
-      ssize_t n = write(status_fd, &st, sizeof st);
-      (void)n;
+    struct pollfd p = {.fd = channel, .events = POLLIN};
+    if (ppoll(&p, 1, NULL, &during_poll) > 0 && netguard_connector_serve(channel) != 0) {
+      close(channel); /* the guard is gone: no more connects (the command's end with its listener) */
+      channel = -1;
+      sigprocmask(SIG_SETMASK, &during_poll, NULL);
     }
-    /* Returning kills everything still running in the namespace. */
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
   }
 }
 
@@ -681,26 +729,27 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("PR_SET_NO_NEW_PRIVS");
   if (opt.landlock) apply_landlock(built.built);
   else report("landlock", "skipped", "switched off for this call");
+  /* The net guard: for allowed domains (TCP through the guard), and whenever the view holds granted
+   * folders, whose pathname UNIX sockets may have listeners outside the sandbox (a read-only mount
+   * does not stop connect(2), nor does Landlock before ABI 9). Without the view seccomp refuses
+   * every new UNIX socket instead (view_filter_rules). Its connector is this process, the init. */
+  int tcp_guard = opt.n_allow > 0 && (ns & CLONE_NEWNET);
+  if (guard_sock >= 0 && (!opt.seccomp || (!tcp_guard && !built.built))) {
+    close(guard_sock); /* its EOF tells the parent: no net guard */
+    guard_sock = -1;
+  }
   if (opt.seccomp) {
-    int connector = guard_sock >= 0 ? start_connector() : -1;
     int meta = (view_lost & LOST_VIEW) && guard_sock < 0 && meta_sock >= 0;
-    int listener = apply_seccomp(guard_sock >= 0, &meta);
+    int listener = apply_seccomp(&meta);
     if (meta && listener >= 0) {
       if (send_fds(meta_sock, &listener, 1) != 0) die("handing the listener to the metadata guard");
       close(listener);
     }
     if (view_lost) report("seccomp", "applied", "standing in for the missing view/namespaces (see namespaces)");
-    if (guard_sock >= 0) {
-      if (listener >= 0) {
-        int fds[2] = {listener, connector};
-        if (send_fds(guard_sock, fds, connector >= 0 ? 2 : 1) != 0) die("handing the listener to the net guard");
-        close(listener);
-      }
-      if (connector >= 0) close(connector);
-      close(guard_sock);
-    }
   } else {
     report("seccomp", "skipped", "switched off for this call");
+    if (built.built)
+      report("network", "applied", "pathname UNIX sockets in granted folders stay reachable: no net guard without seccomp");
   }
   if (view_lost & LOST_NET) report_network_without_namespace();
   if (meta_sock >= 0) close(meta_sock); /* its EOF tells the parent: no metadata guard */
@@ -711,13 +760,21 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
 
   if (in_namespaces) {
     /* This process is PID 1 of the namespace: it stays as a minimal init (reaps orphans, forwards
-     * signals), so the command gets ordinary signal semantics instead of PID 1's. Not dumpable, so
-     * the command can neither open /proc/1/fd (its status pipe) nor even see /proc/1 (hidepid). */
+     * signals, and is the net guard's connector), so the command gets ordinary signal semantics
+     * instead of PID 1's. Not dumpable, so the command can neither open /proc/1/fd (its status pipe)
+     * nor even see /proc/1 (hidepid); it cannot kill it either (PID 1 of its namespace). */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) die("PR_SET_DUMPABLE");
+    int channel[2] = {-1, -1};
+    if (guard_sock >= 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, channel) != 0) die("socketpair");
+    if (guard_sock >= 0) netguard_connector_rule(ns & CLONE_NEWPID ? NETGUARD_UNIX_SAME_PIDNS : NETGUARD_UNIX_REFUSE);
     pid_t cmd = fork();
     if (cmd < 0) die("fork");
-    if (cmd > 0) init_loop(cmd);
+    if (cmd > 0) init_loop(cmd, channel[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (guard_sock >= 0) {
+      close(channel[0]);
+      supervise_connects(guard_sock, channel[1], tcp_guard ? NOTIFY_NET : NOTIFY_CONNECT, built.built);
+    }
   }
   reset_process_state();
   /* Every fd above 2 goes at exec, the report pipe included: its EOF means "exec'd". */
@@ -942,9 +999,11 @@ int main(int argc, char **argv) {
   if (opt.n_cgroup > 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cg_pipe) != 0) die("socketpair");
 
   int guard[2] = {-1, -1};
-  int use_guard = opt.n_allow > 0 && opt.namespaces && opt.net_isolate && opt.seccomp;
+  /* The child decides whether it is used (run_child): for allowed domains, and for the pathname UNIX
+   * sockets of the view's grants. */
+  int use_guard = opt.namespaces && opt.seccomp;
   /* Without namespaces report_network_without_namespace says it, once the layers are in force. */
-  if (opt.n_allow > 0 && !use_guard && opt.namespaces)
+  if (opt.n_allow > 0 && !(use_guard && opt.net_isolate) && opt.namespaces)
     skip("network", "the net guard needs namespaces and seccomp%s", "", 0);
   if (use_guard && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, guard) != 0) die("socketpair");
   /* Carries the metadata guard's listener when the view cannot be built (decided in the child). */
@@ -991,9 +1050,10 @@ int main(int argc, char **argv) {
     status_fd = in_namespaces ? status_pipe[1] : -1;
     if (!in_namespaces && status_pipe[1] >= 0) close(status_pipe[1]);
     if (guard[0] >= 0) close(guard[0]);
+    if (!in_namespaces && guard[1] >= 0) close(guard[1]); /* no net guard without namespaces */
     if (meta[0] >= 0) close(meta[0]);
     if (in_namespaces && opt.net_isolate) {
-      if (use_guard)
+      if (use_guard && opt.n_allow > 0)
         report("network", "applied", "empty network namespace; TCP to %d allowed address[:port] pair(s) through the "
                "net guard", opt.n_allow);
       else

@@ -68,7 +68,7 @@
 #define TFO_MAX 65536 /* Fast Open data sent on the command's behalf, at most (a short send) */
 #define SWEEP_MS 1000
 
-enum { OP_CONNECT = 1, OP_SOCKET = 2 };
+enum { OP_CONNECT = 1, OP_SOCKET = 2, OP_UNIX_CONNECT = 3 };
 
 struct request {
   uint64_t id;
@@ -163,8 +163,13 @@ static int destination_allowed(const struct sockaddr_storage *ss, socklen_t len)
 #define JUMP(code, k, jt, jf) ((struct sock_filter)BPF_JUMP((code), (k), (jt), (jf)))
 #define LOAD_ARG(i) STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * (i))
 
-int netguard_filter(struct sock_filter *f) {
+int netguard_filter(struct sock_filter *f, int connect_only) {
   int n = 0;
+  if (connect_only) {
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, 1);
+    f[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+    return n;
+  }
   /* 0 */ f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 8, 0);
   /* 1 */ f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_shutdown, 7, 0);
   /* 2 */ f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 0, 2);
@@ -231,51 +236,147 @@ static void connector_connect(int channel, const struct request *rq, int sock, i
   send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
 }
 
-void netguard_connector(int channel) {
-  signal(SIGCHLD, SIG_IGN); /* forked connects reap themselves */
-  for (;;) {
-    struct request rq;
-    int fds[2];
-    ssize_t n = recv_with_fds(channel, &rq, sizeof rq, fds);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != (ssize_t)sizeof rq) _exit(0); /* the guard is gone */
-    if (rq.op == OP_SOCKET) {
-      struct response rs = {.id = rq.id, .result = 0};
-      int s = socket(rq.domain, rq.type | SOCK_CLOEXEC, rq.protocol);
-      if (s < 0) rs.result = -errno;
-      send_with_fds(channel, &rs, sizeof rs, s >= 0 ? &s : NULL, s >= 0 ? 1 : 0, 0);
-      if (s >= 0) close(s);
-    } else if (rq.op == OP_CONNECT && fds[0] >= 0 && rq.addrlen <= sizeof rq.addr) {
-      int flags = fcntl(fds[0], F_GETFL);
-      int blocking = flags >= 0 && !(flags & O_NONBLOCK);
-      /* A blocking connect first tries without waiting (the file is the caller's: its flag comes
-       * back at once); nearly every one completes right away. One that would wait (a full unix
-       * backlog: EAGAIN; a TCP handshake in progress: EINPROGRESS) goes on in a child, so it holds
-       * up no other connect; calling connect() again there waits as the caller's would. */
-      if (blocking) fcntl(fds[0], F_SETFL, flags | O_NONBLOCK);
-      int rc = -1, err = 0;
-      if (fds[1] >= 0 && fchdir(fds[1]) != 0) err = errno;
-      else rc = connect(fds[0], (const struct sockaddr *)rq.addr, (socklen_t)rq.addrlen);
-      if (rc != 0 && !err) err = errno;
-      if (blocking) fcntl(fds[0], F_SETFL, flags);
-      if (blocking && rc != 0 && (err == EAGAIN || err == EINPROGRESS)) {
-        pid_t pid = fork();
-        if (pid == 0) {
-          connector_connect(channel, &rq, fds[0], fds[1]);
-          _exit(0);
-        }
-        if (pid < 0) connector_connect(channel, &rq, fds[0], fds[1]);
-      } else {
-        struct response rs = {.id = rq.id, .result = rc == 0 ? 0 : -err};
-        send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
-      }
-    } else {
-      struct response rs = {.id = rq.id, .result = -EINVAL};
-      send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
+/* ---- pathname UNIX sockets: only listeners inside the sandbox */
+
+/* Landlock (before ABI 9's LANDLOCK_ACCESS_FS_RESOLVE_UNIX) does not mediate connect(2) on a
+ * pathname socket and a read-only mount does not stop it, so a socket in a granted folder whose
+ * listener runs outside (a Docker API socket, an ssh-agent) would be reachable. The connector
+ * connects a fresh socket of its own, never the command's: a connection cannot be taken back, and
+ * the command may hold its file under a second fd number. Only once the peer is known to be inside
+ * is the fresh socket handed to the command (installed at its fd number by the guard). "Inside" is
+ * told by the kernel, not by a path: SO_PEERCRED gives the pid of the process that called listen()
+ * as seen from this process's PID namespace, the sandbox's, and a process outside it reads as 0. */
+static int unix_rule;
+
+/* Options a client commonly sets before connect(); the rest stay at the fresh socket's defaults. */
+static void copy_unix_options(int from, int to) {
+  static const int names[] = {SO_PASSCRED, SO_PASSSEC, SO_SNDTIMEO, SO_RCVTIMEO, SO_SNDBUF, SO_RCVBUF,
+                              76 /* SO_PASSPIDFD */};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    unsigned char value[32], fresh[32];
+    socklen_t len = sizeof value, fresh_len = sizeof fresh;
+    if (getsockopt(from, SOL_SOCKET, names[i], value, &len) != 0) continue;
+    if (getsockopt(to, SOL_SOCKET, names[i], fresh, &fresh_len) == 0 && fresh_len == len &&
+        memcmp(value, fresh, len) == 0)
+      continue;
+    if ((names[i] == SO_SNDBUF || names[i] == SO_RCVBUF) && len == sizeof(int)) {
+      int half;
+      memcpy(&half, value, sizeof half);
+      half /= 2; /* the kernel doubles what it is given */
+      memcpy(value, &half, sizeof half);
     }
+    setsockopt(to, SOL_SOCKET, names[i], value, len);
+  }
+}
+
+/* 0 when the connected socket's listener is a process of this PID namespace, else -EACCES. */
+static int unix_peer_inside(int sock) {
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  memset(&cred, 0, sizeof cred);
+  if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) return -EACCES;
+  return cred.pid > 0 ? 0 : -EACCES;
+}
+
+/* Sends the answer to an OP_UNIX_CONNECT: the checked socket, or the error. Closes `fresh`. */
+static void unix_reply(int channel, uint64_t id, int fresh, int result, int file_flags) {
+  struct response rs = {.id = id, .result = result};
+  if (result == 0) {
+    result = unix_peer_inside(fresh);
+    rs.result = result;
+  }
+  if (result == 0) fcntl(fresh, F_SETFL, (file_flags & O_NONBLOCK) | O_RDWR);
+  send_with_fds(channel, &rs, sizeof rs, result == 0 ? &fresh : NULL, result == 0 ? 1 : 0, 0);
+  if (fresh >= 0) close(fresh);
+}
+
+static void connector_unix_connect(int channel, const struct request *rq, int caller, int cwd) {
+  int type = 0, listening = 0, flags = fcntl(caller, F_GETFL);
+  socklen_t len = sizeof type;
+  getsockopt(caller, SOL_SOCKET, SO_TYPE, &type, &len);
+  len = sizeof listening;
+  getsockopt(caller, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
+  struct sockaddr_storage peer;
+  socklen_t peer_len = sizeof peer;
+  int err = 0;
+  if (unix_rule != NETGUARD_UNIX_SAME_PIDNS) err = EACCES; /* no PID namespace to tell inside from outside */
+  else if (type != SOCK_STREAM && type != SOCK_SEQPACKET) err = EACCES; /* datagram sockets cannot exist here */
+  else if (listening) err = EINVAL;
+  else if (getpeername(caller, (struct sockaddr *)&peer, &peer_len) == 0) err = EISCONN;
+  int fresh = err ? -1 : socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (!err && fresh < 0) err = errno;
+  if (!err) copy_unix_options(caller, fresh);
+  if (!err && cwd >= 0 && fchdir(cwd) != 0) err = errno;
+  if (!err && connect(fresh, (const struct sockaddr *)rq->addr, (socklen_t)rq->addrlen) != 0) err = errno;
+  if (err == EAGAIN && flags >= 0 && !(flags & O_NONBLOCK)) {
+    /* A full backlog and a blocking caller: wait in a child, as the caller's connect() would. */
+    pid_t pid = fork();
+    if (pid == 0) {
+      fcntl(fresh, F_SETFL, O_RDWR);
+      int rc = connect(fresh, (const struct sockaddr *)rq->addr, (socklen_t)rq->addrlen) == 0 ? 0 : -errno;
+      unix_reply(channel, rq->id, fresh, rc, flags);
+      _exit(0);
+    }
+    if (pid > 0) {
+      close(fresh);
+      return;
+    }
+  }
+  unix_reply(channel, rq->id, fresh, err ? -err : 0, flags);
+}
+
+void netguard_connector_rule(int rule) {
+  unix_rule = rule;
+}
+
+int netguard_connector_serve(int channel) {
+  struct request rq;
+  int fds[2];
+  ssize_t n = recv_with_fds(channel, &rq, sizeof rq, fds);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+  if (n != (ssize_t)sizeof rq) { /* the guard is gone */
     for (int i = 0; i < 2; i++)
       if (fds[i] >= 0) close(fds[i]);
+    return -1;
   }
+  if (rq.op == OP_SOCKET) {
+    struct response rs = {.id = rq.id, .result = 0};
+    int s = socket(rq.domain, rq.type | SOCK_CLOEXEC, rq.protocol);
+    if (s < 0) rs.result = -errno;
+    send_with_fds(channel, &rs, sizeof rs, s >= 0 ? &s : NULL, s >= 0 ? 1 : 0, 0);
+    if (s >= 0) close(s);
+  } else if (rq.op == OP_UNIX_CONNECT && fds[0] >= 0 && rq.addrlen <= sizeof rq.addr) {
+    connector_unix_connect(channel, &rq, fds[0], fds[1]);
+  } else if (rq.op == OP_CONNECT && fds[0] >= 0 && rq.addrlen <= sizeof rq.addr) {
+    int flags = fcntl(fds[0], F_GETFL);
+    int blocking = flags >= 0 && !(flags & O_NONBLOCK);
+    /* A blocking connect first tries without waiting (the file is the caller's: its flag comes
+     * back at once); nearly every one completes right away. One that would wait (a full unix
+     * backlog: EAGAIN; a TCP handshake in progress: EINPROGRESS) goes on in a child, so it holds
+     * up no other connect; calling connect() again there waits as the caller's would. */
+    if (blocking) fcntl(fds[0], F_SETFL, flags | O_NONBLOCK);
+    int rc = -1, err = 0;
+    if (fds[1] >= 0 && fchdir(fds[1]) != 0) err = errno;
+    else rc = connect(fds[0], (const struct sockaddr *)rq.addr, (socklen_t)rq.addrlen);
+    if (rc != 0 && !err) err = errno;
+    if (blocking) fcntl(fds[0], F_SETFL, flags);
+    pid_t pid = -1;
+    if (blocking && rc != 0 && (err == EAGAIN || err == EINPROGRESS)) pid = fork();
+    if (pid == 0) {
+      connector_connect(channel, &rq, fds[0], fds[1]);
+      _exit(0);
+    }
+    if (pid < 0) { /* done, or no child to wait in: the connector itself never waits */
+      struct response rs = {.id = rq.id, .result = rc == 0 ? 0 : -err};
+      send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
+    }
+  } else {
+    struct response rs = {.id = rq.id, .result = -EINVAL};
+    send_with_fds(channel, &rs, sizeof rs, NULL, 0, 0);
+  }
+  for (int i = 0; i < 2; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  return 0;
 }
 
 /* ---------------------------------------------------------------- the guard (host side) */
@@ -469,8 +570,8 @@ static int view_socket(pid_t tid, long long fd_arg, struct sockview *v) {
   /* SIOCGSKNS needs CAP_NET_ADMIN over the socket's namespace: the guard has it for the sandbox's
    * (its user namespace is the guard's child), not for the host's unless it runs as root. Anything
    * not positively the sandbox's own is treated as a host socket. */
-  v->host = 1;
-  int ns = ioctl(dup, SIOCGSKNS);
+  v->host = allow_count > 0; /* without allowed domains the guard never made a host socket */
+  int ns = v->host ? ioctl(dup, SIOCGSKNS) : -1;
   if (ns >= 0) {
     if (fstat(ns, &st) == 0 && st.st_dev == g.netns_dev && st.st_ino == g.netns_ino) v->host = 0;
     close(ns);
@@ -528,7 +629,7 @@ static void ask_connector(struct job *j, int op, const struct sockview *v, int d
   rq.protocol = IPPROTO_TCP;
   int fds[2] = {v ? v->fd : -1, cwd};
   int n_fds = 0;
-  if (op == OP_CONNECT) {
+  if (op == OP_CONNECT || op == OP_UNIX_CONNECT) {
     rq.addrlen = j->addrlen;
     memcpy(rq.addr, &j->addr, j->addrlen);
     rq.has_cwd = cwd >= 0;
@@ -589,6 +690,15 @@ static void on_connector_reply(void) {
   }
   if (j->op == OP_CONNECT) {
     answer(j->id, 0, rs.result < 0 ? -rs.result : 0);
+  } else if (j->op == OP_UNIX_CONNECT) {
+    /* The checked socket takes the place of the command's (as dup2 would); its own file, under any
+     * other number, stays unconnected. */
+    if (rs.result < 0 || fds[0] < 0) {
+      answer(j->id, 0, rs.result < 0 ? -rs.result : EACCES);
+    } else {
+      int rc = install(j->id, fds[0], j->target_fd, j->cloexec);
+      if (rc != -ENOENT) answer(j->id, 0, -rc); /* ENOENT: the caller is gone or interrupted */
+    }
   } else if (rs.result < 0 || fds[0] < 0) {
     answer(j->id, 0, j->final ? j->final : EOPNOTSUPP);
   } else {
@@ -805,6 +915,8 @@ static void host_step(struct job *j) {
 
 /* ---- the supervised calls */
 
+static void connect_inside(struct job *j, const struct sockview *v, int family);
+
 static void on_connect(struct seccomp_notif *req, struct job *j) {
   struct sockview v;
   int rc = view_socket(j->tid, (long long)req->data.args[0], &v);
@@ -822,6 +934,12 @@ static void on_connect(struct seccomp_notif *req, struct job *j) {
   j->nonblock = j->file_nonblock = v.nonblock;
   j->cloexec = v.cloexec;
   int family = j->addrlen >= sizeof(sa_family_t) ? j->addr.ss_family : -1;
+  if (v.domain == AF_UNIX) {
+    /* Never a host TCP socket, whatever SIOCGSKNS could tell (it needs CAP_NET_ADMIN over the
+     * socket's namespace). */
+    connect_inside(j, &v, family);
+    return;
+  }
   if (v.host && family < 0) {
     answer(j->id, 0, EINVAL);
     job_release(j);
@@ -847,16 +965,23 @@ static void on_connect(struct seccomp_notif *req, struct job *j) {
   }
   /* Everything else happens where the command is: unix paths in its view, abstract names and the
    * loopback of its namespace, Landlock's TCP rule. */
-  int cwd = -1;
+  connect_inside(j, &v, family);
+}
+
+/* A connect() the connector performs in the sandbox: a pathname UNIX one on a fresh socket it
+ * checks first (connector_unix_connect), anything else on the command's own file. */
+static void connect_inside(struct job *j, const struct sockview *v, int family) {
+  int cwd = -1, pathname = 0;
   if (family == AF_UNIX && j->addrlen > offsetof(struct sockaddr_un, sun_path)) {
     const struct sockaddr_un *un = (const struct sockaddr_un *)&j->addr;
+    pathname = un->sun_path[0] != 0;
     if (un->sun_path[0] != '/' && un->sun_path[0] != 0) {
       char path[64];
       snprintf(path, sizeof path, "/proc/%d/cwd", j->tid);
       cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
   }
-  ask_connector(j, OP_CONNECT, &v, v.domain, cwd);
+  ask_connector(j, pathname && v->domain == AF_UNIX ? OP_UNIX_CONNECT : OP_CONNECT, v, v->domain, cwd);
   if (cwd >= 0) close(cwd);
 }
 

@@ -17,15 +17,23 @@ struct ng_allow {
 int netguard_parse_allow(const char *text, struct ng_allow *out);
 
 /* Appends the supervision rules to a seccomp filter whose accumulator holds the syscall number:
- * connect, shutdown, and sendto/sendmsg/sendmmsg with MSG_FASTOPEN go to the guard; everything
+ * connect, shutdown, and sendto/sendmsg/sendmmsg with MSG_FASTOPEN go to the guard (only connect
+ * with `connect_only`: no allowed domains, so no host socket can exist to be re-pointed); everything
  * else falls through to the instruction after them. Returns the number of instructions. */
-int netguard_filter(struct sock_filter *f);
-#define NETGUARD_FILTER_LEN 10
+int netguard_filter(struct sock_filter *f, int connect_only);
 
-/* The connector: runs inside the sandbox (same namespaces, Landlock domain and seccomp deny list,
- * without the supervision) and performs the connects that must happen there on the guard's behalf.
- * Never returns. */
-void netguard_connector(int channel) __attribute__((noreturn));
+/* What the connector requires of a pathname UNIX socket's listener before the command gets the
+ * connection: a process of the sandbox's PID namespace, or (no PID namespace of its own to tell
+ * inside from outside) nothing is connected at all. */
+enum { NETGUARD_UNIX_SAME_PIDNS = 1, NETGUARD_UNIX_REFUSE = 2 };
+
+/* The connector: the sandbox's init (same namespaces, Landlock domain and seccomp deny list,
+ * without the supervision, which only its child, the command, installs) performs the connects that
+ * must happen inside on the guard's behalf. It serves one request per call when `channel` is
+ * readable, never waiting itself (a connect that must wait goes on in a child it reaps); -1 once the
+ * guard is gone. `netguard_connector_rule` sets the rule for pathname UNIX sockets first. */
+void netguard_connector_rule(int unix_rule);
+int netguard_connector_serve(int channel);
 
 /* The guard's loop, in the helper's parent (host namespaces). `sandbox_pid` is the sandbox's first
  * process, whose network namespace tells the command's own sockets from the guard's. Returns when

@@ -236,6 +236,22 @@ static int deny_socket_families(struct sock_filter *f, int n, const unsigned *fa
   return n;
 }
 
+/* socket() and socketpair() of AF_UNIX datagram sockets (SOCK_RAW is one for AF_UNIX). The type is
+ * compared without SOCK_NONBLOCK and SOCK_CLOEXEC. */
+static int deny_unix_datagram(struct sock_filter *f, int n) {
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, 0, 7);
+  f[n++] = LOAD_ARG(0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 5);
+  f[n++] = LOAD_ARG(1);
+  f[n++] = STMT(BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 1, 0);
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 0, 1);
+  f[n++] = ERRNO(EACCES);
+  f[n++] = LOAD_NR;
+  return n;
+}
+
 int view_filter_rules(struct sock_filter *f, int n, unsigned lost) {
   /* Always: no file leaves the sandbox setuid or setgid. A tool running as root could otherwise
    * plant a setuid-root program in a writable folder for any local user to run later. */
@@ -251,6 +267,10 @@ int view_filter_rules(struct sock_filter *f, int n, unsigned lost) {
   /* openat2 keeps its mode in memory BPF cannot read; callers fall back to openat on ENOSYS. */
   static const int no_openat2[] = {__NR_openat2};
   n = deny_calls(f, n, no_openat2, 1, ENOSYS);
+  /* Always: no UNIX datagram socket. One reaches any bound datagram socket it can name with
+   * sendto() or sendmsg() (a socketpair() one too, unless its target is connected elsewhere), with
+   * no connect() a guard could check, and sendmsg()'s address is in memory BPF cannot read. */
+  n = deny_unix_datagram(f, n);
   static const int never[] = {__NR_fanotify_init};
   n = deny_calls(f, n, never, 1, EPERM);
   /* Line disciplines and console redirection: kernel attack surface no tool needs. */

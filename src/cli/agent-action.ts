@@ -1,8 +1,10 @@
-// `rune [prompt...]`: chooses pipe mode or the interactive session and loads only that one. Apart
-// from the setup (agent.ts), which both modes import, so neither imports its own caller.
+// `rune [prompt...]`: chooses pipe mode or the interactive session. Pipe mode is the cli bundle's
+// main path; the session is a dynamic import, so it lives in the cli's lazy chunk
+// (docs/adr/0029-cli-lazy-chunk.md). The setup (agent.ts) is shared, so neither imports its caller.
 import { RuneError } from '../core/errors.ts';
 import { joinPrompt, readStdin, setupAgent, splitResume, stdinIsTerminal } from './agent.ts';
 import type { AgentFlags } from './flags.ts';
+import { runPipe } from './pipe.ts';
 
 /** `rune [prompt...]`: pipe mode when there is a prompt or a piped stdin, else the interactive session. */
 export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags): Promise<number> {
@@ -32,6 +34,5 @@ export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags)
     const { runSession } = await import('./session.ts');
     return runSession(setup);
   }
-  const { runPipe } = await import('./pipe.ts');
   return runPipe(setup, prompt);
 }

@@ -1,6 +1,6 @@
 // The default command: `rune [prompt...]`. Loads the configuration (flags > env > file), reads a
 // piped stdin to EOF, then runs once (pipe mode) or starts the interactive session.
-import { fstatSync, readFileSync, readSync } from 'node:fs';
+import { readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { loadConfig } from '../config/load.ts';
@@ -8,6 +8,7 @@ import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
+import { isTerminalFd, writeStd } from '../core/stdio.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
 import { KEY_VARIABLES } from '../providers/credentials.ts';
 import type { ChatMessage } from '../providers/types.ts';
@@ -41,17 +42,9 @@ export async function readStdin(stream?: NodeJS.ReadableStream): Promise<string>
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * Whether stdin is a terminal, asked without creating `process.stdin`; node:tty (~3 ms to load) is
- * consulted only for a character device, since a pipe or a file never is one.
- */
+/** Whether stdin is a terminal, asked without creating `process.stdin` (core/stdio.ts). */
 export function stdinIsTerminal(): boolean {
-  try {
-    if (!fstatSync(0).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  return (process.getBuiltinModule('node:tty') as typeof import('node:tty')).isatty(0);
+  return isTerminalFd(0);
 }
 
 /**
@@ -113,7 +106,10 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   });
   registerSecret(loaded.config.api_key);
   const cwd = process.cwd();
+  // Straight to fd 2 (core/stdio.ts): the CLI never needs process.stderr's stream. The notes server
+  // keeps the stream, whose writes to a full non-blocking pipe queue instead of waiting.
   const logger = createLogger({
+    write: (line) => writeStd(2, line),
     verbose: flags.verbose ?? false,
     ...(flags.verbose ? {} : { level: loaded.config.log_level }),
   });

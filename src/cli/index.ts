@@ -4,8 +4,9 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
+import { writeStd } from '../core/stdio.ts';
 import { VERSION } from '../core/version.ts';
-import { runSandboxCommand, type SandboxCommandOptions } from '../sandbox/command.ts';
+import type { SandboxCommandOptions } from '../sandbox/command.ts';
 import { agentAction } from './agent-action.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
 import type { InitOptions } from './init.ts';
@@ -17,8 +18,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .showHelpAfterError('(run rune --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => process.stdout.write(text),
-      writeErr: (text) => process.stderr.write(text),
+      writeOut: (text) => writeStd(1, text),
+      writeErr: (text) => writeStd(2, text),
     });
 
   program
@@ -78,6 +79,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--unrestricted', 'allow grants inside the secrets floor (~/.ssh, ~/.aws, …), refused otherwise')
     .action(async (command: string[], _options: SandboxCommandOptions, cmd: Command) => {
       // --sandbox and --config belong to the main program; they apply here too.
+      const { runSandboxCommand } = await import('../sandbox/command.ts');
       setExit(await runSandboxCommand(command, cmd.optsWithGlobals<SandboxCommandOptions>()));
     });
 

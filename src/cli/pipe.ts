@@ -5,6 +5,7 @@ import type { AgentEvent } from '../agent/types.ts';
 import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
+import { stderr, stdout } from '../core/stdio.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
@@ -18,9 +19,9 @@ export interface PipeIo {
 }
 
 const defaultIo: PipeIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  stderrStream: process.stderr,
+  stdout: (text) => stdout.write(text),
+  stderr: (text) => stderr.write(text),
+  stderrStream: stderr,
 };
 
 const STOP_MESSAGES: Record<string, string> = {

@@ -20,15 +20,28 @@ const NO_NAMESPACE_DNS =
   'no network namespace: seccomp refuses the inet and new UNIX sockets a lookup needs; no resolver is reachable';
 
 /**
+ * Pathname UNIX sockets in the view's grants (Landlock before ABI 9 does not mediate their connect,
+ * a read-only mount does not stop it): the net guard keeps a connection only when its listener is
+ * inside the sandbox; without user notification no UNIX socket can be made. Without the view
+ * seccomp refuses new UNIX sockets (the namespaces layer says so).
+ */
+function unixSockets(guard: boolean): string {
+  return guard
+    ? "pathname UNIX sockets in granted folders: connect() made by the net guard's connector, kept only when SO_PEERCRED names a listener inside the sandbox's PID namespace (EACCES otherwise); UNIX datagram sockets refused (seccomp)"
+    : 'pathname UNIX sockets: no new UNIX socket (seccomp; socketpair still works): no seccomp user notification to check a connect()';
+}
+
+/**
  * Without a network namespace (a container runtime's seccomp profile) the network is still closed:
  * seccomp refuses inet sockets and Landlock (ABI 4+) TCP bind/connect. Only allowed domains are lost.
  */
-function networkLayer(caps: SandboxCapabilities, net: boolean, guard: boolean): LayerReport {
+function networkLayer(caps: SandboxCapabilities, ns: boolean, net: boolean, guard: boolean): LayerReport {
+  const unix = ns && caps.seccomp.available ? `; ${unixSockets(guard)}` : '';
   if (net)
     return {
       layer: 'network',
       applied: true,
-      detail: `empty network namespace${guard ? '; allowed domains through the net guard (seccomp user notification + ADDFD)' : '; allowed domains unavailable: no seccomp user notification'}`,
+      detail: `empty network namespace${guard ? '; allowed domains through the net guard (seccomp user notification + ADDFD)' : '; allowed domains unavailable: no seccomp user notification'}${unix}`,
     };
   if (!caps.seccomp.available)
     return { layer: 'network', applied: false, detail: `no network namespace: ${caps.netNamespaces.detail}` };
@@ -36,7 +49,7 @@ function networkLayer(caps: SandboxCapabilities, net: boolean, guard: boolean): 
   return {
     layer: 'network',
     applied: true,
-    detail: `no network namespace (${caps.netNamespaces.detail}): seccomp refuses inet and inet6 sockets${landlock ? '; Landlock denies TCP bind and connect' : ''}; allowed domains unreachable`,
+    detail: `no network namespace (${caps.netNamespaces.detail}): seccomp refuses inet and inet6 sockets${landlock ? '; Landlock denies TCP bind and connect' : ''}; allowed domains unreachable${unix}`,
   };
 }
 
@@ -55,7 +68,7 @@ export function expectedLayers(
   const maxFile = config.sandbox.max_file_mb;
   return [
     { layer: 'cgroups', applied: cgroups.kind !== 'none', detail: cgroups.detail },
-    networkLayer(caps, net, guard),
+    networkLayer(caps, ns, net, guard),
     {
       layer: 'dns',
       applied: net || caps.seccomp.available,

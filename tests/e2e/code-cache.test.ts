@@ -15,10 +15,14 @@ beforeAll(async () => {
 });
 afterAll(() => mock.close());
 
-function cliCaches(runeHome: string): { name: string; size: number; mtimeMs: number }[] {
+/** The cache files of one bundle: `cli`, or `cli-lazy`, the chunk a tool call or the session loads. */
+function cliCaches(
+  runeHome: string,
+  bundle: 'cli' | 'cli-lazy' = 'cli',
+): { name: string; size: number; mtimeMs: number }[] {
   const dir = join(runeHome, 'cache', 'code');
   return readdirSync(dir)
-    .filter((name) => name.startsWith('cli-'))
+    .filter((name) => new RegExp(`^${bundle}-[0-9a-f]{20}-`).test(name))
     .map((name) => ({ name, ...statSync(join(dir, name)) }))
     .map(({ name, size, mtimeMs }) => ({ name, size, mtimeMs }));
 }
@@ -48,6 +52,8 @@ describe('cli code cache', () => {
     await pipe();
     const [fromPipe, ...stillNoMore] = cliCaches(env.RUNE_HOME);
     expect(stillNoMore).toEqual([]);
+    // A one-step answer never loads the lazy chunk (docs/adr/0029-cli-lazy-chunk.md).
+    expect(cliCaches(env.RUNE_HOME, 'cli-lazy')).toEqual([]);
     expect(fromPipe!.name).not.toBe(fromHelp!.name);
     // It holds the agent's functions as well, so it is clearly larger.
     expect(fromPipe!.size).toBeGreaterThan(fromHelp!.size * 1.2);
@@ -76,9 +82,13 @@ describe('cli code cache', () => {
     await toolRun();
     const written = cliCaches(env.RUNE_HOME);
     expect(written).toHaveLength(1);
+    // The tool call loaded the lazy chunk; its cache is written as the main path's too.
+    const lazy = cliCaches(env.RUNE_HOME, 'cli-lazy');
+    expect(lazy.map(({ name }) => name.endsWith('.partial.v8'))).toEqual([false]);
     // A cache stamped with --liftoff-only was rejected by the next start and written again each run.
     await toolRun();
     expect(cliCaches(env.RUNE_HOME)).toEqual(written);
+    expect(cliCaches(env.RUNE_HOME, 'cli-lazy')).toEqual(lazy);
   });
 });
 

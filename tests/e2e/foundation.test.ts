@@ -74,6 +74,27 @@ describe('rune --version', () => {
     expect(twice).toEqual([]);
   });
 
+  it('splits the cli into a main bundle and a lazy chunk that share no module', () => {
+    // Each module exists once (scripts/cli-chunks.mjs): a copy in both would split its state (the
+    // secrets to redact, caches) and its classes (instanceof) in two.
+    const meta = JSON.parse(readFileSync(join(RUNE_BIN, '..', 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const inputsOf = (name: string): string[] => {
+      const found = Object.entries(meta.outputs).find(([file]) => file.endsWith(`js/${name}.cjs`));
+      expect(found, name).toBeDefined();
+      return Object.keys(found![1].inputs);
+    };
+    const cli = new Set(inputsOf('cli'));
+    const lazy = inputsOf('cli-lazy');
+    // What a one-step answer runs stays in cli; the tools, the session and MCP are in the chunk.
+    expect([...cli].filter((input) => input.includes('node_modules/@modelcontextprotocol/'))).toEqual([]);
+    expect(lazy).toContain('src/cli/session.ts');
+    expect(lazy).toContain('src/tools/execute-cmd.ts');
+    expect(cli.has('src/cli/pipe.ts')).toBe(true);
+    expect(lazy.filter((input) => cli.has(input))).toEqual([]);
+  });
+
   it('writes the code cache of a mode after its first run and reuses it', async () => {
     const runeHome = join(tempDir(), 'rune');
     await runRune(['--help'], { env: { RUNE_HOME: runeHome } });
