@@ -105,6 +105,13 @@ describe('credentialsInArgs', () => {
     // A Basic token that is not base64 text of a pair is only itself.
     [['-H', 'Authorization: Basic YWJjZGVmZ2hpams='], ['YWJjZGVmZ2hpams=']],
     [['-H', 'Authorization: Basic not-base64!'], ['not-base64!']],
+    // Connection strings and a script's variables: the values of credential names among the pairs.
+    [['--conn', 'Server=db;User Id=me;Password=s3cret-pass;'], ['s3cret-pass']],
+    [['--dsn', "host=db user=me password='s3cret pass' sslmode=require"], ['s3cret pass']],
+    [
+      ['sh', '-c', 'GH_TOKEN=abc123secret exec server --port=8080'],
+      ['abc123secret exec server --port=8080', 'abc123secret'],
+    ],
     // Nothing credential-shaped: nothing found.
     [['-y', '@modelcontextprotocol/server-filesystem', '/work'], []],
     [['server.js', '--port', '8080', '--verbose'], []],
@@ -121,10 +128,11 @@ describe('credentialsInEnv', () => {
       credentialsInEnv({
         DATABASE_URL: 'postgres://me:s3cret-pass@db/x',
         AUTH_HEADER: 'Bearer abc123secret',
+        CONNECTION_STRING: 'Server=db;Database=app;Pwd=pw-987654;',
         TOKEN_LIMIT: '100000',
         HOME: '/home/me',
       }),
-    ).toEqual(['s3cret-pass', BASIC, 'Bearer abc123secret', 'abc123secret']);
+    ).toEqual(['s3cret-pass', BASIC, 'Bearer abc123secret', 'abc123secret', 'pw-987654']);
   });
   it('takes credential-named variables only', () => {
     expect(

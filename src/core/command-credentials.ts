@@ -128,6 +128,21 @@ function credentialsInWord(word: string): string[] {
   }
   found.push(...schemeValue(word));
   if (/^\s*\{/.test(word)) found.push(...credentialsInJson(word));
+  else if (!word.includes('://')) found.push(...credentialsInPairs(word));
+  return found;
+}
+
+/**
+ * `name=value` pairs inside one word, separated by `;` or spaces: connection strings (ADO.NET's
+ * `Server=db;Password=X;`, libpq's `host=db password='X'`), a script's `TOKEN=X cmd`. The values
+ * of credential names.
+ */
+function credentialsInPairs(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/(?:^|[;\s])\s*([A-Za-z_][\w .-]*?)\s*=\s*('[^']*'|"[^"]*"|[^;\s]+)/g)) {
+    const [, name, value] = match as unknown as [string, string, string];
+    if (namesCredential(name)) found.push(...credentialValue(unquote(value)));
+  }
   return found;
 }
 
@@ -167,7 +182,7 @@ function credentialsInJson(text: string): string[] {
  * `env` takes it), `Authorization: Bearer X` / `X-Api-Key: X` header words, `Bearer X`, URL
  * passwords or credential-named query values, and any of these as a flag's or variable's value
  * (`--header=Authorization: Bearer X`, `DATABASE_URL=postgres://u:X@h`), a scheme-less DSN
- * (`u:X@tcp(h)/db`) or inside a JSON word; for HTTP Basic (a URL's `user:X@`, `Basic T`, a
+ * (`u:X@tcp(h)/db`), a connection string's `Password=X;` or inside a JSON word; for HTTP Basic (a URL's `user:X@`, `Basic T`, a
  * `user:X` credential value) the base64 token and the decoded pair too.
  * Short flags (`-k X`, `-p X`: a port as often as a password) are ambiguous and left alone.
  */
@@ -180,7 +195,8 @@ export function credentialsInArgs(args: readonly string[]): string[] {
     if (assignment) {
       const [, name, value] = assignment as unknown as [string, string, string];
       if (namesCredential(name)) found.push(...credentialValue(unquote(value)));
-      found.push(...credentialsInWord(unquote(value)));
+      // `env` takes the rest as the value; `sh -c` reads `TOKEN=X cmd …` as a pair and a command.
+      found.push(...credentialsInWord(unquote(value)), ...credentialsInPairs(arg));
       continue;
     }
     found.push(...credentialsInWord(arg));

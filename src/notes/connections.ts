@@ -171,7 +171,12 @@ function cutStalledSends(server: Server, sockets: () => Iterable<Socket>, timeou
       else if (now - mark.at >= timeoutMs) socket.destroy();
     }
   };
-  const timer = setInterval(check, Math.max(50, Math.floor(timeoutMs / 4)));
-  timer.unref();
-  server.once('close', () => clearInterval(timer));
+  // Only while listening: a server built for inject() alone leaves no timer behind.
+  let timer: NodeJS.Timeout | undefined;
+  server.on('listening', () => {
+    clearInterval(timer);
+    timer = setInterval(check, Math.max(50, Math.floor(timeoutMs / 4)));
+    timer.unref();
+  });
+  server.on('close', () => clearInterval(timer));
 }

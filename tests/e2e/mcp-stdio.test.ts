@@ -276,6 +276,26 @@ describe('[[mcp]] tables', () => {
     for (const secret of [password, urlPassword, basic]) expect(result.stderr).not.toContain(secret);
   });
 
+  it("keeps the password of a connection string in a server's environment out of what rune prints", async () => {
+    mock.script([{ text: 'answered anyway' }]);
+    const password = 'cli-connection-credential-0815';
+    const result = await rune(
+      ['hello'],
+      {},
+      [
+        '[[mcp]]',
+        'name = "db"',
+        'command = "sh"',
+        'args = ["-c", "echo \\"cannot connect with $CONNECTION\\" >&2; exit 1"]',
+        `env = { CONNECTION = "Server=db;User Id=me;Password=${password};" }`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('cannot connect with Server=db;User Id=me;Password=[REDACTED];');
+    expect(result.stderr).not.toContain(password);
+  });
+
   it('a table server runs with its configured env and per-call timeout', async () => {
     mock.script([
       { toolCalls: [{ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } }] },
