@@ -2,7 +2,7 @@
 // [[mcp]] table with a url, or a URL as --mcp-http takes it), run in a terminal. Pipe mode, the
 // notes server and Concourse never log in; they use what this stored. Messages go to stderr.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { isRemoteMcp, type RemoteMcpConfig } from '../config/schema.ts';
+import { isRemoteMcp, type RemoteMcpConfig } from '../config/mcp-schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';

@@ -1,13 +1,8 @@
 // What Concourse hands the resource on stdin ({source, version?, params?}), checked strictly: every
 // problem, unknown keys by name, ends up in one stderr line; nothing is silently defaulted.
 import { z } from 'zod/v4';
-import {
-  checkMcpTable,
-  configLayerSchema,
-  mcpServerShape,
-  policySchema,
-  sandboxSchema,
-} from '../config/schema.ts';
+import { checkMcpTable, mcpServerShape } from '../config/mcp-schema.ts';
+import { configLayerSchema, policySchema, sandboxSchema } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 
 export type Step = 'check' | 'in' | 'out';

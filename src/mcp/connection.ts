@@ -9,7 +9,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_SERVER_DEFAULTS, type McpServerConfig } from '../config/schema.ts';
+import { MCP_SERVER_DEFAULTS, type McpServerConfig } from '../config/mcp-schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';

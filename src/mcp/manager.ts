@@ -2,7 +2,7 @@
 // HTTP), their tools offered to the agent as ExtraTools (through the same policy gate as built-ins),
 // re-listed when a server announces a change, withdrawn when a server ends, shut down on exit.
 import type { ExtraTool } from '../agent/types.ts';
-import { isRemoteMcp, type McpServerConfig, type StdioMcpConfig } from '../config/schema.ts';
+import { isRemoteMcp, type McpServerConfig, type StdioMcpConfig } from '../config/mcp-schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';

@@ -1,7 +1,7 @@
 // What a server process gets from the sandbox: its argv, the environment allow list plus the
 // table's `env`, and only the paths and domains its table grants besides its own program and package.
 // Planning is pure; finding the program and package on disk is in locate.ts.
-import type { McpServerConfig } from '../config/schema.ts';
+import type { McpServerConfig } from '../config/mcp-schema.ts';
 import type { SandboxRequest } from '../sandbox/types.ts';
 
 /** The program and package of a server, found on disk (see locate.ts). */

@@ -1,7 +1,7 @@
 // One stdio MCP server: started through the sandbox and spoken to with the SDK's Client over the
 // sandboxed stdio transport; its end (exit, crash, closed pipes) is noticed and reported.
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { StdioMcpConfig } from '../config/schema.ts';
+import type { StdioMcpConfig } from '../config/mcp-schema.ts';
 import { credentialsInArgs, credentialsInEnv } from '../core/command-credentials.ts';
 import { registerSecret } from '../core/redact.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';

@@ -20,7 +20,7 @@ import {
   startOAuthServer,
   startProxy,
 } from '../../../tests/helpers/remote-mcp.ts';
-import type { McpServerConfig } from '../../config/schema.ts';
+import type { McpServerConfig } from '../../config/mcp-schema.ts';
 import { isRuneError } from '../../core/errors.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { SandboxExecutor } from '../../sandbox/types.ts';

@@ -4,7 +4,7 @@
 // number of times with back-off (the same Streamable HTTP session first, where the server keeps it);
 // when that fails the server is down: its tools are withdrawn and the model is told.
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { RemoteMcpConfig } from '../../config/schema.ts';
+import type { RemoteMcpConfig } from '../../config/mcp-schema.ts';
 import { credentialValue } from '../../core/command-credentials.ts';
 import { registerSecret } from '../../core/redact.ts';
 import type { LookupFn } from '../../tools/types.ts';

@@ -4,7 +4,7 @@
 // transport that was refused; then connect again with the stored tokens to prove they work.
 // `rune mcp logout NAME` revokes the tokens where the server offers revocation, then forgets them.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RemoteMcpConfig } from '../../../config/schema.ts';
+import type { RemoteMcpConfig } from '../../../config/mcp-schema.ts';
 import type { LookupFn } from '../../../tools/types.ts';
 import { createGuardedFetch, type GuardedFetch } from '../fetch.ts';
 import type { HostGrant } from '../hosts.ts';

@@ -1,4 +1,4 @@
-// [[mcp]] tables: stdio (command) or remote (url), never both, and never a credential in the file.
+// [[mcp]] tables (mcp-schema.ts): stdio (command) or remote (url), never both, and never a credential in the file.
 import { describe, expect, it } from 'vitest';
 import { isRuneError, type RuneError } from '../core/errors.ts';
 import { loadConfig } from './load.ts';
