@@ -418,6 +418,7 @@ static struct {
   ino_t netns_ino;
   struct seccomp_notif_sizes sizes;
   struct job jobs[MAX_PENDING];
+  int top; /* jobs[top..] have never been used: loops stop there, so a call that never waits touches none */
   struct host_record hosts[HOST_SLOTS];
   uint64_t next_request;
 } g;
@@ -481,6 +482,7 @@ static struct job *job_store(const struct job *j, enum kind kind) {
     if (g.jobs[i].kind != FREE) continue;
     g.jobs[i] = *j;
     g.jobs[i].kind = kind;
+    if (i >= g.top) g.top = i + 1;
     return &g.jobs[i];
   }
   return NULL;
@@ -681,7 +683,7 @@ static void on_connector_reply(void) {
     return;
   }
   struct job *j = NULL;
-  for (int i = 0; i < MAX_PENDING; i++)
+  for (int i = 0; i < g.top; i++)
     if (g.jobs[i].kind == CONNECTOR && g.jobs[i].request == rs.id) j = &g.jobs[i];
   if (!j) {
     for (int i = 0; i < 2; i++)
@@ -1104,7 +1106,6 @@ void netguard_run(int listener, int connector, pid_t sandbox_pid, const struct n
   allow_count = n_allow;
   g.listener = listener;
   g.connector = connector;
-  for (int i = 0; i < MAX_PENDING; i++) g.jobs[i].sock = -1;
   char path[64];
   struct stat st;
   snprintf(path, sizeof path, "/proc/%d/ns/net", sandbox_pid);
@@ -1128,7 +1129,7 @@ void netguard_run(int listener, int connector, pid_t sandbox_pid, const struct n
       owner[n++] = -2;
     }
     long long now = now_ms(), wake = now + SWEEP_MS;
-    for (int i = 0; i < MAX_PENDING; i++) {
+    for (int i = 0; i < g.top; i++) {
       struct job *j = &g.jobs[i];
       if (j->kind != HOST_CONNECT && j->kind != HOST_WAIT) continue;
       fds[n] = (struct pollfd){.fd = j->sock, .events = POLLOUT};
@@ -1164,11 +1165,11 @@ void netguard_run(int listener, int connector, pid_t sandbox_pid, const struct n
     if (now - last_sweep >= SWEEP_MS) {
       /* Calls whose caller was killed or interrupted are dropped instead of waiting for TCP. */
       last_sweep = now;
-      for (int i = 0; i < MAX_PENDING; i++)
+      for (int i = 0; i < g.top; i++)
         if (g.jobs[i].kind != FREE && !still_valid(g.jobs[i].id)) job_release(&g.jobs[i]);
     }
   }
-  for (int i = 0; i < MAX_PENDING; i++)
+  for (int i = 0; i < g.top; i++)
     if (g.jobs[i].kind != FREE) job_release(&g.jobs[i]);
   free(req);
 }
