@@ -1,90 +1,16 @@
-// Who is asking and what they may do: local accounts (scrypt hashes), sessions, bearer tokens and
-// the role of every principal, resolved again on each use from the configuration as it is now, so
-// a demotion, a revoked token or an account removed from rune.toml takes effect at once.
+// Who is asking and what they may do: sessions, bearer tokens and the role of every principal
+// (roles.ts), resolved again on each use from the configuration as it is now (local accounts:
+// local-accounts.ts), so a demotion, a revoked token or an account removed from rune.toml takes
+// effect at once.
 import { createHash, randomBytes } from 'node:crypto';
 import type { NotesConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { registerSecret } from '../core/redact.ts';
 import type { Store } from './db.ts';
+import { configAccounts, type LocalAccount } from './local-accounts.ts';
 import { hashPassword, isScryptHash, passwordKey, scryptedSecret, verifyPassword } from './passwords.ts';
-
-export const ROLES = ['guest', 'user', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-const RANK: Record<Role | 'anonymous', number> = { anonymous: 0, guest: 1, user: 2, admin: 3 };
-
-export function atLeast(role: Role | 'anonymous', needed: Role): boolean {
-  return RANK[role] >= RANK[needed];
-}
-
-export interface Principal {
-  /** Stable identity: `local:alice`, `oauth:corp:alice@x.org`, `github:alice`, `token:3`. */
-  subject: string;
-  name: string;
-  provider: string;
-  role: Role;
-  /** Set for cookie sessions: the hash of the session id, and its CSRF token. */
-  sessionHash?: string;
-  csrf?: string;
-  tokenId?: number;
-}
-
-/** First list (admins, then users, then guests) that names one of the identifiers; `*` names anyone. */
-export function mapRole(
-  lists: { admins?: string[] | undefined; users?: string[] | undefined; guests?: string[] | undefined },
-  identifiers: string[],
-): Role | null {
-  const ids = identifiers.filter(Boolean).map((id) => id.toLowerCase());
-  for (const [role, list] of [
-    ['admin', lists.admins],
-    ['user', lists.users],
-    ['guest', lists.guests],
-  ] as const) {
-    for (const entry of list ?? []) {
-      const e = entry.toLowerCase();
-      if (e === '*' || ids.includes(e)) return role;
-      // `@example.org` names everyone with an address at that domain.
-      if (e.startsWith('@') && ids.some((id) => id.endsWith(e))) return role;
-    }
-  }
-  return null;
-}
-
-// --- local accounts
-
-export interface LocalAccount {
-  name: string;
-  role: Role;
-  secret: string;
-  source: 'config' | 'generated';
-}
-
-/** Reads [notes.local]; the highest role wins when a name appears twice. Warns about plain passwords. */
-export function configAccounts(config: NotesConfig, logger: Logger): Map<string, LocalAccount> {
-  const accounts = new Map<string, LocalAccount>();
-  const plain: string[] = [];
-  for (const role of ['admin', 'user', 'guest'] as const) {
-    const entries = config.local?.[`${role}s` as 'admins' | 'users' | 'guests'] ?? [];
-    for (const entry of entries) {
-      const colon = entry.indexOf(':');
-      const name = entry.slice(0, colon);
-      const secret = entry.slice(colon + 1);
-      if (accounts.has(name)) continue;
-      if (!isScryptHash(secret)) {
-        plain.push(name);
-        registerSecret(secret);
-      }
-      accounts.set(name, { name, role, secret, source: 'config' });
-    }
-  }
-  if (plain.length > 0) {
-    logger.warn('notes.plain_password', {
-      message: `[notes.local] has plain-text passwords for ${plain.join(', ')}; replace them with hashes from \`rune notes hash-password\``,
-    });
-  }
-  return accounts;
-}
-
-// --- sessions, tokens, roles
+import { atLeast, mapRole, type Principal, type Role } from './roles.ts';
+import { TokenUse } from './token-use.ts';
 
 function parseIdentifiers(json: string | null): string[] | null {
   if (!json) return null;
@@ -143,22 +69,13 @@ export interface SessionSubject {
  * grows whenever a role, session, token or the configuration changes, so long-lived event streams
  * know when to look their principal up again.
  */
-/**
- * How often a token's last_used_at is written at most. Every API request carries a token: writing
- * the time on each made every read a commit (and, with synchronous = full, an fsync for the next
- * writer). Between writes the newest time is kept in memory and shown by the API; a crash loses at
- * most this much of it (docs/notes-api.md, Tokens).
- */
-export const LAST_USED_WRITE_MS = 60_000;
-
 export class Auth {
   epoch = 0;
   accounts: Map<string, LocalAccount>;
   private notes: NotesConfig;
   private readonly store: Store;
   private readonly logger: Logger;
-  /** Per token id: when last_used_at was last written (ms), and a newer use not written yet. */
-  private readonly lastUsed = new Map<number, { writtenAt: number; pending: string | null }>();
+  private readonly tokenUse: TokenUse;
   /** Per account as loaded: the mark its sessions carry (see credentialOf). */
   private readonly credentials = new WeakMap<LocalAccount, string>();
 
@@ -166,6 +83,7 @@ export class Auth {
     this.store = store;
     this.logger = logger;
     this.notes = notes;
+    this.tokenUse = new TokenUse(store);
     this.accounts = this.loadAccounts(notes);
   }
 
@@ -419,7 +337,7 @@ export class Auth {
         'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where id = ?',
       )
       .get(id) as TokenRow | undefined;
-    return row && this.withLastUse(row);
+    return row && this.tokenUse.withLastUse(row);
   }
 
   listTokens(): TokenRow[] {
@@ -429,37 +347,12 @@ export class Auth {
           'select id, name, role, created_by, created_at, expires_at, last_used_at, revoked_at from tokens where revoked_at is null order by id',
         )
         .all() as TokenRow[]
-    ).map((row) => this.withLastUse(row));
+    ).map((row) => this.tokenUse.withLastUse(row));
   }
 
-  /** The row with its newest use, written or not yet. */
-  private withLastUse(row: TokenRow): TokenRow {
-    const pending = this.lastUsed.get(row.id)?.pending;
-    return pending ? { ...row, last_used_at: pending } : row;
-  }
-
-  /** Notes a use of a token: written at once when the last write is a minute old, else kept in memory. */
-  private noteUse(id: number): void {
-    const at = this.store.stamp();
-    const now = Date.parse(at);
-    const entry = this.lastUsed.get(id);
-    if (entry && now - entry.writtenAt < LAST_USED_WRITE_MS && now >= entry.writtenAt) {
-      entry.pending = at;
-      return;
-    }
-    this.store.db.prepare('update tokens set last_used_at = ? where id = ?').run(at, id);
-    this.lastUsed.set(id, { writtenAt: now, pending: null });
-  }
-
-  /** Writes the uses kept in memory (at shutdown). */
+  /** Writes the token uses kept in memory (at shutdown). */
   flushLastUse(): void {
-    const update = this.store.db.prepare('update tokens set last_used_at = ? where id = ?');
-    this.store.tx(() => {
-      for (const [id, entry] of this.lastUsed) {
-        if (entry.pending) update.run(entry.pending, id);
-      }
-    });
-    this.lastUsed.clear();
+    this.tokenUse.flush();
   }
 
   revokeToken(id: number): boolean {
@@ -520,7 +413,7 @@ export class Auth {
     if (!row) return null;
     const role = this.tokenRole(row);
     if (!role) return null;
-    this.noteUse(row.id);
+    this.tokenUse.note(row.id);
     return { subject: `token:${row.id}`, name: row.name, provider: 'token', role, tokenId: row.id };
   }
 

@@ -1,7 +1,7 @@
 // The notes tools of a chat run, called as the agent calls them, on a real store.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Principal } from './auth.ts';
 import { clip, notesTools } from './chat-tools.ts';
+import type { Principal } from './roles.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
 let kit: Kit;

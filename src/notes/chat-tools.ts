@@ -2,12 +2,12 @@
 // (through collab, so open editors see a write at once, saved as a revision) and search the note's
 // earlier chat. Each tool's error is its result (isError), never a thrown one.
 import type { ExtraTool } from '../agent/types.ts';
-import type { Principal } from './auth.ts';
 import type { Collab } from './collab.ts';
 import { type ChatRow, type Store, toFile } from './db.ts';
 import type { EventHub } from './events.ts';
 import { checkFileName } from './http.ts';
 import { resolveLimits } from './limits.ts';
+import type { Principal } from './roles.ts';
 import { parseQuery, runSearch } from './search.ts';
 
 /** The agent's chat search has the same query shape as the search route. */

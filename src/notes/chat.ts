@@ -15,11 +15,11 @@ import { resolveRunPolicy } from '../policy/project.ts';
 import type { ConfirmAnswer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import { Approvals } from './approvals.ts';
-import type { Principal } from './auth.ts';
 import { clip, notesTools } from './chat-tools.ts';
 import type { Collab } from './collab.ts';
 import type { ChatRow, NoteRow, Store } from './db.ts';
 import type { EventHub } from './events.ts';
+import type { Principal } from './roles.ts';
 
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Principal } from './auth.ts';
 import type { Sink } from './events.ts';
+import type { Principal } from './roles.ts';
 import { anonymous, type Client, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let kit: Kit;

@@ -3,10 +3,11 @@
 // durable events are kept for Last-Event-ID replay, and presence lives with the connections. How
 // many streams may be open (in all, per client address, per note) is bounded.
 import { randomBytes } from 'node:crypto';
-import { type Auth, atLeast, type Principal, type Role } from './auth.ts';
+import type { Auth } from './auth.ts';
 import type { FileRow, NoteRow, Store } from './db.ts';
 import type { Limits } from './limits.ts';
 import { Presence, type PresenceChange, stampClientId } from './presence.ts';
+import { atLeast, type Principal, type Role } from './roles.ts';
 
 export interface HubEvent {
   name: string;

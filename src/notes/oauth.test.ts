@@ -7,7 +7,6 @@ import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 type CryptoKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mapRole } from './oauth.ts';
 import type { BuildOptions } from './server.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
@@ -285,17 +284,6 @@ describe('OAuth2/OIDC login', () => {
     expect(
       (await loginVia('/auth/github/start', '/auth/github/callback', { login: 'mallory' })).statusCode,
     ).toBe(403);
-  });
-});
-
-describe('mapRole', () => {
-  it('takes the highest list that names the identity', () => {
-    const lists = { admins: ['root'], users: ['@x.org'], guests: ['*'] };
-    expect(mapRole(lists, ['root'])).toBe('admin');
-    expect(mapRole(lists, ['a@x.org'])).toBe('user');
-    expect(mapRole(lists, ['someone'])).toBe('guest');
-    expect(mapRole({ users: ['Alice'] }, ['alice'])).toBe('user');
-    expect(mapRole({ users: ['alice'] }, ['bob'])).toBeNull();
   });
 });
 

@@ -6,10 +6,8 @@
 import * as oidc from 'openid-client';
 import type { NotesConfig } from '../config/schema.ts';
 import { registerSecret } from '../core/redact.ts';
-import { mapRole, type Role } from './auth.ts';
 import { ApiError } from './http.ts';
-
-export { mapRole };
+import { mapRole, type Role } from './roles.ts';
 
 type FetchLike = typeof fetch;
 

@@ -4,7 +4,7 @@
 // streams: 10 GB in 26 s). Entries are changed only through their own stream's client id, which
 // the server stamps (see stampClientId), so nobody edits or impersonates another's entry.
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Role } from './auth.ts';
+import type { Role } from './roles.ts';
 
 export interface PresenceEntry {
   /** Server-stamped: the same for one person's tab on every request, never another's. */

@@ -4,8 +4,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
-import { LAST_USED_WRITE_MS } from './auth.ts';
 import { bearer, type Kit, loginAs, makeServer } from './test-kit.ts';
+import { LAST_USED_WRITE_MS } from './token-use.ts';
 
 let kit: Kit | undefined;
 afterEach(async () => {

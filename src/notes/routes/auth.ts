@@ -3,9 +3,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
-import type { LocalAccount, Principal, SessionSubject } from '../auth.ts';
+import type { SessionSubject } from '../auth.ts';
 import { rateLimited } from '../guard.ts';
 import { ApiError, badRequest, bodyObject } from '../http.ts';
+import type { LocalAccount } from '../local-accounts.ts';
+import type { Principal } from '../roles.ts';
 import { type Params, SESSION_COOKIE } from './kit.ts';
 
 const OAUTH_COOKIE = 'rune_oauth_state';

@@ -1,10 +1,10 @@
 // The agent chat of a note and the approvals an admin answers while a run waits.
 import type { FastifyInstance } from 'fastify';
 import { toApproval } from '../approvals.ts';
-import { atLeast } from '../auth.ts';
 import { toMessage } from '../chat.ts';
 import { TOOL_OUTPUT_HIDDEN } from '../events.ts';
 import { ApiError, badRequest, bodyObject, notFound, requireString } from '../http.ts';
+import { atLeast } from '../roles.ts';
 import type { Params, Query } from './kit.ts';
 
 export async function chatRoutes(app: FastifyInstance): Promise<void> {

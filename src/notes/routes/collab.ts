@@ -1,12 +1,12 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { atLeast } from '../auth.ts';
 import { tooLarge } from '../collab.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
 import { ByteBudget } from '../limits.ts';
 import { stampClientId } from '../presence.ts';
+import { atLeast } from '../roles.ts';
 import type { Params } from './kit.ts';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

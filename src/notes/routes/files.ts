@@ -1,10 +1,10 @@
 // Files of a note: list, create, read, save (3-way merged against the base revision), rename and
 // visibility. The trash is trash.ts, the revision history revisions.ts.
 import type { FastifyInstance } from 'fastify';
-import { atLeast } from '../auth.ts';
 import { toFile } from '../db.ts';
 import { ApiError, badRequest, bodyObject, checkFileName, optionalBool, requireString } from '../http.ts';
 import { plainSave } from '../plain-save.ts';
+import { atLeast } from '../roles.ts';
 import type { Params, Query } from './kit.ts';
 
 type FileP = Params<'note' | 'file'>;

@@ -8,7 +8,7 @@ import type { RuneConfig } from '../../config/schema.ts';
 import type { Logger } from '../../core/logger.ts';
 import { redact } from '../../core/redact.ts';
 import type { SqliteDatabase } from '../../core/sqlite.ts';
-import { type Auth, atLeast, type Principal, type Role, sha256 } from '../auth.ts';
+import { type Auth, sha256 } from '../auth.ts';
 import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
 import { type FileRow, type NoteRow, type Store, toFile, toNote } from '../db.ts';
@@ -16,6 +16,7 @@ import { canSee, type EventHub } from '../events.ts';
 import { ApiError, badRequest, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
 import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
+import { atLeast, type Principal, type Role } from '../roles.ts';
 import { storageFailure } from '../storage.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
 

@@ -2,10 +2,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { atLeast } from '../auth.ts';
 import { toFile, toNote } from '../db.ts';
 import { tarNote, zipNote } from '../export.ts';
 import { ApiError, badRequest, bodyObject, checkNoteName, optionalBool } from '../http.ts';
+import { atLeast } from '../roles.ts';
 import type { Params, Query } from './kit.ts';
 import { expensive, single } from './limits.ts';
 

@@ -1,8 +1,8 @@
 // Full-text search over files and chats, only within what the caller may see. The query is
 // checked at the boundary; the search itself runs in a worker under a time budget (search.ts).
 import type { FastifyInstance } from 'fastify';
-import { atLeast } from '../auth.ts';
 import { badRequest } from '../http.ts';
+import { atLeast } from '../roles.ts';
 import { parseQuery } from '../search.ts';
 import type { Query } from './kit.ts';
 import { expensive, single } from './limits.ts';

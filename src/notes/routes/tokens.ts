@@ -1,7 +1,7 @@
 // API tokens (admin): list, issue (the secret shown once), revoke.
 import type { FastifyInstance } from 'fastify';
-import { ROLES, type Role } from '../auth.ts';
 import { badRequest, bodyObject, notFound, requireString } from '../http.ts';
+import { ROLES, type Role } from '../roles.ts';
 import type { Params } from './kit.ts';
 
 const MAX_TOKEN_DAYS = 3650;

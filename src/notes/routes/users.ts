@@ -1,8 +1,8 @@
 // Users (admin): who can log in or has logged in, and role changes that take effect at once,
 // event streams included.
 import type { FastifyInstance } from 'fastify';
-import { ROLES, type Role } from '../auth.ts';
 import { badRequest, bodyObject } from '../http.ts';
+import { ROLES, type Role } from '../roles.ts';
 import type { Params } from './kit.ts';
 
 export async function userRoutes(app: FastifyInstance): Promise<void> {
