@@ -14,6 +14,7 @@ import {
   type ConfigOrigin,
   configLayerSchema,
   DEFAULTS,
+  layerSchemaFor,
   type RuneConfig,
 } from './schema.ts';
 
@@ -238,15 +239,12 @@ function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => 
  * The layer schema narrowed to the keys the layer has (still strict: any other key is reported as
  * unknown). zod visits every key of an object's shape, and an absent optional table still builds
  * its lazy schema to ask whether it is optional: checking three flags built the policy, sandbox,
- * MCP and notes schemas, ~9 ms of every start. Same element schemas, so the same messages.
+ * MCP and notes schemas, ~9 ms of every start. Only the present keys' schemas are built
+ * (`layerSchemaFor`); the same field schemas, so the same messages.
  */
 export function presentKeysSchema(raw: unknown) {
-  const schema = configLayerSchema();
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return schema;
-  const present: Partial<Record<keyof typeof schema.shape, true>> = {};
-  for (const key of Object.keys(raw))
-    if (Object.hasOwn(schema.shape, key)) present[key as keyof typeof schema.shape] = true;
-  return schema.pick(present);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return configLayerSchema();
+  return layerSchemaFor(raw);
 }
 
 function describeIssue(issue: z.core.$ZodIssue, label: (path: string) => string): string {
