@@ -2,37 +2,13 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { silentLogger } from '../core/logger.ts';
-import { Collab, setText } from './collab.ts';
-import { mergeText } from './merge.ts';
+import { Collab } from './collab.ts';
 import { ACCOUNTS, type Kit, loginAs, makeServer } from './test-kit.ts';
 
 let kit: Kit;
 const UMA = { subject: 'local:uma', name: 'uma' };
 afterEach(async () => {
   await kit?.server.close();
-});
-
-describe('mergeText', () => {
-  it('merges changes to different lines and refuses overlapping ones', () => {
-    expect(mergeText('a\nb\nc\n', 'A\nb\nc\n', 'a\nb\nC\n')).toBe('A\nb\nC\n');
-    expect(mergeText('a\n', 'x\n', 'y\n')).toBeNull();
-    expect(mergeText('a\n', 'same\n', 'same\n')).toBe('same\n');
-  });
-});
-
-describe('setText', () => {
-  it('turns the text into the target with small edits', () => {
-    const doc = new Y.Doc();
-    const text = doc.getText('content');
-    text.insert(0, 'hello world');
-    setText(text, 'hello brave new world!');
-    expect(text.toString()).toBe('hello brave new world!');
-    const big = `start ${'x'.repeat(30_000)} end`;
-    setText(text, big);
-    expect(text.toString()).toBe(big);
-    setText(text, '');
-    expect(text.toString()).toBe('');
-  });
 });
 
 describe('Collab documents', () => {
@@ -484,22 +460,5 @@ describe('collaborative input through the API', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json().message).toMatch(/belongs to another editor/);
     expect((await uma.request('GET', `/api/notes/n/files/${fileId}`)).json().content).not.toContain('forged');
-  });
-});
-
-describe('setText with characters outside the BMP', () => {
-  it('never cuts a surrogate pair (Yjs would turn each half into U+FFFD)', () => {
-    const doc = new Y.Doc();
-    const text = doc.getText('content');
-    for (const [from, to] of [
-      ['𐐀', '𐐁'],
-      ['a😀b', 'a😃b'],
-      ['😀😀', '😀'],
-      ['x\ud83d\ude00', 'x\ud83d\ude03y'],
-    ] as const) {
-      setText(text, from);
-      setText(text, to);
-      expect(text.toString()).toBe(to);
-    }
   });
 });

@@ -2,9 +2,9 @@
 // appended to an update log in SQLite before it is acknowledged; a file's document is its stored
 // state plus the updates logged after it. Revisions (which compact the log into the stored state,
 // in the same transaction) come after a short idle time and at the latest every `maxIntervalMs` of
-// continuous editing. Plain saves from scripts are merged in (3-way against their base revision)
-// or refused. See docs/adr/0006-notes-collaboration.md and 0013-notes-durability.md.
-import { diffChars } from 'diff';
+// continuous editing. Plain saves from scripts go through replace() (plain-save.ts merges them);
+// the edits a new text makes are set-text.ts. See docs/adr/0006-notes-collaboration.md and
+// 0013-notes-durability.md.
 import * as Y from 'yjs';
 import type { Logger } from '../core/logger.ts';
 import { checkUpdate, isPlainTextDoc, TEXT_NAME } from './collab-check.ts';
@@ -12,8 +12,7 @@ import type { FileRow, Store } from './db.ts';
 import type { EventHub } from './events.ts';
 import { ApiError } from './http.ts';
 import type { Limits } from './limits.ts';
-import { DEFAULT_MERGE_BUDGET } from './merge.ts';
-import { InlineRunner, type TaskRunner } from './worker-pool.ts';
+import { setText } from './set-text.ts';
 
 interface Live {
   doc: Y.Doc;
@@ -45,10 +44,6 @@ export interface Editor {
   name: string;
 }
 
-export type PutResult =
-  | { ok: true; file: FileRow; merged: boolean }
-  | { ok: false; current: { content: string; revision: number }; tooLarge?: boolean };
-
 export interface CollabOptions {
   /** A revision is saved this long after the last change. */
   idleMs?: number;
@@ -58,8 +53,6 @@ export interface CollabOptions {
   unloadMs?: number;
   logger: Logger;
   limits?: Pick<Limits, 'maxFileBytes' | 'maxDocumentBytes' | 'maxUpdateBytes'>;
-  /** Where 3-way merges of saves on old revisions run (a worker pool in the server). */
-  runner?: TaskRunner;
 }
 
 const SERVER_ORIGIN = 'server';
@@ -71,51 +64,6 @@ export function tooLarge(message: string): ApiError {
   return new ApiError(413, 'TOO_LARGE', message);
 }
 
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
-
-/** Applies the smallest character edits that turn the Y.Text into `target`. */
-export function setText(text: Y.Text, target: string): void {
-  const current = text.toString();
-  if (current === target) return;
-  // The common start and end stay untouched; only the changed middle is diffed (diffing whole
-  // documents is quadratic in the worst case), and a very large middle is replaced in one splice.
-  let start = 0;
-  const max = Math.min(current.length, target.length);
-  while (start < max && current.charCodeAt(start) === target.charCodeAt(start)) start++;
-  // Never cut between the two halves of a surrogate pair: Yjs would replace each half with U+FFFD.
-  if (start > 0 && isHighSurrogate(current.charCodeAt(start - 1))) start--;
-  let end = 0;
-  while (
-    end < max - start &&
-    current.charCodeAt(current.length - 1 - end) === target.charCodeAt(target.length - 1 - end)
-  ) {
-    end++;
-  }
-  if (end > 0 && isLowSurrogate(current.charCodeAt(current.length - end))) end--;
-  const oldMiddle = current.slice(start, current.length - end);
-  const newMiddle = target.slice(start, target.length - end);
-  // Character diffs are O(N·D): past a few thousand edits (or 50 ms) one splice is cheaper for
-  // everyone, and live editors see the same text either way.
-  const parts =
-    oldMiddle.length === 0 || newMiddle.length === 0 || oldMiddle.length + newMiddle.length > 20_000
-      ? undefined
-      : diffChars(oldMiddle, newMiddle, { maxEditLength: 2000, timeout: 50 });
-  if (!parts) {
-    if (oldMiddle.length > 0) text.delete(start, oldMiddle.length);
-    if (newMiddle.length > 0) text.insert(start, newMiddle);
-    return;
-  }
-  let index = start;
-  for (const part of parts) {
-    if (part.removed) text.delete(index, part.value.length);
-    else if (part.added) {
-      text.insert(index, part.value);
-      index += part.value.length;
-    } else index += part.value.length;
-  }
-}
-
 export class Collab {
   private readonly live = new Map<number, Live>();
   private readonly store: Store;
@@ -125,7 +73,6 @@ export class Collab {
   private readonly unloadMs: number;
   private readonly logger: Logger;
   private readonly limits: NonNullable<CollabOptions['limits']>;
-  private readonly runner: TaskRunner;
 
   constructor(store: Store, hub: EventHub, options: CollabOptions) {
     this.store = store;
@@ -139,7 +86,6 @@ export class Collab {
       maxDocumentBytes: 4 * 1024 * 1024,
       maxUpdateBytes: 256 * 1024,
     };
-    this.runner = options.runner ?? new InlineRunner(null);
     // Runs the document code once at start, so the first real edit does not pay for compiling it.
     const warm = new Y.Doc();
     setText(warm.getText('content'), 'warm up\n');
@@ -474,37 +420,6 @@ export class Collab {
     const bytes = Buffer.byteLength(content);
     if (bytes > this.limits.maxFileBytes) {
       throw tooLarge(`content: ${bytes} bytes, more than the ${this.limits.maxFileBytes} a file may have`);
-    }
-  }
-
-  /**
-   * A save from a script: applied when based on the current text, merged or refused otherwise.
-   * The merge runs off the event loop; if live edits moved the text on meanwhile, it is merged
-   * again against the newer text (a few times at most, then refused like any conflict).
-   */
-  async put(file: FileRow, content: string, baseRevision: number, author: string): Promise<PutResult> {
-    this.checkSize(content);
-    let row = file;
-    for (let attempt = 0; ; attempt++) {
-      const live = this.text(row);
-      const current = { content: live, revision: row.revision };
-      const unchanged = baseRevision === row.revision && live === row.content;
-      if (unchanged) return { ok: true, file: this.replace(row, content, author), merged: false };
-      const base = this.store.revision(row.id, baseRevision);
-      if (!base || attempt >= 3) return { ok: false, current };
-      const merged = await this.runner.run(
-        { kind: 'merge', base: base.content, ours: content, theirs: live, budget: DEFAULT_MERGE_BUDGET },
-        DEFAULT_MERGE_BUDGET.timeoutMs * 4,
-      );
-      const fresh = this.store.fileById(row.id);
-      if (!fresh || fresh.deleted_at) return { ok: false, current };
-      if (this.text(fresh) !== live || fresh.revision !== row.revision) {
-        row = fresh;
-        continue;
-      }
-      if (merged === null || merged === 'too-large')
-        return { ok: false, current, tooLarge: merged === 'too-large' };
-      return { ok: true, file: this.replace(fresh, merged, author), merged: true };
     }
   }
 

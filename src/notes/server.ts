@@ -130,7 +130,6 @@ function startServices(options: BuildOptions, storage: Storage) {
   const collab = new Collab(store, hub, {
     logger,
     limits,
-    runner: tasks,
     ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
     maxIntervalMs: options.revisionEveryMs ?? notes.revision_every_secs * 1000,
   });

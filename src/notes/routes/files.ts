@@ -4,12 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import { atLeast } from '../auth.ts';
 import { toFile } from '../db.ts';
 import { ApiError, badRequest, bodyObject, checkFileName, optionalBool, requireString } from '../http.ts';
+import { plainSave } from '../plain-save.ts';
 import type { Params, Query } from './kit.ts';
 
 type FileP = Params<'note' | 'file'>;
 
 export async function fileRoutes(app: FastifyInstance): Promise<void> {
-  const { store, collab, publishFile } = app.notes;
+  const { store, collab, tasks, publishFile } = app.notes;
 
   app.get<Params<'note'> & Query>('/api/notes/:note/files', async (req) => {
     const note = req.note(req.params.note);
@@ -58,7 +59,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     }
     if (base > file.revision)
       throw badRequest(`base_revision: ${base} is newer than the file (${file.revision})`);
-    const result = await collab.put(file, content, base, user.name);
+    const result = await plainSave({ collab, store, runner: tasks }, file, content, base, user.name);
     if (!result.ok) {
       const why = result.tooLarge
         ? "the changes are too large to merge within the server's budget"
