@@ -62,3 +62,28 @@ export function report(title, samples, baseline) {
     );
   }
 }
+
+/** Whether valgrind is installed (for instructionsOnce). */
+export function hasValgrind() {
+  return spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Instructions one run executes (valgrind cachegrind's `I refs`, every thread): unlike wall time,
+ * another process on the machine barely moves it, so two builds compare on a busy machine too.
+ * `check(stdout)` must hold, so a broken run never looks cheap.
+ */
+export function instructionsOnce(cmd, args, options = {}, check = () => true) {
+  const result = spawnSync(
+    'valgrind',
+    ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', cmd, ...args],
+    { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024, ...options },
+  );
+  const refs = /I\s+refs:\s+([\d,]+)/.exec(result.stderr ?? '');
+  if (result.status !== 0 || !refs || !check(result.stdout ?? '')) {
+    throw new Error(
+      `valgrind ${cmd} ${args.join(' ')} failed (exit ${result.status}): ${(result.stderr ?? '').slice(-500)}`,
+    );
+  }
+  return Number(refs[1].replaceAll(',', ''));
+}

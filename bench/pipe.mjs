@@ -5,17 +5,31 @@
 // whose difference to the one-step run over ten is the overhead per tool call. `--before BIN` adds
 // another build (main before a change, say) side by side in the same interleaved rounds. The mock
 // runs in a worker thread because the timed runs block the main thread (spawnSync).
-//   node bench/pipe.mjs [--rounds 20] [--before path/to/old/rune]
+// `--instructions N` adds the instructions of N runs of each (valgrind), which a busy machine does
+// not disturb: the measure to compare two builds on a shared machine (docs/adr/0029).
+//   node bench/pipe.mjs [--rounds 20] [--before path/to/old/rune] [--instructions 3]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { interleave, median, report, requireBinary, timeOnce } from './lib.mjs';
+import {
+  hasValgrind,
+  instructionsOnce,
+  interleave,
+  median,
+  report,
+  requireBinary,
+  timeOnce,
+} from './lib.mjs';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '20' }, before: { type: 'string' } },
+  options: {
+    rounds: { type: 'string', default: '20' },
+    before: { type: 'string' },
+    instructions: { type: 'string' },
+  },
 });
 const rounds = Math.max(20, Number(values.rounds));
 const rune = requireBinary();
@@ -138,6 +152,38 @@ function floorOnce() {
   return ms;
 }
 
+/** The one-step answer, node -e 0 and the floor in instructions: medians of `runs` each. */
+function instructionTable(runs) {
+  if (!hasValgrind()) {
+    console.log('\n  instructions: skipped (valgrind is not installed: apt-get install valgrind)');
+    return;
+  }
+  const answered = (stdout) => stdout.includes('The answer is 4.');
+  const input = 'what is 2+2';
+  const cases = {
+    'node -e 0': () => instructionsOnce(process.execPath, ['-e', '0'], { env }),
+    [FLOOR_CASE]: () =>
+      instructionsOnce(
+        process.execPath,
+        ['-e', FLOOR, `http://127.0.0.1:${port}/v1/chat/completions`],
+        { env, input },
+        answered,
+      ),
+    [ONE]: () => instructionsOnce(rune, args, { env, input }, answered),
+    ...(before
+      ? { 'before: one step': () => instructionsOnce(before, args, { env: beforeEnv, input }, answered) }
+      : {}),
+  };
+  const counts = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let i = 0; i < runs; i++) for (const [name, once] of Object.entries(cases)) counts[name].push(once());
+  const base = median(counts['node -e 0']);
+  console.log(`\ninstructions (valgrind, median of ${runs} each)`);
+  for (const [name, values] of Object.entries(counts)) {
+    const m = median(values);
+    console.log(`  ${name.padEnd(44)} ${(m / 1e6).toFixed(1).padStart(7)} M  ratio ${(m / base).toFixed(3)}`);
+  }
+}
+
 const ONE = 'echo "what is 2+2" | rune … (one step)';
 const FLOOR_CASE = 'node: the same answer over bare node:http';
 const TEN = 'the same after ten execute_cmd calls';
@@ -177,6 +223,7 @@ try {
       (median(samples['before: ten execute_cmd calls']) - median(samples['before: one step'])) / 10;
     console.log(`  before: one step ${was.toFixed(2)} × node, ${wasPerCall.toFixed(1)} ms per tool call`);
   }
+  if (values.instructions) instructionTable(Math.max(1, Number(values.instructions)));
 } finally {
   await worker.terminate();
   rmSync(home, { recursive: true, force: true });

@@ -130,6 +130,22 @@ c = socket.socket(socket.AF_UNIX); c.setblocking(False)
 try: c.connect("child.sock")
 except BlockingIOError: pass
 c.setblocking(True); print(c.recv(40).decode()); os.wait()
+srv = socket.socket(socket.AF_UNIX); srv.bind("backlog.sock"); srv.listen(0)
+full = socket.socket(socket.AF_UNIX); full.setblocking(False)
+try:
+    while True: full.connect("backlog.sock"); full = socket.socket(socket.AF_UNIX); full.setblocking(False)
+except BlockingIOError: pass
+def accept_later():
+    import time; time.sleep(0.5)
+    while True:
+        a = srv.accept()[0]
+        try: a.send(b"own full backlog")
+        except OSError: pass  # a connection that filled the backlog, closed since
+threading.Thread(target=accept_later, daemon=True).start()
+c = socket.socket(socket.AF_UNIX); c.connect("backlog.sock")
+data = b""
+while not data.endswith(b"own full backlog"): data += c.recv(40)
+print(data[-16:].decode())
 a, b = socket.socketpair(); a.send(b"own socketpair"); print(b.recv(40).decode())
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.send(b"own seqpacket pair"); print(b.recv(40).decode())
 `;
@@ -367,7 +383,7 @@ describe('pathname UNIX sockets of listeners outside the sandbox', () => {
   }
 
   describe('UNIX sockets of the command itself keep working', () => {
-    it('a server it starts in the workspace (stream, seqpacket, a forked server, non-blocking, relative), socketpair', async () => {
+    it('a server it starts in the workspace (stream, seqpacket, a forked server, non-blocking, relative, a blocking connect waiting out a full backlog), socketpair', async () => {
       const r = await runSandbox({
         mode: 'host',
         args: ['sandbox', '--allow-write', work, '--', PY, '-c', OWN_SOCKETS],
@@ -379,10 +395,25 @@ describe('pathname UNIX sockets of listeners outside the sandbox', () => {
         'own stream',
         'own seqpacket',
         'own child server',
+        'own full backlog',
         'own socketpair',
         'own seqpacket pair',
         '',
       ]);
+    });
+
+    it('a Node server and client on a socket in the workspace', async (context) => {
+      // A node under /usr is in the view; one elsewhere (nvm) would need its folder granted.
+      if (!existsSync('/usr/bin/node')) context.skip('needs Debian nodejs at /usr/bin/node');
+      const script =
+        "const net = require('node:net'); const srv = net.createServer((c) => c.end('own node')).listen('node.sock', () => net.connect('node.sock').on('data', (d) => { process.stdout.write(d); srv.close(); }));";
+      const r = await runSandbox({
+        mode: 'host',
+        args: ['sandbox', '--allow-write', work, '--', '/usr/bin/node', '-e', script],
+        cwd: work,
+        env,
+      });
+      expect(r.stdout).toBe('own node');
     });
 
     it('Python multiprocessing: a pool, and a Listener/Client pair on a socket in the workspace', async (context) => {
