@@ -1,4 +1,4 @@
-// The JSON shapes of notes and files as the HTTP API sends them (docs/notes-api.md). Imported by the
+// The JSON shapes of notes, files and approvals as the HTTP API sends them (docs/notes-api.md). Imported by the
 // server and, as types only, by the browser code in web/, so the two cannot drift apart.
 
 export interface Note {
@@ -22,4 +22,20 @@ export interface FileInfo {
   updated_by: string | null;
   deleted_at: string | null;
   content?: string;
+}
+
+/** A question of a chat run that an admin answers (src/notes/approvals.ts). */
+export interface Approval {
+  id: string;
+  note_id: number;
+  run_id: string;
+  tool: string;
+  arguments: string;
+  question: string;
+  reason: string;
+  suggestion: { list: string; value: string } | null;
+  status: 'pending' | 'yes' | 'no' | 'always' | 'expired';
+  created_at: string;
+  answered_by: string | null;
+  answered_at: string | null;
 }

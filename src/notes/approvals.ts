@@ -6,26 +6,15 @@ import { configFile } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { addAllowlistEntry } from '../policy/persist.ts';
 import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
+import type { Approval } from './api-types.ts';
 import type { Store } from './db.ts';
 import type { EventHub } from './events.ts';
 import { ApiError } from './http.ts';
 
-export interface ApprovalRow {
-  id: string;
-  note_id: number;
-  run_id: string;
-  tool: string;
-  arguments: string;
-  question: string;
-  reason: string;
-  suggestion: string | null;
-  status: string;
-  created_at: string;
-  answered_by: string | null;
-  answered_at: string | null;
-}
+/** An approval as stored: the suggestion as JSON text. */
+export type ApprovalRow = Omit<Approval, 'suggestion'> & { suggestion: string | null };
 
-export function toApproval(row: ApprovalRow): Record<string, unknown> {
+export function toApproval(row: ApprovalRow): Approval {
   return { ...row, suggestion: row.suggestion ? JSON.parse(row.suggestion) : null };
 }
 

@@ -69,7 +69,7 @@ export interface User {
   provider: string;
 }
 export type Role = 'anonymous' | 'guest' | 'user' | 'admin';
-export type { FileInfo, Note } from '../../src/notes/api-types.ts';
+export type { Approval, FileInfo, Note } from '../../src/notes/api-types.ts';
 export interface Revision {
   revision: number;
   file_id: number;
@@ -86,19 +86,6 @@ export interface ChatMessage {
   content: string;
   run_id: string | null;
   created_at: string;
-}
-export interface Approval {
-  id: string;
-  note_id: number;
-  run_id: string;
-  tool: string;
-  arguments: string;
-  question: string;
-  reason: string;
-  suggestion: { list: string; value: string } | null;
-  status: 'pending' | 'yes' | 'no' | 'always' | 'expired';
-  created_at: string;
-  answered_by: string | null;
 }
 export interface Presence {
   client_id: string;
