@@ -1,7 +1,8 @@
 // What a built-in tool is to the run loop: a JSON Schema for the model, a zod schema that checks
 // the model's arguments, and an execute function that never throws for bad input.
-import { z } from 'zod/v4';
+import type { z } from 'zod/v4';
 import type { RuneConfig } from '../config/schema.ts';
+import { z as zod } from '../config/schema-kit.ts';
 import type { ProtectedPaths } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
@@ -54,7 +55,8 @@ export function defineTool<Args>(spec: {
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
   preview?(args: Args, context: ToolContext): Promise<string | undefined>;
 }): BuiltinTool<Args> {
-  // Derived on first use: converting every schema at start-up costs a run that calls no tool.
+  // Derived on first use: converting every schema at start-up costs a run that calls no tool. zod
+  // through schema-kit, loaded then: this module is on every cli start (the registry's ToolError).
   let parameters: Record<string, unknown> | undefined;
   return {
     definition: {
@@ -62,7 +64,7 @@ export function defineTool<Args>(spec: {
       description: spec.description,
       get parameters() {
         if (!parameters) {
-          const { $schema: _ignored, ...rest } = z.toJSONSchema(spec.schema) as Record<string, unknown>;
+          const { $schema: _ignored, ...rest } = zod().toJSONSchema(spec.schema) as Record<string, unknown>;
           parameters = rest;
         }
         return parameters;
