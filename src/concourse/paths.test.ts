@@ -36,6 +36,17 @@ describe('resolveInside', () => {
     },
   );
 
+  it('takes a file in a folder whose name begins with two dots (..x is a name, not a way up)', () => {
+    const { root } = fixture();
+    mkdirSync(join(root, '..notes'));
+    writeFileSync(join(root, '..notes', 'prompt.md'), 'hi');
+    expect(resolveInside(root, '..notes/prompt.md', 'prompt_file')).toBe(join(root, '..notes', 'prompt.md'));
+    // …and a sibling whose name only starts like the root's is not inside it.
+    mkdirSync(`${root}-evil`);
+    writeFileSync(join(`${root}-evil`, 'prompt.md'), 'no');
+    expect(() => resolveInside(root, '../src-evil/prompt.md', 'prompt_file')).toThrow(/resolves outside/);
+  });
+
   it('says when the file does not exist', () => {
     const { root } = fixture();
     expect(() => resolveInside(root, 'nope.md', 'prompt_file')).toThrow(/does not exist/);

@@ -1,8 +1,9 @@
 // Paths that come from params resolve inside the put folder; anything that escapes it (through `..`,
 // an absolute path or a symlink) is refused. Also lists the put's input folders for the agent.
 import { readdirSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RuneError } from '../core/errors.ts';
+import { isUnder } from '../core/paths.ts';
 
 /** Canonical path of `path` under `root`, which must exist and stay inside root after symlinks. */
 export function resolveInside(root: string, path: string, label: string): string {
@@ -10,7 +11,7 @@ export function resolveInside(root: string, path: string, label: string): string
   const outside = (): RuneError =>
     new RuneError('USAGE', `${label} "${path}" resolves outside ${root}; paths must stay inside it`);
   const lexical = resolve(realRoot, path);
-  if (!isInside(realRoot, lexical)) throw outside();
+  if (!isUnder(lexical, realRoot)) throw outside();
   let real: string;
   try {
     real = realpathSync(lexical);
@@ -19,13 +20,8 @@ export function resolveInside(root: string, path: string, label: string): string
     if (code === 'ENOENT') throw new RuneError('USAGE', `${label} "${path}" does not exist under ${root}`);
     throw new RuneError('IO', `${label} "${path}": ${(error as Error).message}`, { cause: error });
   }
-  if (!isInside(realRoot, real)) throw outside();
+  if (!isUnder(real, realRoot)) throw outside();
   return real;
-}
-
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /**
