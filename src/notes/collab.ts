@@ -1,42 +1,19 @@
 // Real-time editing: one Yjs document per file while it is in use. Every update a client sends is
 // appended to an update log in SQLite before it is acknowledged; a file's document is its stored
-// state plus the updates logged after it. Revisions (which compact the log into the stored state,
+// state plus the updates logged after it (loaded by live-doc.ts). Revisions (which compact the log into the stored state,
 // in the same transaction) come after a short idle time and at the latest every `maxIntervalMs` of
 // continuous editing. Plain saves from scripts go through replace() (plain-save.ts merges them);
 // the edits a new text makes are set-text.ts. See docs/adr/0006-notes-collaboration.md and
 // 0013-notes-durability.md.
 import * as Y from 'yjs';
 import type { Logger } from '../core/logger.ts';
-import { checkUpdate, isPlainTextDoc, TEXT_NAME } from './collab-check.ts';
+import { checkUpdate, TEXT_NAME } from './collab-check.ts';
 import type { FileRow, Store } from './db.ts';
 import type { EventHub } from './events.ts';
 import { ApiError } from './http.ts';
 import type { Limits } from './limits.ts';
+import { type Live, loadLive, SERVER_ORIGIN } from './live-doc.ts';
 import { setText } from './set-text.ts';
-
-interface Live {
-  doc: Y.Doc;
-  fileId: number;
-  noteId: number;
-  /** The text changed since the last revision. */
-  dirty: boolean;
-  /** When the oldest change not yet in a revision or the stored state arrived (performance.now()). */
-  pendingSince: number;
-  /** Id of the newest logged update not yet compacted into the stored state; 0 when none. */
-  uncompacted: number;
-  /** Set by the document's update listener: the last apply changed the document. */
-  updated: boolean;
-  authors: Set<string>;
-  timer: NodeJS.Timeout | null;
-  /** Who wrote first with each Yjs client id of this file (subjects; the server's own id too). */
-  owners: Map<number, string>;
-  /** Size of the encoded state: exact after an encode, an upper bound after updates since. */
-  stateBytes: number;
-  stateExact: boolean;
-  /** Encodings handed out since the last change, so readers do not re-encode an unchanged document. */
-  cachedState: string | null;
-  cachedText: string | null;
-}
 
 /** Who sends a collaborative update: the principal's subject and display name. */
 export interface Editor {
@@ -54,11 +31,6 @@ export interface CollabOptions {
   logger: Logger;
   limits?: Pick<Limits, 'maxFileBytes' | 'maxDocumentBytes' | 'maxUpdateBytes'>;
 }
-
-const SERVER_ORIGIN = 'server';
-const SERVER_SUBJECT = 'server:';
-/** Origin of updates replayed from the log when a document loads. */
-const LOG_ORIGIN = 'log';
 
 export function tooLarge(message: string): ApiError {
   return new ApiError(413, 'TOO_LARGE', message);
@@ -94,88 +66,12 @@ export class Collab {
     warm.destroy();
   }
 
-  /** The file's document: its stored state, then every update logged after it. */
+  /** The file's document, loaded on first use (live-doc.ts); one left to compact is saved soon. */
   private open(file: FileRow): Live {
     const existing = this.live.get(file.id);
     if (existing) return existing;
-    let doc = new Y.Doc();
-    const stored = this.store.fileYdoc(file.id);
-    if (stored) Y.applyUpdate(doc, stored);
-    if (!isPlainTextDoc(doc)) {
-      // Stored before updates were checked: embeds or other types shift every offset of the text.
-      // The document starts again from the saved text; clients holding the old one are told.
-      this.logger.warn('notes.collab_rebuilt', {
-        message: `file ${file.id}: its collaborative state held more than plain text; rebuilt from the saved text`,
-      });
-      doc.destroy();
-      doc = new Y.Doc();
-      this.hub.publish({
-        name: 'collab.reset',
-        noteId: file.note_id,
-        fileId: file.id,
-        data: { note_id: file.note_id, file_id: file.id, revision: file.revision },
-      });
-    }
-    const text = doc.getText(TEXT_NAME);
-    let state: Uint8Array | null = stored && doc.store.clients.size > 0 ? stored : null;
-    if (text.toString() !== file.content || !state) {
-      // First collaborative use of this file (or its text changed outside): start from the saved text
-      // and keep that state, so every later load hands out the same document history.
-      doc.transact(() => setText(text, file.content), SERVER_ORIGIN);
-      state = Y.encodeStateAsUpdate(doc);
-      this.store.db.prepare('update files set ydoc = ? where id = ?').run(state, file.id);
-    }
-    const entry: Live = {
-      doc,
-      fileId: file.id,
-      noteId: file.note_id,
-      dirty: false,
-      pendingSince: 0,
-      uncompacted: 0,
-      updated: false,
-      authors: new Set(),
-      timer: null,
-      owners: new Map([
-        ...this.store.collabClients(file.id),
-        [doc.clientID, SERVER_SUBJECT] as [number, string],
-      ]),
-      stateBytes: state.length,
-      stateExact: true,
-      cachedState: null,
-      cachedText: null,
-    };
-    const logged = this.store.loggedUpdates(file.id);
-    if (logged.length > 0) {
-      for (const row of logged) {
-        Y.applyUpdate(doc, row.data, LOG_ORIGIN);
-        entry.authors.add(row.author);
-        entry.stateBytes += row.data.length;
-      }
-      entry.stateExact = false;
-      entry.uncompacted = logged.at(-1)!.id;
-      entry.dirty = text.toString() !== file.content;
-      entry.pendingSince = performance.now();
-      this.schedule(entry);
-    }
-    doc.on('update', (update: Uint8Array, origin: unknown) => {
-      entry.updated = true;
-      entry.cachedState = null;
-      entry.cachedText = null;
-      entry.stateBytes += update.length;
-      entry.stateExact = false;
-      this.hub.publish({
-        name: 'collab.update',
-        noteId: entry.noteId,
-        fileId: entry.fileId,
-        live: true,
-        data: {
-          note_id: entry.noteId,
-          file_id: entry.fileId,
-          update: Buffer.from(update).toString('base64'),
-          client_id: typeof origin === 'string' ? origin : SERVER_ORIGIN,
-        },
-      });
-    });
+    const entry = loadLive(file, { store: this.store, hub: this.hub, logger: this.logger });
+    if (entry.uncompacted > 0) this.schedule(entry);
     this.live.set(file.id, entry);
     return entry;
   }
