@@ -33,12 +33,15 @@ export async function buildCliChunks(root, outdir, options) {
   // The SEA's vm.Script has no module loader: every import() must become a require().
   common.supported = { ...options.supported, 'dynamic-import': false };
 
-  const lazyFiles = new Set();
-  const toLazy = {
-    name: 'rune-lazy-imports',
+  /**
+   * A plugin sending to `prefix` + file every import `wanted(args, file)` picks (file relative to
+   * root), noting the file in `files`; every other import resolves as usual.
+   */
+  const redirect = (name, prefix, files, wanted) => ({
+    name,
     setup(build) {
       build.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.kind !== 'dynamic-import' || args.pluginData === 'resolving') return undefined;
+        if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
         if (args.path.startsWith('node:')) return undefined;
         const found = await build.resolve(args.path, {
           kind: args.kind,
@@ -46,12 +49,20 @@ export async function buildCliChunks(root, outdir, options) {
           resolveDir: args.resolveDir,
           pluginData: 'resolving',
         });
-        if (found.errors.length > 0 || found.external) return undefined;
-        lazyFiles.add(rel(found.path));
-        return { path: `${LAZY_PREFIX}${rel(found.path)}`, external: true };
+        if (found.errors.length > 0 || found.external || !wanted(args, rel(found.path))) return undefined;
+        files.add(rel(found.path));
+        return { path: `${prefix}${rel(found.path)}`, external: true };
       });
     },
-  };
+  });
+
+  const lazyFiles = new Set();
+  const toLazy = redirect(
+    'rune-lazy-imports',
+    LAZY_PREFIX,
+    lazyFiles,
+    (args) => args.kind === 'dynamic-import',
+  );
   const entry = resolve(root, 'src/cli/index.ts');
   const cliBuild = (hostFiles) =>
     esbuild.build({
@@ -70,24 +81,7 @@ export async function buildCliChunks(root, outdir, options) {
   const inCli = new Set(Object.keys(first.metafile.inputs));
 
   const hostFiles = new Set();
-  const toHost = {
-    name: 'rune-host-modules',
-    setup(build) {
-      build.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.pluginData === 'resolving' || args.kind === 'entry-point') return undefined;
-        if (args.path.startsWith('node:')) return undefined;
-        const found = await build.resolve(args.path, {
-          kind: args.kind,
-          importer: args.importer,
-          resolveDir: args.resolveDir,
-          pluginData: 'resolving',
-        });
-        if (found.errors.length > 0 || found.external || !inCli.has(rel(found.path))) return undefined;
-        hostFiles.add(rel(found.path));
-        return { path: `${HOST_PREFIX}${rel(found.path)}`, external: true };
-      });
-    },
-  };
+  const toHost = redirect('rune-host-modules', HOST_PREFIX, hostFiles, (_args, file) => inCli.has(file));
   const lazy = await esbuild.build({
     ...common,
     plugins: [toHost, ...(options.plugins ?? [])],
