@@ -247,7 +247,7 @@ function lazyToolEnv(
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
     const { config, cwd } = options;
-    const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
+    const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId, executor));
     const home = homeDir(options.env);
     const context: ToolContext = {
       cwd,

@@ -100,7 +100,8 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
     };
   }
   env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision });
-  if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
+  // An auto-allowed command runs as the policy judged it (decision.args), not as the model wrote it.
+  if (decision.kind === 'allow') return { call, tool, args: decision.args ?? parsed.args, decision };
   const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
   return {
     call,

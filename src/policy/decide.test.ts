@@ -5,10 +5,8 @@ import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
 
-beforeAll(() => useShellAssetsFromNodeModules());
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';

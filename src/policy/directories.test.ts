@@ -5,9 +5,7 @@ import type { PolicyMode } from '../config/schema.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
 
-beforeAll(() => useShellAssetsFromNodeModules());
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';

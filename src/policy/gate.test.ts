@@ -6,10 +6,8 @@ import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from './gate.ts';
 import { resolveRunPolicy } from './project.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { Confirmer, PolicyGate } from './types.ts';
 
-beforeAll(() => useShellAssetsFromNodeModules());
 
 function setup(
   policy: Partial<RuneConfig['policy']> = {},

@@ -28,6 +28,11 @@ export interface PolicyGateOptions {
   sessionId: string;
   logger: Logger;
   now?: () => Date;
+  /**
+   * Commands get a private /tmp (the sandbox's namespaces layer): writes there are auto-allowed.
+   * Default: only in sandbox.mode = strict, which refuses to run without that layer.
+   */
+  privateTmp?: boolean;
 }
 
 /** Every entry of the glob's folder its last component could match (a superset of the shell's). */
@@ -84,14 +89,19 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   // Deny reasons say where to add an entry the way this run's user sets it (a Concourse source).
   const listName = (list: string): string => settingName(config, `policy.${list}`, `[policy] ${list}`);
   const floor = floorBoth(home, runeDir);
+  // The git guard runs around every sandboxed command; only sandbox.mode = off has none.
+  const sandbox = {
+    privateTmp: options.privateTmp ?? config.sandbox.mode === 'strict',
+    gitGuard: config.sandbox.mode !== 'off',
+  };
 
   async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
     if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
       return undefined;
     try {
-      // Loaded with the first command judged: web-tree-sitter is no cost to a run without one.
+      // Loaded with the first command judged: the parser and the programs' rules cost a run without one nothing.
       const { parseShell } = await import('./shell-parser.ts');
-      return await parseShell(call.args.cmd);
+      return parseShell(call.args.cmd);
     } catch (error) {
       logger.warn('policy.parser_unavailable', {
         message: `shell parser unavailable: ${(error as Error).message}`,
@@ -162,6 +172,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           canonical,
           globs,
           listName,
+          sandbox,
           ...(shell ? { shell } : {}),
         });
         if (decision.kind === 'ask') decision = await resolveAsk(call, decision);

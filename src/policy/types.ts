@@ -33,7 +33,15 @@ export interface AllowlistSuggestion {
 }
 
 export type PolicyDecision =
-  | { kind: 'allow'; rule: string }
+  | {
+      kind: 'allow';
+      rule: string;
+      /**
+       * The arguments the tool runs with instead of the model's: for an auto-allowed execute_cmd,
+       * the command line as rune judged it, written so every shell reads it one way.
+       */
+      args?: Record<string, unknown>;
+    }
   | { kind: 'deny'; reason: string; rule: string }
   | {
       kind: 'ask';

@@ -1,0 +1,399 @@
+// git, judged by what each subcommand can do. Only the subcommands listed here run (any other is
+// an external `git-NAME` program, an alias, or one that runs programs by design: help, bisect,
+// submodule, difftool, maintenance, for-each-repo, merge-index, remote-ext, …). Per subcommand:
+// the options that start a program of the caller's choosing (an editor, a pager, gpg, an upload or
+// receive pack, a transport helper `X::URL`) are refused, and the options and operands that name
+// files written outside the repository (`-o`, `--output`, `--prefix`, marks files, a new
+// repository or worktree) are returned as writes. Long options are matched as git's
+// parse-options matches them: any unambiguous prefix (`--outp`) counts.
+import { getopt, named, parseOptions } from './options.ts';
+import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
+
+/** Top-level options that change nothing rune judges. `-C DIR` is followed by directories.ts. */
+const TOP_LEVEL_FLAGS = new Set([
+  '-P',
+  '--no-pager',
+  '--no-replace-objects',
+  '--no-lazy-fetch',
+  '--no-optional-locks',
+  '--no-advice',
+  '--literal-pathspecs',
+  '--glob-pathspecs',
+  '--noglob-pathspecs',
+  '--icase-pathspecs',
+  '--version',
+  '-v',
+  '--html-path',
+  '--man-path',
+  '--info-path',
+]);
+
+interface Subcommand {
+  /** Short letters that start a program (an editor, gpg, a pager, an upload pack). */
+  refuseShort?: string;
+  /** Long options (full names) that start a program or change configuration. */
+  refuseLong?: string[];
+  /** Short letters and long names whose value is a file or folder written. */
+  writes?: { short?: string; long?: string[] };
+  /** Long names whose value is a file read. */
+  reads?: string[];
+  /** Anything else this subcommand needs judged (its operands, sub-subcommands). */
+  check?: (args: readonly string[]) => ProgramJudgement | undefined;
+}
+
+/** Refused after any subcommand: a pager, man, gpg, a program for the other side of a transfer. */
+const ALWAYS_REFUSED = [
+  'help',
+  'upload-pack',
+  'receive-pack',
+  'exec',
+  'ext-diff',
+  'open-files-in-pager',
+  'gpg-sign',
+  'show-signature',
+  'verify-signatures',
+  'signed',
+  'edit',
+  'template',
+  'unsafe-paths',
+  'allow-unsafe-features',
+  'edit-description',
+  'edit-todo',
+];
+
+/** git options that are prefixes of refused ones (`--verify` of `--verify-signatures`). */
+const REAL_OPTIONS = new Set(['verify', 'sign']);
+
+const NONE: Subcommand = {};
+const LOG_LIKE: Subcommand = { writes: { long: ['output'] } };
+const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree']);
+
+/**
+ * merge, rebase, cherry-pick, revert: gpg with -S; an editor with -e or, after a conflict, with
+ * --continue; a strategy other than git's own runs the program git-merge-NAME.
+ */
+function sequencer(extra: { refuseShort?: string; refuseLong?: string[]; strategyLetter?: boolean } = {}): Subcommand {
+  return {
+    refuseShort: `eS${extra.refuseShort ?? ''}`,
+    refuseLong: ['continue', ...(extra.refuseLong ?? [])],
+    check: (args) => {
+      const strategy = optionValue(args, extra.strategyLetter ? 's' : undefined, 'strategy');
+      if (strategy !== undefined && !BUILTIN_STRATEGIES.has(strategy)) {
+        return refuse(`with strategy "${strategy}" runs the program git-merge-${strategy}`);
+      }
+      return undefined;
+    },
+  };
+}
+
+export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
+  add: { refuseShort: 'e' },
+  stage: { refuseShort: 'e' },
+  am: { refuseShort: 'S' },
+  annotate: NONE,
+  apply: NONE,
+  archive: { refuseLong: ['remote'], writes: { short: 'o', long: ['output'] } },
+  blame: NONE,
+  branch: NONE,
+  bundle: { check: bundle },
+  'cat-file': NONE,
+  'check-attr': NONE,
+  'check-ignore': NONE,
+  'check-mailmap': NONE,
+  'check-ref-format': NONE,
+  checkout: NONE,
+  'checkout-index': { check: checkoutIndex },
+  cherry: NONE,
+  'cherry-pick': sequencer(),
+  clean: NONE,
+  clone: { refuseShort: 'cu', refuseLong: ['config'], check: clone },
+  commit: { refuseShort: 'ecSt', refuseLong: ['reedit-message'], check: commit },
+  'commit-graph': NONE,
+  'commit-tree': { refuseShort: 'S' },
+  config: { check: config },
+  'count-objects': NONE,
+  describe: NONE,
+  diff: LOG_LIKE,
+  'diff-files': LOG_LIKE,
+  'diff-index': LOG_LIKE,
+  'diff-tree': LOG_LIKE,
+  'fast-export': { writes: { long: ['export-marks'] }, reads: ['import-marks', 'import-marks-if-exists'] },
+  'fast-import': {
+    writes: { long: ['export-marks', 'export-pack-edges'] },
+    reads: ['import-marks', 'import-marks-if-exists'],
+  },
+  fetch: { check: urls },
+  'for-each-ref': NONE,
+  'format-patch': { writes: { short: 'o', long: ['output-directory'] }, reads: ['signature-file'], check: formatPatch },
+  fsck: NONE,
+  gc: NONE,
+  grep: { refuseShort: 'O' },
+  'hash-object': NONE,
+  init: { writes: { long: ['separate-git-dir'] }, check: init },
+  'init-db': { writes: { long: ['separate-git-dir'] }, check: init },
+  log: LOG_LIKE,
+  'ls-files': NONE,
+  'ls-remote': { refuseShort: 'u', check: urls },
+  'ls-tree': NONE,
+  merge: sequencer({ strategyLetter: true }),
+  'merge-base': NONE,
+  'merge-file': { check: mergeFile },
+  'merge-tree': NONE,
+  mktag: NONE,
+  mktree: NONE,
+  mv: NONE,
+  'name-rev': NONE,
+  notes: { check: notes },
+  'pack-refs': NONE,
+  prune: NONE,
+  pull: { refuseShort: 'S', check: urls },
+  push: { check: urls },
+  'range-diff': LOG_LIKE,
+  'read-tree': NONE,
+  rebase: sequencer({ refuseShort: 'ix', refuseLong: ['interactive'], strategyLetter: true }),
+  reflog: NONE,
+  remote: { check: remote },
+  repack: NONE,
+  replace: { refuseShort: 'e' },
+  rerere: NONE,
+  reset: NONE,
+  restore: NONE,
+  revert: sequencer(),
+  'rev-list': NONE,
+  'rev-parse': NONE,
+  rm: NONE,
+  shortlog: LOG_LIKE,
+  show: LOG_LIKE,
+  'show-branch': NONE,
+  'show-ref': NONE,
+  'sparse-checkout': NONE,
+  stash: NONE,
+  status: NONE,
+  stripspace: NONE,
+  switch: NONE,
+  'symbolic-ref': NONE,
+  tag: { refuseShort: 'suev', refuseLong: ['sign', 'local-user', 'verify'], check: tag },
+  'unpack-objects': NONE,
+  'update-index': NONE,
+  'update-ref': NONE,
+  var: NONE,
+  'verify-pack': NONE,
+  version: NONE,
+  whatchanged: LOG_LIKE,
+  worktree: { check: worktree },
+  'write-tree': NONE,
+};
+
+/** Judges `git …` (argv without `git`). */
+export function gitRule(words: CommandWords): ProgramJudgement {
+  const args = words.argv.slice(1);
+  let index = 0;
+  while (index < args.length && args[index]!.startsWith('-')) {
+    const arg = args[index]!;
+    if (arg === '-C') {
+      if (index + 1 >= args.length || words.globs[index + 2]) {
+        return refuse('-C can change which repository git obeys: it needs one folder, without a glob');
+      }
+      index += 2;
+    } else if (TOP_LEVEL_FLAGS.has(arg) || arg.startsWith('--namespace=')) index += 1;
+    else {
+      const name = arg.startsWith('--') ? arg.split('=')[0]! : arg.slice(0, 2);
+      return refuse(`${name} can change configuration, hooks, the pager or which repository git obeys`);
+    }
+  }
+  const name = args[index];
+  if (name === undefined) return judgement();
+  const sub = Object.hasOwn(GIT_SUBCOMMANDS, name) ? GIT_SUBCOMMANDS[name] : undefined;
+  if (!sub) {
+    return refuse(
+      `${name} is not a git subcommand rune judges (it may run programs, or be an alias or an external git-${name})`,
+    );
+  }
+  return judgeSubcommand(name, sub, args.slice(index + 1));
+}
+
+function judgeSubcommand(name: string, sub: Subcommand, rest: readonly string[]): ProgramJudgement {
+  const options = optionWords(rest);
+  const refusedLong = [...ALWAYS_REFUSED, ...(sub.refuseLong ?? [])];
+  const writeLong = sub.writes?.long ?? [];
+  const writes: string[] = [];
+  const reads: string[] = [];
+  for (const [position, word] of options) {
+    if (word.startsWith('--')) {
+      const eq = word.indexOf('=');
+      const written = eq === -1 ? word.slice(2) : word.slice(2, eq);
+      // git takes any unambiguous prefix of a long option: a prefix of a refused one counts as it.
+      const matches = (full: string) => written.length > 0 && full.startsWith(written);
+      // An exact name wins over a prefix: `merge --verify` runs hooks, it is no --verify-signatures.
+      const hit =
+        (sub.refuseLong ?? []).find((full) => full === written) ??
+        (REAL_OPTIONS.has(written) ? undefined : refusedLong.find(matches));
+      if (hit) return refuse(`${name} --${hit} ${refusedLongReason(hit)}`);
+      const value = () => (eq === -1 ? (rest[position + 1] ?? '') : word.slice(eq + 1));
+      if (writeLong.some(matches)) writes.push(value());
+      else if ((sub.reads ?? []).some(matches)) reads.push(value());
+      continue;
+    }
+    for (const [offset, letter] of [...word.slice(1)].entries()) {
+      if (sub.refuseShort?.includes(letter)) return refuse(`${name} -${letter} ${refusedShortReason(name, letter)}`);
+      if (sub.writes?.short?.includes(letter)) {
+        const glued = word.slice(offset + 2);
+        writes.push(glued !== '' ? glued : (rest[position + 1] ?? ''));
+        break;
+      }
+    }
+  }
+  const checked = sub.check?.(rest);
+  if (checked?.refused) return refuse(`${name} ${checked.refused}`);
+  return judgement({
+    writes: [...writes, ...(checked?.writes ?? [])].filter(Boolean),
+    reads: [...reads, ...(checked?.reads ?? [])].filter(Boolean),
+  });
+}
+
+/** The option words (with their positions) before `--`. */
+function optionWords(rest: readonly string[]): [number, string][] {
+  const out: [number, string][] = [];
+  for (const [position, word] of rest.entries()) {
+    if (word === '--') break;
+    if (word.startsWith('-') && word !== '-') out.push([position, word]);
+  }
+  return out;
+}
+
+function refusedLongReason(option: string): string {
+  if (option === 'help') return 'runs man or a browser';
+  if (['edit', 'template', 'edit-description', 'edit-todo', 'reedit-message', 'continue', 'interactive'].includes(option))
+    return 'opens an editor';
+  if (['gpg-sign', 'show-signature', 'verify-signatures', 'signed', 'sign', 'local-user', 'verify'].includes(option))
+    return 'runs gpg';
+  if (option === 'config') return 'can install hooks or set programs that run';
+  return 'runs a program of the caller’s choosing';
+}
+
+function refusedShortReason(name: string, letter: string): string {
+  if (letter === 'S' || (name === 'tag' && 'suv'.includes(letter))) return 'runs gpg';
+  if (letter === 'O') return 'runs a pager';
+  if (letter === 'x') return 'runs commands';
+  if (letter === 'u' || (name === 'clone' && letter === 'c')) return 'runs a program or sets configuration that does';
+  return 'opens an editor';
+}
+
+/** The value of an option given as `-s V`, `-sV`, `--strategy=V` or `--strategy V` (any prefix). */
+function optionValue(args: readonly string[], letter: string | undefined, long: string): string | undefined {
+  const parsed = parseOptions(args, getopt(letter ? `${letter}:` : '', `${long}=`));
+  return named(parsed, ...(letter ? [letter] : []), long).at(-1)?.value;
+}
+
+/** A URL with a transport helper (`ext::sh -c …`, `fd::`, `X::url`) runs git-remote-X. */
+function urls(args: readonly string[]): ProgramJudgement | undefined {
+  const helper = args.find((arg) => !arg.startsWith('-') && arg.includes('::'));
+  return helper ? refuse(`${helper} names a transport helper, a program git runs`) : undefined;
+}
+
+function clone(args: readonly string[]): ProgramJudgement | undefined {
+  const helper = urls(args);
+  if (helper) return helper;
+  const parsed = parseOptions(
+    args,
+    getopt('b:c:j:o:u:lnqsv', 'branch= origin= depth= reference= reference-if-able= separate-git-dir= shallow-since= shallow-exclude= filter= server-option= jobs= upload-pack= template= config= bundle-uri= ref-format='),
+  );
+  const [repository, directory] = parsed.operands;
+  // Without a folder, clone makes one named after the repository in the working directory.
+  const made = directory ?? (repository ? humanish(repository) : undefined);
+  return judgement({
+    writes: [...(made ? [made] : []), ...named(parsed, 'separate-git-dir').map((o) => o.value ?? '')],
+    reads: named(parsed, 'reference', 'reference-if-able').map((o) => o.value ?? ''),
+  });
+}
+
+function humanish(repository: string): string {
+  const base = repository.replace(/\/+$/, '').replace(/\/?\.git$/, '').split(/[/:]/).at(-1);
+  return base && base !== '' ? base : '.';
+}
+
+function init(args: readonly string[]): ProgramJudgement | undefined {
+  const parsed = parseOptions(args, getopt('bq', 'bare shared=? initial-branch= object-format= ref-format= separate-git-dir= template= quiet'));
+  return judgement({ writes: parsed.operands.length > 0 ? parsed.operands.slice(0, 1) : ['.'] });
+}
+
+function commit(args: readonly string[]): ProgramJudgement | undefined {
+  const fixup = optionValue(args, undefined, 'fixup');
+  if (fixup !== undefined && /^(amend|reword):/.test(fixup)) return refuse(`--fixup=${fixup} opens an editor`);
+  const message = optionWords(args).some(
+    ([, word]) =>
+      (!word.startsWith('--') && /[mFC]/.test(word.slice(1))) ||
+      ['--message', '--file', '--reuse-message', '--no-edit', '--fixup'].some((long) =>
+        long.startsWith(word.split('=')[0]!) && word.length > 3,
+      ),
+  );
+  return message ? undefined : refuse('without -m, -F, -C or --no-edit opens an editor');
+}
+
+function tag(args: readonly string[]): ProgramJudgement | undefined {
+  const words = optionWords(args).map(([, word]) => word);
+  const annotated = words.some((word) => (!word.startsWith('--') && word.includes('a')) || word.startsWith('--annotate'));
+  const message = words.some((word) => (!word.startsWith('--') && /[mF]/.test(word.slice(1))) || /^--(message|file)/.test(word));
+  return annotated && !message ? refuse('-a without -m or -F opens an editor') : undefined;
+}
+
+function checkoutIndex(args: readonly string[]): ProgramJudgement | undefined {
+  // Files land at PREFIX + their path: judged as a file just under the prefix.
+  const prefixes = args.filter((arg) => arg.startsWith('--prefix=')).map((arg) => arg.slice('--prefix='.length));
+  return judgement({ writes: prefixes.map((prefix) => `${prefix}x`) });
+}
+
+function formatPatch(args: readonly string[]): ProgramJudgement | undefined {
+  const toFolder = optionWords(args).some(
+    ([, word]) => word === '--stdout' || /^--o/.test(word) || (!word.startsWith('--') && word.includes('o')),
+  );
+  // Without -o the patches are written to the working directory.
+  return toFolder ? undefined : judgement({ writes: ['.'] });
+}
+
+function mergeFile(args: readonly string[]): ProgramJudgement | undefined {
+  const parsed = parseOptions(args, getopt('L:pq', 'stdout diff3 zdiff3 ours theirs union marker-size= quiet object-id diff-algorithm='));
+  if (named(parsed, 'p', 'stdout').length > 0) return undefined;
+  return judgement({ writes: parsed.operands.slice(0, 1) });
+}
+
+function bundle(args: readonly string[]): ProgramJudgement | undefined {
+  const [action, ...rest] = args;
+  if (action !== 'create') return undefined;
+  const parsed = parseOptions(rest, getopt('q', 'progress all-progress all-progress-implied version= quiet'));
+  return judgement({ writes: parsed.operands.slice(0, 1) });
+}
+
+function worktree(args: readonly string[]): ProgramJudgement | undefined {
+  const [action, ...rest] = args;
+  const parsed = parseOptions(
+    rest,
+    getopt('fb:B:dqv', 'force detach checkout no-checkout lock reason= orphan track no-track guess-remote no-guess-remote quiet relative-paths no-relative-paths expire= porcelain verbose z'),
+  );
+  if (action === 'add') return judgement({ writes: parsed.operands.slice(0, 1) });
+  if (action === 'move') return judgement({ writes: parsed.operands.slice(0, 2) });
+  if (action === 'remove') return judgement({ writes: parsed.operands.slice(0, 1) });
+  return undefined;
+}
+
+/** Read-only forms only: `--get`, `--get-all`, `--get-regexp`, `--list`, `get`, `list`. */
+function config(args: readonly string[]): ProgramJudgement | undefined {
+  const reading = args.some((arg) => /^(--get(-all|-regexp)?|--list|-l|get|list)$/.test(arg));
+  const writing = args.some((arg) => /^(--(add|unset|unset-all|replace-all|rename-section|remove-section|edit)|-e|set|unset|rename-section|remove-section|edit)$/.test(arg));
+  return reading && !writing ? undefined : refuse('changes configuration (only --get, --list, get and list are judged)');
+}
+
+function remote(args: readonly string[]): ProgramJudgement | undefined {
+  const action = args.find((arg) => !arg.startsWith('-'));
+  if (action === undefined || ['show', 'get-url', 'prune', 'update'].includes(action)) return urls(args);
+  return refuse(`${action} changes the remote configuration`);
+}
+
+function notes(args: readonly string[]): ProgramJudgement | undefined {
+  const action = args.find((arg) => !arg.startsWith('-')) ?? 'list';
+  if (['list', 'show', 'get-ref', 'prune', 'remove', 'copy'].includes(action)) return undefined;
+  if (['add', 'append'].includes(action) && optionWords(args).some(([, word]) => /^-[mFCc]|^--(message|file|reuse-message)/.test(word))) {
+    return undefined;
+  }
+  return refuse(`${action} opens an editor (give -m or -F)`);
+}
