@@ -64,6 +64,8 @@ export async function createDefaultPolicy(
     ...(options.confirmer ? { confirmer: options.confirmer } : {}),
     sessionId,
     logger: options.logger,
-    ...(executor ? { privateTmp: executor.describe().some((l) => l.layer === 'namespaces' && l.applied) } : {}),
+    ...(executor
+      ? { privateTmp: executor.describe().some((l) => l.layer === 'namespaces' && l.applied) }
+      : {}),
   });
 }

@@ -94,7 +94,12 @@ export function decideCommand(input: PolicyInput): PolicyDecision {
     gitGuard: input.sandbox?.gitGuard ?? false,
   });
   const placed = directories.problem
-    ? shell.commands.map((command) => ({ command, listed: command, folders: allBases(input, shell), cd: false }))
+    ? shell.commands.map((command) => ({
+        command,
+        listed: command,
+        folders: allBases(input, shell),
+        cd: false,
+      }))
     : directories.commands;
   const recursive = recursiveIntoFloor(input, placed);
   if (recursive) return recursive;
@@ -131,7 +136,13 @@ export function decideCommand(input: PolicyInput): PolicyDecision {
   const missing = notListed(input, placed, question);
   if (missing) return missing;
   // What the listed programs write and read, judged once the list covers them.
-  return checkAccess(input, placed, question) ?? { kind: 'allow', rule: 'allowed_commands', args: { cmd: shell.script } };
+  return (
+    checkAccess(input, placed, question) ?? {
+      kind: 'allow',
+      rule: 'allowed_commands',
+      args: { cmd: shell.script },
+    }
+  );
 }
 
 function allBases(input: PolicyInput, shell: Analysis): string[] {
@@ -139,7 +150,10 @@ function allBases(input: PolicyInput, shell: Analysis): string[] {
 }
 
 /** The floor and denied_paths for every path the line names; globs through what they match now. */
-function checkPaths(input: PolicyInput, shell: Analysis): { decision?: PolicyDecision; acrossFolders: boolean } {
+function checkPaths(
+  input: PolicyInput,
+  shell: Analysis,
+): { decision?: PolicyDecision; acrossFolders: boolean } {
   let acrossFolders = false;
   for (const entry of commandPaths(shell, input.cwd, input.home)) {
     if (entry.glob) {
@@ -174,7 +188,10 @@ function checkPaths(input: PolicyInput, shell: Analysis): { decision?: PolicyDec
 }
 
 /** A tree walk from a folder that holds a secret (`grep -r key ~`, `rg token` in $HOME) reads the secret. */
-function recursiveIntoFloor(input: PolicyInput, placed: readonly PlacedCommand[]): PolicyDecision | undefined {
+function recursiveIntoFloor(
+  input: PolicyInput,
+  placed: readonly PlacedCommand[],
+): PolicyDecision | undefined {
   for (const { command, folders } of placed) {
     for (const word of command.program?.trees ?? []) {
       for (const folder of folders) {
@@ -195,19 +212,36 @@ function recursiveIntoFloor(input: PolicyInput, placed: readonly PlacedCommand[]
 }
 
 /** Files git reads as a repository's configuration when it finds them in a folder. */
-const GIT_REPOSITORY_FILES = new Set(['config', 'config.worktree', 'HEAD', 'commondir', 'gitdir', 'packed-refs']);
+const GIT_REPOSITORY_FILES = new Set([
+  'config',
+  'config.worktree',
+  'HEAD',
+  'commondir',
+  'gitdir',
+  'packed-refs',
+]);
 
 /**
  * What each command writes (its redirections, what its program's rules name) must be writable and
  * not run later; what it reads through `<` must be readable. The sandbox's /tmp is private to the
  * call when it has the namespaces layer: writes there reach nothing outside.
  */
-function checkAccess(input: PolicyInput, placed: readonly PlacedCommand[], question: string): PolicyDecision | undefined {
+function checkAccess(
+  input: PolicyInput,
+  placed: readonly PlacedCommand[],
+  question: string,
+): PolicyDecision | undefined {
   const runsGit = placed.some(({ command }) => programName(command) === 'git');
   for (const { command, folders } of placed) {
     const writes = [
-      ...command.redirects.filter((r) => !r.dup && r.writes).map((r) => ({ word: r.target, what: `redirection ${r.operator}`, rule: 'command.redirect' })),
-      ...(command.program?.writes ?? []).map((word) => ({ word, what: `${command.argv[0]} writes`, rule: 'command.write' })),
+      ...command.redirects
+        .filter((r) => !r.dup && r.writes)
+        .map((r) => ({ word: r.target, what: `redirection ${r.operator}`, rule: 'command.redirect' })),
+      ...(command.program?.writes ?? []).map((word) => ({
+        word,
+        what: `${command.argv[0]} writes`,
+        rule: 'command.write',
+      })),
     ];
     const reads = command.redirects.filter((r) => !r.dup && !r.writes).map((r) => r.target);
     for (const folder of folders) {
@@ -216,7 +250,12 @@ function checkAccess(input: PolicyInput, placed: readonly PlacedCommand[], quest
         const canonical = input.canonical[lexical] ?? lexical;
         if (SAFE_SINKS.includes(lexical) || privateTmp(input, lexical, canonical)) continue;
         if (runsLater(canonical)) {
-          return uncovered(input, `not auto-allowed: ${word} is run later by git or the shell`, 'path.runs-later', question);
+          return uncovered(
+            input,
+            `not auto-allowed: ${word} is run later by git or the shell`,
+            'path.runs-later',
+            question,
+          );
         }
         if (runsGit && GIT_REPOSITORY_FILES.has(canonical.slice(canonical.lastIndexOf('/') + 1))) {
           return uncovered(
@@ -263,7 +302,11 @@ function programName(command: SimpleCommand): string {
 }
 
 /** The programs not on allowed_commands (cd and the harmless builtins need no entry). */
-function notListed(input: PolicyInput, placed: readonly PlacedCommand[], question: string): PolicyDecision | undefined {
+function notListed(
+  input: PolicyInput,
+  placed: readonly PlacedCommand[],
+  question: string,
+): PolicyDecision | undefined {
   const missing: string[] = [];
   for (const { listed, cd } of placed) {
     if (cd || listed.program?.builtin) continue;

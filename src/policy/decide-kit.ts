@@ -64,7 +64,11 @@ export function uncovered(
   return { kind: 'deny', reason: `${reason}${hint}`, rule };
 }
 
-export function floorOrDenied(input: PolicyInput, lexical: string, canonical: string): PolicyDecision | undefined {
+export function floorOrDenied(
+  input: PolicyInput,
+  lexical: string,
+  canonical: string,
+): PolicyDecision | undefined {
   for (const path of new Set([lexical, canonical])) {
     const floor = floorEntryFor(path, input.floor);
     if (floor) {
@@ -128,4 +132,3 @@ export function runsLater(path: string): boolean {
     RUNS_LATER_FOLDERS.some((folder) => path.includes(`/${folder}/`))
   );
 }
-

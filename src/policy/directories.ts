@@ -188,7 +188,9 @@ export function checkDirectories(shell: Analysis, context: DirectoryContext): Di
       }
     }
     if (command.argv[0] === 'git' && !context.gitGuard) {
-      const planted = step.folders.map(canonical).find((folder) => folder !== cwdReal && context.writable(folder));
+      const planted = step.folders
+        .map(canonical)
+        .find((folder) => folder !== cwdReal && context.writable(folder));
       if (planted) {
         return {
           commands,

@@ -1,13 +1,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from './gate.ts';
 import { resolveRunPolicy } from './project.ts';
 import type { Confirmer, PolicyGate } from './types.ts';
-
 
 function setup(
   policy: Partial<RuneConfig['policy']> = {},

@@ -101,7 +101,8 @@ function readDoubleQuoted(
       continue;
     }
     if (ch === '`') return { hazard: 'command substitution $( … ) or backticks' };
-    if (ch === '$' && /[A-Za-z0-9_@*#?$!{([\-]/.test(text[at + 1] ?? '')) return { hazard: dollarHazard(text.slice(at + 1)) };
+    if (ch === '$' && /[A-Za-z0-9_@*#?$!{([-]/.test(text[at + 1] ?? ''))
+      return { hazard: dollarHazard(text.slice(at + 1)) };
     push(ch, true);
     at += 1;
   }
@@ -112,6 +113,7 @@ function readDoubleQuoted(
 function dollarHazard(after: string): string {
   const next = after[0];
   if (next === '(') return 'command substitution $( … ) or arithmetic $(( … ))';
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
   if (next === '{') return 'parameter expansion ${ … }';
   if (next === '[') return 'arithmetic expansion $[ … ] (bash)';
   if (next === "'") return "ANSI-C quoting $'…'";
@@ -128,7 +130,8 @@ function finishWord(chars: string[], quoted: boolean[]): WordResult {
     while (prefixEnd < chars.length && !(chars[prefixEnd] === '/' && !quoted[prefixEnd])) prefixEnd++;
     // The `/` after it stays unquoted too: a quoted character in the tilde-prefix stops the expansion.
     if (prefixEnd === 1) raw.fill(true, 0, chars[1] === '/' ? 2 : 1);
-    else if (quoted.slice(1, prefixEnd).every((q) => !q)) return { hazard: 'tilde expansion of ~user, ~+ or ~-' };
+    else if (quoted.slice(1, prefixEnd).every((q) => !q))
+      return { hazard: 'tilde expansion of ~user, ~+ or ~-' };
   }
   let glob = false;
   for (let index = 0; index < chars.length; index++) {
@@ -147,7 +150,8 @@ function finishWord(chars: string[], quoted: boolean[]): WordResult {
       }
     }
   }
-  if (hasBraceExpansion(chars, quoted)) return { hazard: 'brace expansion {a,b} (bash expands it, dash does not)' };
+  if (hasBraceExpansion(chars, quoted))
+    return { hazard: 'brace expansion {a,b} (bash expands it, dash does not)' };
   const value = chars.join('');
   const equals = chars.findIndex((ch, index) => ch === '=' && !quoted[index]);
   return {
@@ -187,7 +191,10 @@ function hasBraceExpansion(chars: string[], quoted: boolean[]): boolean {
     if (ch === '{') {
       open = index;
       separated = false;
-    } else if (open !== -1 && (ch === ',' || (ch === '.' && chars[index + 1] === '.' && !quoted[index + 1]))) {
+    } else if (
+      open !== -1 &&
+      (ch === ',' || (ch === '.' && chars[index + 1] === '.' && !quoted[index + 1]))
+    ) {
       separated = true;
     } else if (ch === '}' && open !== -1 && separated) return true;
   }

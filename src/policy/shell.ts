@@ -52,29 +52,21 @@ export type ShellAnalysis =
 /** Longer lines are refused unread: judging stays far below a blocked run loop (bench/policy.mjs). */
 export const MAX_COMMAND_CHARS = 32 * 1024;
 
-const RESERVED: Record<string, string> = {
-  if: 'an if statement',
-  then: 'an if statement',
-  elif: 'an if statement',
-  else: 'an if statement',
-  fi: 'an if statement',
-  while: 'a loop',
-  until: 'a loop',
-  for: 'a loop',
-  select: 'a loop',
-  do: 'a loop',
-  done: 'a loop',
-  case: 'a case statement',
-  esac: 'a case statement',
-  '{': 'a command group { … }',
-  '}': 'a command group { … }',
-  '!': 'a negated command (!)',
-  function: 'a function definition',
-  '[[': 'a test expression [[ … ]]',
-  ']]': 'a test expression [[ … ]]',
-  time: 'time (a reserved word in bash)',
-  coproc: 'a coprocess (bash)',
-};
+/** Reserved words in command position, by what they start. */
+const RESERVED = new Map<string, string>([
+  ...['if', 'then', 'elif', 'else', 'fi'].map((word) => [word, 'an if statement'] as const),
+  ...['while', 'until', 'for', 'select', 'do', 'done'].map((word) => [word, 'a loop'] as const),
+  ['case', 'a case statement'],
+  ['esac', 'a case statement'],
+  ['{', 'a command group { … }'],
+  ['}', 'a command group { … }'],
+  ['!', 'a negated command (!)'],
+  ['function', 'a function definition'],
+  ['[[', 'a test expression [[ … ]]'],
+  [']]', 'a test expression [[ … ]]'],
+  ['time', 'time (a reserved word in bash)'],
+  ['coproc', 'a coprocess (bash)'],
+]);
 
 const CONTROL = /[\0-\x08\x0b-\x1f\x7f]/;
 const CONTROL_NAMES: Record<string, string> = {
@@ -164,7 +156,8 @@ class LineParser {
     const next = text[this.at];
     if ((next === '<' || next === '>') && result.word.plain) {
       if (/^\d$/.test(result.word.value)) return this.redirect(Number(result.word.value));
-      if (/^\d+$/.test(result.word.value)) return this.stop('a descriptor number above 9 (dash reads only one digit)');
+      if (/^\d+$/.test(result.word.value))
+        return this.stop('a descriptor number above 9 (dash reads only one digit)');
       if (/^\{[A-Za-z_]\w*\}$/.test(result.word.value))
         return this.stop('a {name} descriptor redirection (bash only)');
     }
@@ -174,7 +167,8 @@ class LineParser {
 
   private addWord(word: WordToken): string | undefined {
     if (this.words.length === 0) {
-      if (word.plain && RESERVED[word.value]) return RESERVED[word.value];
+      const reserved = word.plain ? RESERVED.get(word.value) : undefined;
+      if (reserved) return reserved;
       if (word.equals > 0 && /^[A-Za-z_]\w*(\[.*\])?\+?$/s.test(word.value.slice(0, word.equals))) {
         return 'a variable assignment';
       }
@@ -198,7 +192,8 @@ class LineParser {
     if (start === undefined || '\n|&;()<>'.includes(start)) {
       return { ok: false, error: `a redirection "${op}" without a target` };
     }
-    if (start === '#') return { ok: false, error: `a redirection target starting with "#" (a comment to sh)` };
+    if (start === '#')
+      return { ok: false, error: `a redirection target starting with "#" (a comment to sh)` };
     const { end, result } = readWord(text, this.at);
     this.at = end;
     if ('error' in result) return { ok: false, error: result.error };

@@ -12,13 +12,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { createPolicyGate } from '../../src/policy/gate.ts';
+import { tempDir } from '../helpers/rune.ts';
 import { cornerLines, LISTED } from '../helpers/shell-corners.ts';
 import { readStraceLog, type TracedRun } from '../helpers/strace-log.ts';
-import { tempDir } from '../helpers/rune.ts';
 
 const SHELLS = { dash: '/usr/bin/dash', bash: '/usr/bin/bash' } as const;
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const missing = ['strace', 'dash'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+const missing = ['strace', 'dash'].filter(
+  (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0,
+);
 const LINES = Number(process.env.RUNE_SHELL_LINES ?? 2000);
 const CHUNKS = 8;
 
@@ -59,7 +61,10 @@ function makeWorld(): World {
   writeFileSync(join(out, 'c.txt'), 'a\n');
   writeFileSync(join(home, '.ssh', 'id_rsa'), 'SECRET\n');
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: work, stdio: 'ignore' });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      cwd: work,
+      stdio: 'ignore',
+    });
   git('init', '-q');
   git('add', 'a.txt', 'b.txt', 'sub');
   git('commit', '-q', '-m', 'one');
@@ -85,8 +90,23 @@ async function trace(worlds: World[], runs: [string, string][]): Promise<Map<num
       const payload = join(world.root, `runs-${number}.json`);
       const log = join(world.root, `strace-${number}.log`);
       writeFileSync(payload, JSON.stringify(chunk));
-      const args = ['--seccomp-bpf', '-f', '-qq', '-v', '-xx', '-y', '-s', '4096', '-e', `trace=${syscalls}`, '-o', log];
-      const child = spawn('strace', [...args, PYTHON, driver, payload, world.home, world.work], { stdio: 'ignore' });
+      const args = [
+        '--seccomp-bpf',
+        '-f',
+        '-qq',
+        '-v',
+        '-xx',
+        '-y',
+        '-s',
+        '4096',
+        '-e',
+        `trace=${syscalls}`,
+        '-o',
+        log,
+      ];
+      const child = spawn('strace', [...args, PYTHON, driver, payload, world.home, world.work], {
+        stdio: 'ignore',
+      });
       const code = await new Promise<number | null>((done) => child.on('close', done));
       if (code !== 0) throw new Error(`strace exited with ${code}`);
       if (process.env.RUNE_SHELL_DEBUG) execFileSync('cp', [log, payload, process.env.RUNE_SHELL_DEBUG]);
@@ -112,7 +132,11 @@ function violations(world: World, run: TracedRun): string[] {
   for (const path of run.writes) {
     const inside = (folder: string) => path === folder || path.startsWith(`${folder}/`);
     // git keeps its index and locks in the repository: its bookkeeping, not a file the line named.
-    if (!inside(world.out) && !inside(join(world.work, '.git')) && !['/dev/null', '/dev/tty'].includes(path)) {
+    if (
+      !inside(world.out) &&
+      !inside(join(world.work, '.git')) &&
+      !['/dev/null', '/dev/tty'].includes(path)
+    ) {
       found.push(`wrote ${path}`);
     }
   }
@@ -122,70 +146,84 @@ function violations(world: World, run: TracedRun): string[] {
 
 type WorldRun = TracedRun & { world: number };
 
-const argvs = (run: TracedRun | undefined) => (run?.execs ?? []).map((exec) => JSON.stringify(exec.argv)).sort();
+const argvs = (run: TracedRun | undefined) =>
+  (run?.execs ?? []).map((exec) => JSON.stringify(exec.argv)).sort();
 
-describe.skipIf(missing.length > 0)(`allowed command lines under dash and bash (strace) ${missing.length > 0 ? `— needs ${missing.join(', ')}` : ''}`, () => {
-  let worlds: World[];
-  beforeAll(() => {
-    worlds = Array.from({ length: CHUNKS }, makeWorld);
-  });
-
-  it(`nothing ${LINES} corner lines auto-allow runs off the list, writes outside, or reads the secret; both shells read them as rune does`, async () => {
-    const world = worlds[0]!;
-    const config = {
-      ...DEFAULTS,
-      mcp: [],
-      // No sandbox here: no private /tmp, no git guard; the policy must hold by itself.
-      sandbox: { ...DEFAULTS.sandbox, mode: 'off' as const },
-      policy: {
-        ...DEFAULTS.policy,
-        mode: 'allowlist' as const,
-        allowed_commands: LISTED,
-        allowed_paths_ro: [world.work],
-        allowed_paths_rw: [world.out],
-      },
-    };
-    const gate = createPolicyGate({
-      config,
-      cwd: world.work,
-      env: { HOME: world.home, RUNE_HOME: join(world.root, 'rune') },
-      interactive: false,
-      yes: false,
-      sessionId: 'shells',
-      logger: silentLogger,
+describe.skipIf(missing.length > 0)(
+  `allowed command lines under dash and bash (strace) ${missing.length > 0 ? `— needs ${missing.join(', ')}` : ''}`,
+  () => {
+    let worlds: World[];
+    beforeAll(() => {
+      worlds = Array.from({ length: CHUNKS }, makeWorld);
     });
-    const judging = performance.now();
-    const allowed: { line: string; script: string }[] = [];
-    for (const line of cornerLines(LINES)) {
-      const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
-      if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd) });
-    }
-    console.log(`judged in ${Math.round(performance.now() - judging)} ms`);
-    // Each allowed line four times: rune's text and the model's, under each shell.
-    const runs: [string, string][] = allowed.flatMap(({ line, script }) =>
-      Object.values(SHELLS).flatMap((shell) => [[shell, script] as [string, string], [shell, line] as [string, string]]),
-    );
-    const started = performance.now();
-    const traced = await trace(worlds, runs);
-    console.log(`traced in ${Math.round(performance.now() - started)} ms`);
-    const problems: string[] = [];
-    for (const [index, { line, script }] of allowed.entries()) {
-      for (const [offset, shell] of Object.keys(SHELLS).entries()) {
-        const ours = traced.get(index * 4 + offset * 2);
-        const theirs = traced.get(index * 4 + offset * 2 + 1);
-        if (!ours) problems.push(`${shell} did not run ${JSON.stringify(script)}`);
-        for (const found of ours ? violations(worlds[ours.world]!, ours) : []) {
-          problems.push(`${shell}: ${JSON.stringify(line)} ran as ${JSON.stringify(script)} and ${found}`);
-        }
-        // `./` before a word that starts with a glob is rune's on purpose; the rest must match.
-        if (!/(^| )\.\/[*?[]/.test(script) && JSON.stringify(argvs(ours)) !== JSON.stringify(argvs(theirs))) {
-          problems.push(`${shell} reads ${JSON.stringify(line)} differently: rune ran ${argvs(ours).join(' ')}, the text runs ${argvs(theirs).join(' ')}`);
+
+    it(`nothing ${LINES} corner lines auto-allow runs off the list, writes outside, or reads the secret; both shells read them as rune does`, async () => {
+      const world = worlds[0]!;
+      const config = {
+        ...DEFAULTS,
+        mcp: [],
+        // No sandbox here: no private /tmp, no git guard; the policy must hold by itself.
+        sandbox: { ...DEFAULTS.sandbox, mode: 'off' as const },
+        policy: {
+          ...DEFAULTS.policy,
+          mode: 'allowlist' as const,
+          allowed_commands: LISTED,
+          allowed_paths_ro: [world.work],
+          allowed_paths_rw: [world.out],
+        },
+      };
+      const gate = createPolicyGate({
+        config,
+        cwd: world.work,
+        env: { HOME: world.home, RUNE_HOME: join(world.root, 'rune') },
+        interactive: false,
+        yes: false,
+        sessionId: 'shells',
+        logger: silentLogger,
+      });
+      const judging = performance.now();
+      const allowed: { line: string; script: string }[] = [];
+      for (const line of cornerLines(LINES)) {
+        const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
+        if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd) });
+      }
+      console.log(`judged in ${Math.round(performance.now() - judging)} ms`);
+      // Each allowed line four times: rune's text and the model's, under each shell.
+      const runs: [string, string][] = allowed.flatMap(({ line, script }) =>
+        Object.values(SHELLS).flatMap((shell) => [
+          [shell, script] as [string, string],
+          [shell, line] as [string, string],
+        ]),
+      );
+      const started = performance.now();
+      const traced = await trace(worlds, runs);
+      console.log(`traced in ${Math.round(performance.now() - started)} ms`);
+      const problems: string[] = [];
+      for (const [index, { line, script }] of allowed.entries()) {
+        for (const [offset, shell] of Object.keys(SHELLS).entries()) {
+          const ours = traced.get(index * 4 + offset * 2);
+          const theirs = traced.get(index * 4 + offset * 2 + 1);
+          if (!ours) problems.push(`${shell} did not run ${JSON.stringify(script)}`);
+          for (const found of ours ? violations(worlds[ours.world]!, ours) : []) {
+            problems.push(`${shell}: ${JSON.stringify(line)} ran as ${JSON.stringify(script)} and ${found}`);
+          }
+          // `./` before a word that starts with a glob is rune's on purpose; the rest must match.
+          if (
+            !/(^| )\.\/[*?[]/.test(script) &&
+            JSON.stringify(argvs(ours)) !== JSON.stringify(argvs(theirs))
+          ) {
+            problems.push(
+              `${shell} reads ${JSON.stringify(line)} differently: rune ran ${argvs(ours).join(' ')}, the text runs ${argvs(theirs).join(' ')}`,
+            );
+          }
         }
       }
-    }
-    console.log(`policy-shells: ${LINES} lines, ${allowed.length} auto-allowed, ${runs.length} traced runs`);
-    expect(problems).toEqual([]);
-    // The corners must reach the shells: a gate that allowed nothing would pass vacuously.
-    expect(allowed.length).toBeGreaterThan(LINES / 10);
-  }, 300_000);
-});
+      console.log(
+        `policy-shells: ${LINES} lines, ${allowed.length} auto-allowed, ${runs.length} traced runs`,
+      );
+      expect(problems).toEqual([]);
+      // The corners must reach the shells: a gate that allowed nothing would pass vacuously.
+      expect(allowed.length).toBeGreaterThan(LINES / 10);
+    }, 300_000);
+  },
+);

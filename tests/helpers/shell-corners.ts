@@ -1,10 +1,25 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the lines are shell text, not templates
 // Command lines built from the corners where shells and a judge can disagree: operators and
 // control characters, backslashes before blanks and newlines, words after a redirection target,
 // `&>`, braces, quoting, expansions, keywords, descriptors, globs, and the programs that run others
 // or write files (git, sed, awk, sort, grep, find, tee, test). Deterministic for a seed.
 
 /** Programs the differential test lists; anything else executed is off the list. */
-export const LISTED = ['ls', 'cat', 'echo', 'grep', 'sed', 'awk', 'sort', 'find', 'git', 'tee', 'head', 'wc', 'printf'];
+export const LISTED = [
+  'ls',
+  'cat',
+  'echo',
+  'grep',
+  'sed',
+  'awk',
+  'sort',
+  'find',
+  'git',
+  'tee',
+  'head',
+  'wc',
+  'printf',
+];
 
 /** The marker file a hidden command tries to create. */
 export const PWN = 'PWNED';
@@ -48,19 +63,19 @@ const PROGRAM_CORNERS = [
   "sed '$a bye; w /tmp/rune-diff-x' a.txt",
   "sed -n 's/a/b/gp;3q' a.txt",
   "sed 's/a/b/e' a.txt",
-  "sed -i s/a/b/ out/c.txt",
-  "sed -i s/a/b/ a.txt",
+  'sed -i s/a/b/ out/c.txt',
+  'sed -i s/a/b/ a.txt',
   // awk
   "awk '$1 > 1' a.txt",
-  "awk '{print > \"out/awk\"}' a.txt",
-  "awk '{print > \"/tmp/rune-diff-awk\"}' a.txt",
-  "awk 'BEGIN{system(\"touch PWNED\")}'",
-  "awk 'BEGIN{\"touch PWNED\" | getline}'",
-  "awk 'BEGIN{print | \"touch PWNED\"}'",
-  "awk 'NR==1 && $1 != \"x\" {print $1}' a.txt",
-  "awk -W exec PWNED",
-  "awk '/[/]\"/ {x=1}; BEGIN{ system(\"touch PWNED\") } \"/\"' a.txt",
-  "awk 'BEGIN { ARGV[1] = \"a.txt\"; ARGC = 2 } { print }'",
+  'awk \'{print > "out/awk"}\' a.txt',
+  'awk \'{print > "/tmp/rune-diff-awk"}\' a.txt',
+  'awk \'BEGIN{system("touch PWNED")}\'',
+  'awk \'BEGIN{"touch PWNED" | getline}\'',
+  'awk \'BEGIN{print | "touch PWNED"}\'',
+  'awk \'NR==1 && $1 != "x" {print $1}\' a.txt',
+  'awk -W exec PWNED',
+  'awk \'/[/]"/ {x=1}; BEGIN{ system("touch PWNED") } "/"\' a.txt',
+  'awk \'BEGIN { ARGV[1] = "a.txt"; ARGC = 2 } { print }\'',
   "awk -F: '{print $1}' a.txt",
   // git
   'git -c core.pager=touch log',
@@ -125,7 +140,7 @@ const SYNTAX_CORNERS = [
   'cat <a.txt',
   'cat < ~/.ssh/id_rsa',
   'ls 1>out/x 2>&1',
-  'ec\'h\'o hi',
+  "ec'h'o hi",
   '"ls" -la',
   'l\\s',
   "'ls -la'",
@@ -166,7 +181,30 @@ const SYNTAX_CORNERS = [
 ];
 
 /** Ways one command can be followed by another, including the ones rune must refuse or read right. */
-const JOINS = [' ; ', ' && ', ' || ', ' | ', '\n', ' & ', ' |& ', ' ;; ', ';', '&&', '\r', '\f', '\v', '\r\n', ' \\\n', '\\\n', ' \\ #', ' \\ ;', ' # ', '#', ' &> out/j ', ' 2>&1 '];
+const JOINS = [
+  ' ; ',
+  ' && ',
+  ' || ',
+  ' | ',
+  '\n',
+  ' & ',
+  ' |& ',
+  ' ;; ',
+  ';',
+  '&&',
+  '\r',
+  '\f',
+  '\v',
+  '\r\n',
+  ' \\\n',
+  '\\\n',
+  ' \\ #',
+  ' \\ ;',
+  ' # ',
+  '#',
+  ' &> out/j ',
+  ' 2>&1 ',
+];
 
 /** A small seeded generator (mulberry32): the same seed gives the same lines. */
 function random(seed: number): () => number {

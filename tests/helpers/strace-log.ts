@@ -27,13 +27,17 @@ const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
 /** Decodes strace's `-xx` strings ("\x2f\x74…") and plain ones. */
 function decode(text: string): string {
   return text.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, ch: string | undefined) =>
-    hex ? String.fromCharCode(Number.parseInt(hex, 16)) : ({ n: '\n', t: '\t', '"': '"', '\\': '\\' } as Record<string, string>)[ch!] ?? ch!,
+    hex
+      ? String.fromCharCode(Number.parseInt(hex, 16))
+      : (({ n: '\n', t: '\t', '"': '"', '\\': '\\' } as Record<string, string>)[ch!] ?? ch!),
   );
 }
 
 /** The quoted strings of a syscall's argument text, decoded, in order. */
 function strings(args: string): string[] {
-  return [...args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => Buffer.from(decode(match[1]!), 'latin1').toString('utf8'));
+  return [...args.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) =>
+    Buffer.from(decode(match[1]!), 'latin1').toString('utf8'),
+  );
 }
 
 /** `AT_FDCWD<dir>` or `3</some/dir>` (strace -y) as the folder a relative path starts from. */
@@ -42,11 +46,18 @@ function dirArgument(args: string, cwd: string): string {
   return fd ? Buffer.from(decode(fd[2]!), 'latin1').toString('utf8') : cwd;
 }
 
-export function readStraceLog(log: string, rootCwd: string, isShell: (path: string) => boolean, marker = 'mark-'): Map<number, TracedRun> {
+export function readStraceLog(
+  log: string,
+  rootCwd: string,
+  isShell: (path: string) => boolean,
+  marker = 'mark-',
+): Map<number, TracedRun> {
   const runs = new Map<number, TracedRun>();
   // strace may print a child's first calls before its parent's clone returns: parents come first.
   const parent = new Map<number, number>();
-  for (const match of log.matchAll(/^(\d+) +(?:<\.\.\. (?:clone3?|fork|vfork) resumed>|(?:clone3?|fork|vfork)\().*= (\d+)/gm)) {
+  for (const match of log.matchAll(
+    /^(\d+) +(?:<\.\.\. (?:clone3?|fork|vfork) resumed>|(?:clone3?|fork|vfork)\().*= (\d+)/gm,
+  )) {
     parent.set(Number(match[2]), Number(match[1]));
   }
   const shellRun = new Map<number, number>();
@@ -83,7 +94,7 @@ export function readStraceLog(log: string, rootCwd: string, isShell: (path: stri
       continue;
     }
     if (name === 'execve' && ok) {
-      const [path = '', ...argv] = strings(args.split('], ')[0]! + ']');
+      const [path = '', ...argv] = strings(`${args.split('], ')[0]!}]`);
       if (argv[0]?.startsWith(marker) || argv[1]?.startsWith(marker)) {
         current = Number((argv[1] ?? argv[0])!.slice(marker.length));
         continue;
@@ -111,11 +122,14 @@ export function readStraceLog(log: string, rootCwd: string, isShell: (path: stri
 
 function recordFileCall(run: TracedRun, name: string, args: string, here: string): void {
   const paths = strings(args);
-  const at = (index: number) => resolve(name.endsWith('at') || name.endsWith('at2') ? dirArgument(args, here) : here, paths[index] ?? '');
+  const at = (index: number) =>
+    resolve(name.endsWith('at') || name.endsWith('at2') ? dirArgument(args, here) : here, paths[index] ?? '');
   switch (name) {
     case 'open':
     case 'openat':
-      (WRITE_FLAGS.test(args) ? run.writes : run.reads).push(name === 'open' ? resolve(here, paths[0] ?? '') : at(0));
+      (WRITE_FLAGS.test(args) ? run.writes : run.reads).push(
+        name === 'open' ? resolve(here, paths[0] ?? '') : at(0),
+      );
       break;
     case 'creat':
     case 'truncate':
@@ -131,7 +145,10 @@ function recordFileCall(run: TracedRun, name: string, args: string, here: string
     case 'rename':
     case 'link':
     case 'symlink':
-      run.writes.push(...(name === 'symlink' ? [] : [resolve(here, paths[0] ?? '')]), resolve(here, paths[1] ?? ''));
+      run.writes.push(
+        ...(name === 'symlink' ? [] : [resolve(here, paths[0] ?? '')]),
+        resolve(here, paths[1] ?? ''),
+      );
       break;
     case 'renameat':
     case 'renameat2':

@@ -1,7 +1,7 @@
 // Archivers and compressors: what they write (the archive, the folder they extract into, the
 // files they replace), what trees they read, and the options that run a program of the caller's
 // choosing. The compressors tar and unzip start themselves (gzip, xz, …) count as theirs.
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs, type Rule } from './files.ts';
 import { getopt, named } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -63,13 +63,26 @@ function tar(words: CommandWords): ProgramJudgement {
   if (extract && named(parsed, 'P', 'absolute-names').length > 0) {
     return refuse('-P extracts absolute names anywhere');
   }
-  const creates = named(parsed, 'c', 'create', 'r', 'append', 'u', 'update', 'A', 'catenate', 'concatenate', 'delete');
+  const creates = named(
+    parsed,
+    'c',
+    'create',
+    'r',
+    'append',
+    'u',
+    'update',
+    'A',
+    'catenate',
+    'concatenate',
+    'delete',
+  );
   const writes = [
     ...(creates.length > 0 && archive && archive !== '-' ? [archive] : []),
     ...(extract ? [dir ?? '.'] : []),
     ...named(parsed, 'g', 'listed-incremental', 'index-file').map((option) => option.value ?? ''),
   ];
-  const under = (path: string) => (dir && !path.startsWith('/') && !path.startsWith('~') ? `${dir}/${path}` : path);
+  const under = (path: string) =>
+    dir && !path.startsWith('/') && !path.startsWith('~') ? `${dir}/${path}` : path;
   return judgement({
     writes: writes.filter(Boolean),
     reads: [...(creates.length === 0 && archive && archive !== '-' ? [archive] : [])],

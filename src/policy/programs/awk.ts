@@ -4,7 +4,7 @@
 // `getline <`, gawk's `@` (includes, extensions, indirect calls such as @f() with f = "system"),
 // and ARGV/ARGC (which change the files read). `print > "FILE"` writes FILE, judged like any write;
 // any other output target is refused.
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs, type Rule } from './files.ts';
 import { getopt, named } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -16,7 +16,8 @@ const AWK = getopt(
 );
 
 /** Options that read program text rune cannot see, load code, or write files of their own. */
-const AWK_REFUSED = 'f file E exec i include l load o pretty-print p profile d dump-variables D debug W'.split(' ');
+const AWK_REFUSED =
+  'f file E exec i include l load o pretty-print p profile d dump-variables D debug W'.split(' ');
 
 export const awk: Rule = (words: CommandWords): ProgramJudgement => {
   const parsed = parseArgs(words, AWK);
@@ -36,11 +37,31 @@ type Token = { kind: 'name' | 'number' | 'string' | 'regex' | 'op' | 'newline'; 
 function endsOperand(token: Token | undefined): boolean {
   if (!token) return false;
   if (token.kind === 'number' || token.kind === 'string' || token.kind === 'regex') return true;
-  if (token.kind === 'name') return !['print', 'printf', 'return', 'in', 'getline', 'case'].includes(token.text);
+  if (token.kind === 'name')
+    return !['print', 'printf', 'return', 'in', 'getline', 'case'].includes(token.text);
   return token.kind === 'op' && [')', ']', '$', '++', '--'].includes(token.text);
 }
 
-const OPERATORS = ['||', '&&', '|&', '>>', '<=', '>=', '==', '!=', '++', '--', '+=', '-=', '*=', '/=', '%=', '^=', '**', '!~'];
+const OPERATORS = [
+  '||',
+  '&&',
+  '|&',
+  '>>',
+  '<=',
+  '>=',
+  '==',
+  '!=',
+  '++',
+  '--',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '^=',
+  '**',
+  '!~',
+];
 
 /** The program's tokens, or a problem when it cannot be read the one way every awk reads it. */
 function tokenize(text: string): Token[] | string {
@@ -91,7 +112,8 @@ function regexEnd(text: string, start: number): number | string {
     const ch = text[at]!;
     if (ch === '\\') at += 2;
     else if (bracket) {
-      if (ch === '/') return 'program has a / inside a bracket expression of a regular expression (awks read it differently)';
+      if (ch === '/')
+        return 'program has a / inside a bracket expression of a regular expression (awks read it differently)';
       if (ch === ']') bracket = false;
       at++;
     } else if (ch === '[') {
@@ -124,14 +146,16 @@ export function awkProgram(text: string): AwkProgram {
     if (problem) return { problem, writes };
     if (token.kind === 'newline' || (token.kind === 'op' && (token.text === ';' || token.text === '}'))) {
       printDepth = undefined;
-    } else if (token.kind === 'name' && (token.text === 'print' || token.text === 'printf')) printDepth = depth;
+    } else if (token.kind === 'name' && (token.text === 'print' || token.text === 'printf'))
+      printDepth = depth;
     else if (token.kind === 'op' && '([{'.includes(token.text)) depth++;
     else if (token.kind === 'op' && ')]'.includes(token.text)) depth--;
     else if (token.kind === 'op' && (token.text === '>' || token.text === '>>') && printDepth === depth) {
       const target = tokens[index + 1];
       const after = tokens[index + 2];
       const ends = !after || after.kind === 'newline' || [';', '}'].includes(after.text);
-      if (target?.kind !== 'string' || !ends) return { problem: 'print > with a target that is not a plain "file name"', writes };
+      if (target?.kind !== 'string' || !ends)
+        return { problem: 'print > with a target that is not a plain "file name"', writes };
       writes.push(target.text);
       index++;
     }
@@ -141,14 +165,16 @@ export function awkProgram(text: string): AwkProgram {
 
 function tokenProblem(token: Token, tokens: Token[], index: number): string | undefined {
   if (token.kind === 'op') {
-    if (token.text === '|' || token.text === '|&') return `${token.text} runs a command (a pipe to or from it)`;
+    if (token.text === '|' || token.text === '|&')
+      return `${token.text} runs a command (a pipe to or from it)`;
     if (token.text === '@') return '@ (gawk includes, extensions and indirect calls) is not judged';
     return undefined;
   }
   if (token.kind !== 'name') return undefined;
   if (token.text === 'system') return 'system() runs a command';
   if (token.text === 'ARGV' || token.text === 'ARGC') return `${token.text} changes which files awk reads`;
-  if (token.text === 'getline' && readsFile(tokens, index + 1)) return 'getline < FILE reads a file rune cannot check';
+  if (token.text === 'getline' && readsFile(tokens, index + 1))
+    return 'getline < FILE reads a file rune cannot check';
   return undefined;
 }
 

@@ -3,7 +3,7 @@
 // (`make --eval`, `make -f -`, a `CC=` or `SHELL=` assignment; npm's `--script-shell` and every
 // other setting that names a program; `pytest -p` plugins) or write outside the writable folders
 // (pytest's --junitxml, --basetemp; npm --pack-destination).
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs, type Rule } from './files.ts';
 import { getopt, named } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -30,7 +30,9 @@ function make(words: CommandWords): ProgramJudgement {
   if (stdin) return refuse(`${stdin.word} ${stdin.value} reads the makefile from standard input`);
   const assignment = parsed.operands.find((operand) => MAKE_ASSIGNMENT.test(operand));
   if (assignment) {
-    return refuse(`the assignment ${assignment.split('=')[0]}= can change the commands recipes run (CC=, SHELL=)`);
+    return refuse(
+      `the assignment ${assignment.split('=')[0]}= can change the commands recipes run (CC=, SHELL=)`,
+    );
   }
   const touched = named(parsed, 't', 'touch').length > 0 ? parsed.operands : [];
   return judgement({ writes: touched });
@@ -72,7 +74,9 @@ function npm(words: CommandWords): ProgramJudgement {
     const name = (eq === -1 ? word : word.slice(0, eq)).replace(/^--?/, '');
     const takesValue = NPM_FLAGS.get(name);
     if (takesValue === undefined) {
-      return refuse(`${word.split('=')[0]} is not an npm setting rune judges (npm settings can name programs: --script-shell, --node-options, …)`);
+      return refuse(
+        `${word.split('=')[0]} is not an npm setting rune judges (npm settings can name programs: --script-shell, --node-options, …)`,
+      );
     }
     if (!takesValue) continue;
     const value = eq === -1 ? (args[++index] ?? '') : word.slice(eq + 1);
@@ -80,7 +84,9 @@ function npm(words: CommandWords): ProgramJudgement {
     else if (name === 'prefix' || name === 'C') reads.push(value);
   }
   if (subcommand !== undefined && !NPM_SUBCOMMANDS.has(subcommand)) {
-    return refuse(`${subcommand} is not an npm subcommand rune judges (exec, explore, edit, help, config and init run programs or change settings)`);
+    return refuse(
+      `${subcommand} is not an npm subcommand rune judges (exec, explore, edit, help, config and init run programs or change settings)`,
+    );
   }
   return judgement({ writes, reads });
 }
@@ -100,8 +106,18 @@ function pytest(words: CommandWords): ProgramJudgement {
   if (plugin) return refuse(`-p ${plugin.value ?? ''} imports a plugin module (only -p no:NAME is judged)`);
   const hit = named(parsed, 'c', 'config-file', 'inifile', 'o', 'override-ini', 'pdbcls')[0];
   if (hit) return refuse(`${hit.word} reads settings or imports code rune cannot check`);
-  const writes = named(parsed, 'junitxml', 'junit-xml', 'resultlog', 'result-log', 'log-file', 'basetemp', 'report-log', 'html', 'debug')
-    .map((option) => option.value ?? (option.name === 'debug' ? 'pytestdebug.log' : ''));
+  const writes = named(
+    parsed,
+    'junitxml',
+    'junit-xml',
+    'resultlog',
+    'result-log',
+    'log-file',
+    'basetemp',
+    'report-log',
+    'html',
+    'debug',
+  ).map((option) => option.value ?? (option.name === 'debug' ? 'pytestdebug.log' : ''));
   return judgement({ writes: writes.filter(Boolean) });
 }
 

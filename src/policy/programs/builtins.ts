@@ -33,7 +33,9 @@ function testRule(words: CommandWords): ProgramJudgement {
     if (args.at(-1) !== ']') return refuse('without its closing ]');
     args.pop();
   }
-  const odd = args.find((arg) => arg.startsWith('-') && arg.length > 1 && !TEST_OPERATORS.has(arg) && !/^-\d+$/.test(arg));
+  const odd = args.find(
+    (arg) => arg.startsWith('-') && arg.length > 1 && !TEST_OPERATORS.has(arg) && !/^-\d+$/.test(arg),
+  );
   if (odd) return refuse(`${odd} is not a test operator rune judges (-v and -R read variables)`);
   return judgement({ builtin: true });
 }

@@ -27,7 +27,11 @@ const CP = getopt(
    one-file-system context=? keep-directory-symlink exchange help version verbose relative logical
    physical`,
 );
-const INSTALL = extend(CP, 'Cc:Dg:m:o:', 'compare directory group= mode= owner= preserve-timestamps strip strip-program=');
+const INSTALL = extend(
+  CP,
+  'Cc:Dg:m:o:',
+  'compare directory group= mode= owner= preserve-timestamps strip strip-program=',
+);
 
 /** cp, mv, ln, install: a destination (last operand or -t DIR) and sources; mv also removes its sources. */
 function copyLike(program: 'cp' | 'mv' | 'ln' | 'install'): Rule {
@@ -74,7 +78,10 @@ function firstOperandIsNoFile(words: CommandWords): ProgramJudgement {
   const keep = words.argv.map((arg, index) => index === 0 || !MODE_WORD.test(arg));
   const mode = keep.includes(false);
   const parsed = parseArgs(
-    { argv: words.argv.filter((_, index) => keep[index]), globs: words.globs.filter((_, index) => keep[index]) },
+    {
+      argv: words.argv.filter((_, index) => keep[index]),
+      globs: words.globs.filter((_, index) => keep[index]),
+    },
     OWNER,
   );
   const reference = named(parsed, 'reference').map((option) => option.value ?? '');
@@ -117,7 +124,10 @@ export const FILE_RULES: Readonly<Record<string, Rule>> = {
   install: copyLike('install'),
   tee: operandsWritten(getopt('aip', 'append ignore-interrupts output-error=? help version')),
   rm: operandsWritten(
-    getopt('fiIrRdv', 'force interactive=? one-file-system no-preserve-root preserve-root=? recursive dir help version verbose'),
+    getopt(
+      'fiIrRdv',
+      'force interactive=? one-file-system no-preserve-root preserve-root=? recursive dir help version verbose',
+    ),
   ),
   rmdir: operandsWritten(getopt('pv', 'ignore-fail-on-non-empty parents help version verbose')),
   mkdir: operandsWritten(getopt('m:pvZ', 'mode= parents context=? help version verbose')),
@@ -126,7 +136,11 @@ export const FILE_RULES: Readonly<Record<string, Rule>> = {
     'r',
     'reference',
   ),
-  truncate: operandsWritten(getopt('cor:s:', 'no-create io-blocks reference= size= help version'), 'r', 'reference'),
+  truncate: operandsWritten(
+    getopt('cor:s:', 'no-create io-blocks reference= size= help version'),
+    'r',
+    'reference',
+  ),
   shred: operandsWritten(
     getopt('fn:s:uvxz', 'force iterations= random-source= size= remove=? exact zero help version verbose'),
     'random-source',

@@ -72,7 +72,9 @@ const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'o
  * merge, rebase, cherry-pick, revert: gpg with -S; an editor with -e or, after a conflict, with
  * --continue; a strategy other than git's own runs the program git-merge-NAME.
  */
-function sequencer(extra: { refuseShort?: string; refuseLong?: string[]; strategyLetter?: boolean } = {}): Subcommand {
+function sequencer(
+  extra: { refuseShort?: string; refuseLong?: string[]; strategyLetter?: boolean } = {},
+): Subcommand {
   return {
     refuseShort: `eS${extra.refuseShort ?? ''}`,
     refuseLong: ['continue', ...(extra.refuseLong ?? [])],
@@ -124,7 +126,11 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   },
   fetch: { check: urls },
   'for-each-ref': NONE,
-  'format-patch': { writes: { short: 'o', long: ['output-directory'] }, reads: ['signature-file'], check: formatPatch },
+  'format-patch': {
+    writes: { short: 'o', long: ['output-directory'] },
+    reads: ['signature-file'],
+    check: formatPatch,
+  },
   fsck: NONE,
   gc: NONE,
   grep: { refuseShort: 'O' },
@@ -235,7 +241,8 @@ function judgeSubcommand(name: string, sub: Subcommand, rest: readonly string[])
       continue;
     }
     for (const [offset, letter] of [...word.slice(1)].entries()) {
-      if (sub.refuseShort?.includes(letter)) return refuse(`${name} -${letter} ${refusedShortReason(name, letter)}`);
+      if (sub.refuseShort?.includes(letter))
+        return refuse(`${name} -${letter} ${refusedShortReason(name, letter)}`);
       if (sub.writes?.short?.includes(letter)) {
         const glued = word.slice(offset + 2);
         writes.push(glued !== '' ? glued : (rest[position + 1] ?? ''));
@@ -263,9 +270,23 @@ function optionWords(rest: readonly string[]): [number, string][] {
 
 function refusedLongReason(option: string): string {
   if (option === 'help') return 'runs man or a browser';
-  if (['edit', 'template', 'edit-description', 'edit-todo', 'reedit-message', 'continue', 'interactive'].includes(option))
+  if (
+    [
+      'edit',
+      'template',
+      'edit-description',
+      'edit-todo',
+      'reedit-message',
+      'continue',
+      'interactive',
+    ].includes(option)
+  )
     return 'opens an editor';
-  if (['gpg-sign', 'show-signature', 'verify-signatures', 'signed', 'sign', 'local-user', 'verify'].includes(option))
+  if (
+    ['gpg-sign', 'show-signature', 'verify-signatures', 'signed', 'sign', 'local-user', 'verify'].includes(
+      option,
+    )
+  )
     return 'runs gpg';
   if (option === 'config') return 'can install hooks or set programs that run';
   return 'runs a program of the caller’s choosing';
@@ -275,7 +296,8 @@ function refusedShortReason(name: string, letter: string): string {
   if (letter === 'S' || (name === 'tag' && 'suv'.includes(letter))) return 'runs gpg';
   if (letter === 'O') return 'runs a pager';
   if (letter === 'x') return 'runs commands';
-  if (letter === 'u' || (name === 'clone' && letter === 'c')) return 'runs a program or sets configuration that does';
+  if (letter === 'u' || (name === 'clone' && letter === 'c'))
+    return 'runs a program or sets configuration that does';
   return 'opens an editor';
 }
 
@@ -296,7 +318,10 @@ function clone(args: readonly string[]): ProgramJudgement | undefined {
   if (helper) return helper;
   const parsed = parseOptions(
     args,
-    getopt('b:c:j:o:u:lnqsv', 'branch= origin= depth= reference= reference-if-able= separate-git-dir= shallow-since= shallow-exclude= filter= server-option= jobs= upload-pack= template= config= bundle-uri= ref-format='),
+    getopt(
+      'b:c:j:o:u:lnqsv',
+      'branch= origin= depth= reference= reference-if-able= separate-git-dir= shallow-since= shallow-exclude= filter= server-option= jobs= upload-pack= template= config= bundle-uri= ref-format=',
+    ),
   );
   const [repository, directory] = parsed.operands;
   // Without a folder, clone makes one named after the repository in the working directory.
@@ -308,23 +333,34 @@ function clone(args: readonly string[]): ProgramJudgement | undefined {
 }
 
 function humanish(repository: string): string {
-  const base = repository.replace(/\/+$/, '').replace(/\/?\.git$/, '').split(/[/:]/).at(-1);
+  const base = repository
+    .replace(/\/+$/, '')
+    .replace(/\/?\.git$/, '')
+    .split(/[/:]/)
+    .at(-1);
   return base && base !== '' ? base : '.';
 }
 
 function init(args: readonly string[]): ProgramJudgement | undefined {
-  const parsed = parseOptions(args, getopt('bq', 'bare shared=? initial-branch= object-format= ref-format= separate-git-dir= template= quiet'));
+  const parsed = parseOptions(
+    args,
+    getopt(
+      'bq',
+      'bare shared=? initial-branch= object-format= ref-format= separate-git-dir= template= quiet',
+    ),
+  );
   return judgement({ writes: parsed.operands.length > 0 ? parsed.operands.slice(0, 1) : ['.'] });
 }
 
 function commit(args: readonly string[]): ProgramJudgement | undefined {
   const fixup = optionValue(args, undefined, 'fixup');
-  if (fixup !== undefined && /^(amend|reword):/.test(fixup)) return refuse(`--fixup=${fixup} opens an editor`);
+  if (fixup !== undefined && /^(amend|reword):/.test(fixup))
+    return refuse(`--fixup=${fixup} opens an editor`);
   const message = optionWords(args).some(
     ([, word]) =>
       (!word.startsWith('--') && /[mFC]/.test(word.slice(1))) ||
-      ['--message', '--file', '--reuse-message', '--no-edit', '--fixup'].some((long) =>
-        long.startsWith(word.split('=')[0]!) && word.length > 3,
+      ['--message', '--file', '--reuse-message', '--no-edit', '--fixup'].some(
+        (long) => long.startsWith(word.split('=')[0]!) && word.length > 3,
       ),
   );
   return message ? undefined : refuse('without -m, -F, -C or --no-edit opens an editor');
@@ -332,14 +368,20 @@ function commit(args: readonly string[]): ProgramJudgement | undefined {
 
 function tag(args: readonly string[]): ProgramJudgement | undefined {
   const words = optionWords(args).map(([, word]) => word);
-  const annotated = words.some((word) => (!word.startsWith('--') && word.includes('a')) || word.startsWith('--annotate'));
-  const message = words.some((word) => (!word.startsWith('--') && /[mF]/.test(word.slice(1))) || /^--(message|file)/.test(word));
+  const annotated = words.some(
+    (word) => (!word.startsWith('--') && word.includes('a')) || word.startsWith('--annotate'),
+  );
+  const message = words.some(
+    (word) => (!word.startsWith('--') && /[mF]/.test(word.slice(1))) || /^--(message|file)/.test(word),
+  );
   return annotated && !message ? refuse('-a without -m or -F opens an editor') : undefined;
 }
 
 function checkoutIndex(args: readonly string[]): ProgramJudgement | undefined {
   // Files land at PREFIX + their path: judged as a file just under the prefix.
-  const prefixes = args.filter((arg) => arg.startsWith('--prefix=')).map((arg) => arg.slice('--prefix='.length));
+  const prefixes = args
+    .filter((arg) => arg.startsWith('--prefix='))
+    .map((arg) => arg.slice('--prefix='.length));
   return judgement({ writes: prefixes.map((prefix) => `${prefix}x`) });
 }
 
@@ -352,7 +394,10 @@ function formatPatch(args: readonly string[]): ProgramJudgement | undefined {
 }
 
 function mergeFile(args: readonly string[]): ProgramJudgement | undefined {
-  const parsed = parseOptions(args, getopt('L:pq', 'stdout diff3 zdiff3 ours theirs union marker-size= quiet object-id diff-algorithm='));
+  const parsed = parseOptions(
+    args,
+    getopt('L:pq', 'stdout diff3 zdiff3 ours theirs union marker-size= quiet object-id diff-algorithm='),
+  );
   if (named(parsed, 'p', 'stdout').length > 0) return undefined;
   return judgement({ writes: parsed.operands.slice(0, 1) });
 }
@@ -368,7 +413,10 @@ function worktree(args: readonly string[]): ProgramJudgement | undefined {
   const [action, ...rest] = args;
   const parsed = parseOptions(
     rest,
-    getopt('fb:B:dqv', 'force detach checkout no-checkout lock reason= orphan track no-track guess-remote no-guess-remote quiet relative-paths no-relative-paths expire= porcelain verbose z'),
+    getopt(
+      'fb:B:dqv',
+      'force detach checkout no-checkout lock reason= orphan track no-track guess-remote no-guess-remote quiet relative-paths no-relative-paths expire= porcelain verbose z',
+    ),
   );
   if (action === 'add') return judgement({ writes: parsed.operands.slice(0, 1) });
   if (action === 'move') return judgement({ writes: parsed.operands.slice(0, 2) });
@@ -379,8 +427,14 @@ function worktree(args: readonly string[]): ProgramJudgement | undefined {
 /** Read-only forms only: `--get`, `--get-all`, `--get-regexp`, `--list`, `get`, `list`. */
 function config(args: readonly string[]): ProgramJudgement | undefined {
   const reading = args.some((arg) => /^(--get(-all|-regexp)?|--list|-l|get|list)$/.test(arg));
-  const writing = args.some((arg) => /^(--(add|unset|unset-all|replace-all|rename-section|remove-section|edit)|-e|set|unset|rename-section|remove-section|edit)$/.test(arg));
-  return reading && !writing ? undefined : refuse('changes configuration (only --get, --list, get and list are judged)');
+  const writing = args.some((arg) =>
+    /^(--(add|unset|unset-all|replace-all|rename-section|remove-section|edit)|-e|set|unset|rename-section|remove-section|edit)$/.test(
+      arg,
+    ),
+  );
+  return reading && !writing
+    ? undefined
+    : refuse('changes configuration (only --get, --list, get and list are judged)');
 }
 
 function remote(args: readonly string[]): ProgramJudgement | undefined {
@@ -392,7 +446,10 @@ function remote(args: readonly string[]): ProgramJudgement | undefined {
 function notes(args: readonly string[]): ProgramJudgement | undefined {
   const action = args.find((arg) => !arg.startsWith('-')) ?? 'list';
   if (['list', 'show', 'get-ref', 'prune', 'remove', 'copy'].includes(action)) return undefined;
-  if (['add', 'append'].includes(action) && optionWords(args).some(([, word]) => /^-[mFCc]|^--(message|file|reuse-message)/.test(word))) {
+  if (
+    ['add', 'append'].includes(action) &&
+    optionWords(args).some(([, word]) => /^-[mFCc]|^--(message|file|reuse-message)/.test(word))
+  ) {
     return undefined;
   }
   return refuse(`${action} opens an editor (give -m or -F)`);

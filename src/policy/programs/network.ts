@@ -1,7 +1,7 @@
 // Programs that talk to other machines: the files they write or upload, and the options that run
 // a local program of the caller's choosing (a proxy command, a remote shell, a config file that
 // can name one).
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs, type Rule } from './files.ts';
 import { getopt, named } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -24,7 +24,8 @@ function uploaded(value: string): string | undefined {
 function curl(words: CommandWords): ProgramJudgement {
   const parsed = parseArgs(words, CURL);
   // A config file can set any option (an output file, a command-line in a proxy setting).
-  if (named(parsed, 'K', 'config').length > 0) return refuse('-K reads options from a file rune cannot check');
+  if (named(parsed, 'K', 'config').length > 0)
+    return refuse('-K reads options from a file rune cannot check');
   const value = (...names: string[]) => named(parsed, ...names).map((option) => option.value ?? '');
   const remoteName = named(parsed, 'O', 'remote-name', 'remote-name-all').length > 0;
   const writes = [
@@ -59,7 +60,15 @@ function wget(words: CommandWords): ProgramJudgement {
     ...(document.length > 0 ? document : [value('P', 'directory-prefix').at(-1) ?? '.']),
     ...value('o', 'output-file', 'a', 'append-output', 'save-cookies'),
   ];
-  const reads = value('i', 'input-file', 'post-file', 'body-file', 'load-cookies', 'certificate', 'private-key');
+  const reads = value(
+    'i',
+    'input-file',
+    'post-file',
+    'body-file',
+    'load-cookies',
+    'certificate',
+    'private-key',
+  );
   return judgement({ writes: writes.filter((path) => path !== '-' && path !== ''), reads });
 }
 
@@ -82,16 +91,15 @@ function rsync(words: CommandWords): ProgramJudgement {
   const destination = parsed.operands.at(-1);
   const value = (...names: string[]) => named(parsed, ...names).map((option) => option.value ?? '');
   const writes = [
-    ...(destination !== undefined && !REMOTE.test(destination) && parsed.operands.length > 1 ? [destination] : []),
+    ...(destination !== undefined && !REMOTE.test(destination) && parsed.operands.length > 1
+      ? [destination]
+      : []),
     ...value('log-file', 'write-batch', 'only-write-batch', 'backup-dir', 'temp-dir', 'partial-dir'),
   ];
   return judgement({ writes, trees: local.slice(0, -1), reads: value('password-file') });
 }
 
-const SSH = getopt(
-  'B:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:46AaCfGgKkMNnqsTtVvXxYy',
-  '',
-);
+const SSH = getopt('B:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:46AaCfGgKkMNnqsTtVvXxYy', '');
 
 function ssh(words: CommandWords): ProgramJudgement {
   const parsed = sshArgs(words, SSH);
@@ -109,7 +117,10 @@ function scp(words: CommandWords): ProgramJudgement {
   const destination = parsed.operands.at(-1);
   const local = parsed.operands.filter((operand) => !REMOTE.test(operand));
   return judgement({
-    writes: destination !== undefined && !REMOTE.test(destination) && parsed.operands.length > 1 ? [destination] : [],
+    writes:
+      destination !== undefined && !REMOTE.test(destination) && parsed.operands.length > 1
+        ? [destination]
+        : [],
     trees: named(parsed, 'r').length > 0 ? local.filter((path) => path !== destination) : [],
     reads: named(parsed, 'i').map((option) => option.value ?? ''),
   });

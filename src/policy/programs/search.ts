@@ -1,7 +1,7 @@
 // Programs that read files and folders: which trees they walk (a recursive grep from a folder that
 // holds a secret reads the secret), what they write on the side, and the options that make them
 // run another program.
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs } from './files.ts';
 import { getopt, named, type ParsedArgs } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -62,7 +62,8 @@ function find(words: CommandWords): ProgramJudgement {
   // -H -L -P -D debugopts -Olevel come before the starting points.
   while (index < args.length && /^-([HLP]|D|O\d*)$/.test(args[index]!)) index += args[index] === '-D' ? 2 : 1;
   const starts: string[] = [];
-  while (index < args.length && !/^[-(!]/.test(args[index]!) && args[index] !== ')') starts.push(args[index++]!);
+  while (index < args.length && !/^[-(!]/.test(args[index]!) && args[index] !== ')')
+    starts.push(args[index++]!);
   const writes: string[] = [];
   for (; index < args.length; index++) {
     const arg = args[index]!;
@@ -92,7 +93,10 @@ function sort(words: CommandWords): ProgramJudgement {
   });
 }
 
-const LESS = getopt('b:h:j:k:o:O:p:P:t:T:x:y:z:', 'lesskey-file= lesskey-src= log-file= LOG-FILE= tag= tag-file=');
+const LESS = getopt(
+  'b:h:j:k:o:O:p:P:t:T:x:y:z:',
+  'lesskey-file= lesskey-src= log-file= LOG-FILE= tag= tag-file=',
+);
 
 function less(words: CommandWords): ProgramJudgement {
   const parsed = parseArgs(words, LESS);
@@ -113,7 +117,20 @@ const MAN = getopt(
 
 function man(words: CommandWords): ProgramJudgement {
   const parsed = parseArgs(words, MAN);
-  const hit = named(parsed, 'P', 'pager', 'H', 'html', 'p', 'preprocessor', 'X', 'gxditview', 'browser', 'C', 'config-file')[0];
+  const hit = named(
+    parsed,
+    'P',
+    'pager',
+    'H',
+    'html',
+    'p',
+    'preprocessor',
+    'X',
+    'gxditview',
+    'browser',
+    'C',
+    'config-file',
+  )[0];
   if (hit) return refuse(`${hit.word} runs a program or reads a configuration`);
   return judgement();
 }

@@ -2,7 +2,7 @@
 // reads it (addresses, blocks, labels, a/i/c text to the end of the line, s and y with any
 // delimiter). `e` and the `e` flag run commands and are refused; `w`, `W` and the `w` flag write
 // files and `r`, `R` read them, which the decision judges like any other write or read.
-import { type Rule, parseArgs } from './files.ts';
+import { parseArgs, type Rule } from './files.ts';
 import { getopt, named } from './options.ts';
 import { type CommandWords, judgement, type ProgramJudgement, refuse } from './types.ts';
 
@@ -22,7 +22,8 @@ export const sed: Rule = (words: CommandWords): ProgramJudgement => {
   const parsed = parseArgs(words, SED);
   const odd = parsed.unknown[0] ?? parsed.ambiguous[0];
   if (odd) return refuse(`${odd} is not an option rune knows`);
-  if (named(parsed, 'f', 'file').length > 0) return refuse('-f reads the script from a file rune cannot check');
+  if (named(parsed, 'f', 'file').length > 0)
+    return refuse('-f reads the script from a file rune cannot check');
   const expressions = named(parsed, 'e', 'expression').map((option) => option.value ?? '');
   const [script, files] =
     expressions.length > 0
