@@ -16,12 +16,12 @@ var __copyProps = (to, from, except, desc) => {
 };
 var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);
 
-// t2.ts
-var t2_exports = {};
-__export(t2_exports, {
+// prof2.ts
+var prof2_exports = {};
+__export(prof2_exports, {
   main: () => main
 });
-module.exports = __toCommonJS(t2_exports);
+module.exports = __toCommonJS(prof2_exports);
 
 // ../../work/wt/allowlist/src/policy/programs/options.ts
 function getopt(short, long = "", extra = {}) {
@@ -153,7 +153,11 @@ var CP = getopt(
    one-file-system context=? keep-directory-symlink exchange help version verbose relative logical
    physical`
 );
-var INSTALL = extend(CP, "Cc:Dg:m:o:", "compare directory group= mode= owner= preserve-timestamps strip strip-program=");
+var INSTALL = extend(
+  CP,
+  "Cc:Dg:m:o:",
+  "compare directory group= mode= owner= preserve-timestamps strip strip-program="
+);
 function copyLike(program) {
   return (words) => {
     const parsed = parseArgs(words, program === "install" ? INSTALL : CP);
@@ -193,7 +197,10 @@ function firstOperandIsNoFile(words) {
   const keep = words.argv.map((arg, index) => index === 0 || !MODE_WORD.test(arg));
   const mode = keep.includes(false);
   const parsed = parseArgs(
-    { argv: words.argv.filter((_, index) => keep[index]), globs: words.globs.filter((_, index) => keep[index]) },
+    {
+      argv: words.argv.filter((_, index) => keep[index]),
+      globs: words.globs.filter((_, index) => keep[index])
+    },
     OWNER
   );
   const reference = named(parsed, "reference").map((option) => option.value ?? "");
@@ -231,7 +238,10 @@ var FILE_RULES = {
   install: copyLike("install"),
   tee: operandsWritten(getopt("aip", "append ignore-interrupts output-error=? help version")),
   rm: operandsWritten(
-    getopt("fiIrRdv", "force interactive=? one-file-system no-preserve-root preserve-root=? recursive dir help version verbose")
+    getopt(
+      "fiIrRdv",
+      "force interactive=? one-file-system no-preserve-root preserve-root=? recursive dir help version verbose"
+    )
   ),
   rmdir: operandsWritten(getopt("pv", "ignore-fail-on-non-empty parents help version verbose")),
   mkdir: operandsWritten(getopt("m:pvZ", "mode= parents context=? help version verbose")),
@@ -240,7 +250,11 @@ var FILE_RULES = {
     "r",
     "reference"
   ),
-  truncate: operandsWritten(getopt("cor:s:", "no-create io-blocks reference= size= help version"), "r", "reference"),
+  truncate: operandsWritten(
+    getopt("cor:s:", "no-create io-blocks reference= size= help version"),
+    "r",
+    "reference"
+  ),
   shred: operandsWritten(
     getopt("fn:s:uvxz", "force iterations= random-source= size= remove=? exact zero help version verbose"),
     "random-source"
@@ -308,7 +322,19 @@ function tar(words) {
   if (extract && named(parsed, "P", "absolute-names").length > 0) {
     return refuse("-P extracts absolute names anywhere");
   }
-  const creates = named(parsed, "c", "create", "r", "append", "u", "update", "A", "catenate", "concatenate", "delete");
+  const creates = named(
+    parsed,
+    "c",
+    "create",
+    "r",
+    "append",
+    "u",
+    "update",
+    "A",
+    "catenate",
+    "concatenate",
+    "delete"
+  );
   const writes = [
     ...creates.length > 0 && archive && archive !== "-" ? [archive] : [],
     ...extract ? [dir ?? "."] : [],
@@ -411,10 +437,30 @@ var awk = (words) => {
 function endsOperand(token) {
   if (!token) return false;
   if (token.kind === "number" || token.kind === "string" || token.kind === "regex") return true;
-  if (token.kind === "name") return !["print", "printf", "return", "in", "getline", "case"].includes(token.text);
+  if (token.kind === "name")
+    return !["print", "printf", "return", "in", "getline", "case"].includes(token.text);
   return token.kind === "op" && [")", "]", "$", "++", "--"].includes(token.text);
 }
-var OPERATORS = ["||", "&&", "|&", ">>", "<=", ">=", "==", "!=", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "!~"];
+var OPERATORS = [
+  "||",
+  "&&",
+  "|&",
+  ">>",
+  "<=",
+  ">=",
+  "==",
+  "!=",
+  "++",
+  "--",
+  "+=",
+  "-=",
+  "*=",
+  "/=",
+  "%=",
+  "^=",
+  "**",
+  "!~"
+];
 function tokenize(text) {
   const tokens = [];
   let at = 0;
@@ -461,7 +507,8 @@ function regexEnd(text, start) {
     const ch = text[at];
     if (ch === "\\") at += 2;
     else if (bracket) {
-      if (ch === "/") return "program has a / inside a bracket expression of a regular expression (awks read it differently)";
+      if (ch === "/")
+        return "program has a / inside a bracket expression of a regular expression (awks read it differently)";
       if (ch === "]") bracket = false;
       at++;
     } else if (ch === "[") {
@@ -485,14 +532,16 @@ function awkProgram(text) {
     if (problem) return { problem, writes };
     if (token.kind === "newline" || token.kind === "op" && (token.text === ";" || token.text === "}")) {
       printDepth = void 0;
-    } else if (token.kind === "name" && (token.text === "print" || token.text === "printf")) printDepth = depth;
+    } else if (token.kind === "name" && (token.text === "print" || token.text === "printf"))
+      printDepth = depth;
     else if (token.kind === "op" && "([{".includes(token.text)) depth++;
     else if (token.kind === "op" && ")]".includes(token.text)) depth--;
     else if (token.kind === "op" && (token.text === ">" || token.text === ">>") && printDepth === depth) {
       const target = tokens[index + 1];
       const after = tokens[index + 2];
       const ends = !after || after.kind === "newline" || [";", "}"].includes(after.text);
-      if (target?.kind !== "string" || !ends) return { problem: 'print > with a target that is not a plain "file name"', writes };
+      if (target?.kind !== "string" || !ends)
+        return { problem: 'print > with a target that is not a plain "file name"', writes };
       writes.push(target.text);
       index++;
     }
@@ -501,14 +550,16 @@ function awkProgram(text) {
 }
 function tokenProblem(token, tokens, index) {
   if (token.kind === "op") {
-    if (token.text === "|" || token.text === "|&") return `${token.text} runs a command (a pipe to or from it)`;
+    if (token.text === "|" || token.text === "|&")
+      return `${token.text} runs a command (a pipe to or from it)`;
     if (token.text === "@") return "@ (gawk includes, extensions and indirect calls) is not judged";
     return void 0;
   }
   if (token.kind !== "name") return void 0;
   if (token.text === "system") return "system() runs a command";
   if (token.text === "ARGV" || token.text === "ARGC") return `${token.text} changes which files awk reads`;
-  if (token.text === "getline" && readsFile(tokens, index + 1)) return "getline < FILE reads a file rune cannot check";
+  if (token.text === "getline" && readsFile(tokens, index + 1))
+    return "getline < FILE reads a file rune cannot check";
   return void 0;
 }
 function readsFile(tokens, start) {
@@ -552,7 +603,9 @@ function make(words) {
   if (stdin) return refuse(`${stdin.word} ${stdin.value} reads the makefile from standard input`);
   const assignment = parsed.operands.find((operand) => MAKE_ASSIGNMENT.test(operand));
   if (assignment) {
-    return refuse(`the assignment ${assignment.split("=")[0]}= can change the commands recipes run (CC=, SHELL=)`);
+    return refuse(
+      `the assignment ${assignment.split("=")[0]}= can change the commands recipes run (CC=, SHELL=)`
+    );
   }
   const touched = named(parsed, "t", "touch").length > 0 ? parsed.operands : [];
   return judgement({ writes: touched });
@@ -588,7 +641,9 @@ function npm(words) {
     const name = (eq === -1 ? word : word.slice(0, eq)).replace(/^--?/, "");
     const takesValue = NPM_FLAGS.get(name);
     if (takesValue === void 0) {
-      return refuse(`${word.split("=")[0]} is not an npm setting rune judges (npm settings can name programs: --script-shell, --node-options, \u2026)`);
+      return refuse(
+        `${word.split("=")[0]} is not an npm setting rune judges (npm settings can name programs: --script-shell, --node-options, \u2026)`
+      );
     }
     if (!takesValue) continue;
     const value = eq === -1 ? args[++index] ?? "" : word.slice(eq + 1);
@@ -596,7 +651,9 @@ function npm(words) {
     else if (name === "prefix" || name === "C") reads.push(value);
   }
   if (subcommand !== void 0 && !NPM_SUBCOMMANDS.has(subcommand)) {
-    return refuse(`${subcommand} is not an npm subcommand rune judges (exec, explore, edit, help, config and init run programs or change settings)`);
+    return refuse(
+      `${subcommand} is not an npm subcommand rune judges (exec, explore, edit, help, config and init run programs or change settings)`
+    );
   }
   return judgement({ writes, reads });
 }
@@ -614,7 +671,18 @@ function pytest(words) {
   if (plugin) return refuse(`-p ${plugin.value ?? ""} imports a plugin module (only -p no:NAME is judged)`);
   const hit = named(parsed, "c", "config-file", "inifile", "o", "override-ini", "pdbcls")[0];
   if (hit) return refuse(`${hit.word} reads settings or imports code rune cannot check`);
-  const writes = named(parsed, "junitxml", "junit-xml", "resultlog", "result-log", "log-file", "basetemp", "report-log", "html", "debug").map((option) => option.value ?? (option.name === "debug" ? "pytestdebug.log" : ""));
+  const writes = named(
+    parsed,
+    "junitxml",
+    "junit-xml",
+    "resultlog",
+    "result-log",
+    "log-file",
+    "basetemp",
+    "report-log",
+    "html",
+    "debug"
+  ).map((option) => option.value ?? (option.name === "debug" ? "pytestdebug.log" : ""));
   return judgement({ writes: writes.filter(Boolean) });
 }
 var BUILD_RULES = {
@@ -648,7 +716,9 @@ function testRule(words) {
     if (args.at(-1) !== "]") return refuse("without its closing ]");
     args.pop();
   }
-  const odd = args.find((arg) => arg.startsWith("-") && arg.length > 1 && !TEST_OPERATORS.has(arg) && !/^-\d+$/.test(arg));
+  const odd = args.find(
+    (arg) => arg.startsWith("-") && arg.length > 1 && !TEST_OPERATORS.has(arg) && !/^-\d+$/.test(arg)
+  );
   if (odd) return refuse(`${odd} is not a test operator rune judges (-v and -R read variables)`);
   return judgement({ builtin: true });
 }
@@ -759,7 +829,11 @@ var GIT_SUBCOMMANDS = {
   },
   fetch: { check: urls },
   "for-each-ref": NONE,
-  "format-patch": { writes: { short: "o", long: ["output-directory"] }, reads: ["signature-file"], check: formatPatch },
+  "format-patch": {
+    writes: { short: "o", long: ["output-directory"] },
+    reads: ["signature-file"],
+    check: formatPatch
+  },
   fsck: NONE,
   gc: NONE,
   grep: { refuseShort: "O" },
@@ -863,7 +937,8 @@ function judgeSubcommand(name, sub, rest) {
       continue;
     }
     for (const [offset, letter] of [...word.slice(1)].entries()) {
-      if (sub.refuseShort?.includes(letter)) return refuse(`${name} -${letter} ${refusedShortReason(name, letter)}`);
+      if (sub.refuseShort?.includes(letter))
+        return refuse(`${name} -${letter} ${refusedShortReason(name, letter)}`);
       if (sub.writes?.short?.includes(letter)) {
         const glued = word.slice(offset + 2);
         writes.push(glued !== "" ? glued : rest[position + 1] ?? "");
@@ -888,9 +963,19 @@ function optionWords(rest) {
 }
 function refusedLongReason(option) {
   if (option === "help") return "runs man or a browser";
-  if (["edit", "template", "edit-description", "edit-todo", "reedit-message", "continue", "interactive"].includes(option))
+  if ([
+    "edit",
+    "template",
+    "edit-description",
+    "edit-todo",
+    "reedit-message",
+    "continue",
+    "interactive"
+  ].includes(option))
     return "opens an editor";
-  if (["gpg-sign", "show-signature", "verify-signatures", "signed", "sign", "local-user", "verify"].includes(option))
+  if (["gpg-sign", "show-signature", "verify-signatures", "signed", "sign", "local-user", "verify"].includes(
+    option
+  ))
     return "runs gpg";
   if (option === "config") return "can install hooks or set programs that run";
   return "runs a program of the caller\u2019s choosing";
@@ -899,7 +984,8 @@ function refusedShortReason(name, letter) {
   if (letter === "S" || name === "tag" && "suv".includes(letter)) return "runs gpg";
   if (letter === "O") return "runs a pager";
   if (letter === "x") return "runs commands";
-  if (letter === "u" || name === "clone" && letter === "c") return "runs a program or sets configuration that does";
+  if (letter === "u" || name === "clone" && letter === "c")
+    return "runs a program or sets configuration that does";
   return "opens an editor";
 }
 function optionValue(args, letter, long) {
@@ -915,7 +1001,10 @@ function clone(args) {
   if (helper) return helper;
   const parsed = parseOptions(
     args,
-    getopt("b:c:j:o:u:lnqsv", "branch= origin= depth= reference= reference-if-able= separate-git-dir= shallow-since= shallow-exclude= filter= server-option= jobs= upload-pack= template= config= bundle-uri= ref-format=")
+    getopt(
+      "b:c:j:o:u:lnqsv",
+      "branch= origin= depth= reference= reference-if-able= separate-git-dir= shallow-since= shallow-exclude= filter= server-option= jobs= upload-pack= template= config= bundle-uri= ref-format="
+    )
   );
   const [repository, directory] = parsed.operands;
   const made = directory ?? (repository ? humanish(repository) : void 0);
@@ -929,12 +1018,19 @@ function humanish(repository) {
   return base && base !== "" ? base : ".";
 }
 function init(args) {
-  const parsed = parseOptions(args, getopt("bq", "bare shared=? initial-branch= object-format= ref-format= separate-git-dir= template= quiet"));
+  const parsed = parseOptions(
+    args,
+    getopt(
+      "bq",
+      "bare shared=? initial-branch= object-format= ref-format= separate-git-dir= template= quiet"
+    )
+  );
   return judgement({ writes: parsed.operands.length > 0 ? parsed.operands.slice(0, 1) : ["."] });
 }
 function commit(args) {
   const fixup = optionValue(args, void 0, "fixup");
-  if (fixup !== void 0 && /^(amend|reword):/.test(fixup)) return refuse(`--fixup=${fixup} opens an editor`);
+  if (fixup !== void 0 && /^(amend|reword):/.test(fixup))
+    return refuse(`--fixup=${fixup} opens an editor`);
   const message = optionWords(args).some(
     ([, word]) => !word.startsWith("--") && /[mFC]/.test(word.slice(1)) || ["--message", "--file", "--reuse-message", "--no-edit", "--fixup"].some(
       (long) => long.startsWith(word.split("=")[0]) && word.length > 3
@@ -944,8 +1040,12 @@ function commit(args) {
 }
 function tag(args) {
   const words = optionWords(args).map(([, word]) => word);
-  const annotated = words.some((word) => !word.startsWith("--") && word.includes("a") || word.startsWith("--annotate"));
-  const message = words.some((word) => !word.startsWith("--") && /[mF]/.test(word.slice(1)) || /^--(message|file)/.test(word));
+  const annotated = words.some(
+    (word) => !word.startsWith("--") && word.includes("a") || word.startsWith("--annotate")
+  );
+  const message = words.some(
+    (word) => !word.startsWith("--") && /[mF]/.test(word.slice(1)) || /^--(message|file)/.test(word)
+  );
   return annotated && !message ? refuse("-a without -m or -F opens an editor") : void 0;
 }
 function checkoutIndex(args) {
@@ -959,7 +1059,10 @@ function formatPatch(args) {
   return toFolder ? void 0 : judgement({ writes: ["."] });
 }
 function mergeFile(args) {
-  const parsed = parseOptions(args, getopt("L:pq", "stdout diff3 zdiff3 ours theirs union marker-size= quiet object-id diff-algorithm="));
+  const parsed = parseOptions(
+    args,
+    getopt("L:pq", "stdout diff3 zdiff3 ours theirs union marker-size= quiet object-id diff-algorithm=")
+  );
   if (named(parsed, "p", "stdout").length > 0) return void 0;
   return judgement({ writes: parsed.operands.slice(0, 1) });
 }
@@ -973,7 +1076,10 @@ function worktree(args) {
   const [action, ...rest] = args;
   const parsed = parseOptions(
     rest,
-    getopt("fb:B:dqv", "force detach checkout no-checkout lock reason= orphan track no-track guess-remote no-guess-remote quiet relative-paths no-relative-paths expire= porcelain verbose z")
+    getopt(
+      "fb:B:dqv",
+      "force detach checkout no-checkout lock reason= orphan track no-track guess-remote no-guess-remote quiet relative-paths no-relative-paths expire= porcelain verbose z"
+    )
   );
   if (action === "add") return judgement({ writes: parsed.operands.slice(0, 1) });
   if (action === "move") return judgement({ writes: parsed.operands.slice(0, 2) });
@@ -982,7 +1088,11 @@ function worktree(args) {
 }
 function config(args) {
   const reading = args.some((arg) => /^(--get(-all|-regexp)?|--list|-l|get|list)$/.test(arg));
-  const writing = args.some((arg) => /^(--(add|unset|unset-all|replace-all|rename-section|remove-section|edit)|-e|set|unset|rename-section|remove-section|edit)$/.test(arg));
+  const writing = args.some(
+    (arg) => /^(--(add|unset|unset-all|replace-all|rename-section|remove-section|edit)|-e|set|unset|rename-section|remove-section|edit)$/.test(
+      arg
+    )
+  );
   return reading && !writing ? void 0 : refuse("changes configuration (only --get, --list, get and list are judged)");
 }
 function remote(args) {
@@ -1015,7 +1125,8 @@ function uploaded(value) {
 }
 function curl(words) {
   const parsed = parseArgs(words, CURL);
-  if (named(parsed, "K", "config").length > 0) return refuse("-K reads options from a file rune cannot check");
+  if (named(parsed, "K", "config").length > 0)
+    return refuse("-K reads options from a file rune cannot check");
   const value = (...names) => named(parsed, ...names).map((option) => option.value ?? "");
   const remoteName = named(parsed, "O", "remote-name", "remote-name-all").length > 0;
   const writes = [
@@ -1046,7 +1157,15 @@ function wget(words) {
     ...document.length > 0 ? document : [value("P", "directory-prefix").at(-1) ?? "."],
     ...value("o", "output-file", "a", "append-output", "save-cookies")
   ];
-  const reads = value("i", "input-file", "post-file", "body-file", "load-cookies", "certificate", "private-key");
+  const reads = value(
+    "i",
+    "input-file",
+    "post-file",
+    "body-file",
+    "load-cookies",
+    "certificate",
+    "private-key"
+  );
   return judgement({ writes: writes.filter((path) => path !== "-" && path !== ""), reads });
 }
 var REMOTE = /^[^/]*:/;
@@ -1070,10 +1189,7 @@ function rsync(words) {
   ];
   return judgement({ writes, trees: local.slice(0, -1), reads: value("password-file") });
 }
-var SSH = getopt(
-  "B:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:46AaCfGgKkMNnqsTtVvXxYy",
-  ""
-);
+var SSH = getopt("B:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:46AaCfGgKkMNnqsTtVvXxYy", "");
 function ssh(words) {
   const parsed = sshArgs(words, SSH);
   const hit = named(parsed, "o", "F", "J", "w", "L", "R", "D", "S", "E", "O", "W")[0];
@@ -1144,7 +1260,8 @@ function find(words) {
   let index = 0;
   while (index < args.length && /^-([HLP]|D|O\d*)$/.test(args[index])) index += args[index] === "-D" ? 2 : 1;
   const starts = [];
-  while (index < args.length && !/^[-(!]/.test(args[index]) && args[index] !== ")") starts.push(args[index++]);
+  while (index < args.length && !/^[-(!]/.test(args[index]) && args[index] !== ")")
+    starts.push(args[index++]);
   const writes = [];
   for (; index < args.length; index++) {
     const arg = args[index];
@@ -1171,7 +1288,10 @@ function sort(words) {
     reads: named(parsed, "random-source").map((option) => option.value ?? "")
   });
 }
-var LESS = getopt("b:h:j:k:o:O:p:P:t:T:x:y:z:", "lesskey-file= lesskey-src= log-file= LOG-FILE= tag= tag-file=");
+var LESS = getopt(
+  "b:h:j:k:o:O:p:P:t:T:x:y:z:",
+  "lesskey-file= lesskey-src= log-file= LOG-FILE= tag= tag-file="
+);
 function less(words) {
   const parsed = parseArgs(words, LESS);
   const hit = named(parsed, "k", "lesskey-file", "lesskey-src", "o", "O", "log-file", "LOG-FILE")[0];
@@ -1188,7 +1308,20 @@ var MAN = getopt(
 );
 function man(words) {
   const parsed = parseArgs(words, MAN);
-  const hit = named(parsed, "P", "pager", "H", "html", "p", "preprocessor", "X", "gxditview", "browser", "C", "config-file")[0];
+  const hit = named(
+    parsed,
+    "P",
+    "pager",
+    "H",
+    "html",
+    "p",
+    "preprocessor",
+    "X",
+    "gxditview",
+    "browser",
+    "C",
+    "config-file"
+  )[0];
   if (hit) return refuse(`${hit.word} runs a program or reads a configuration`);
   return judgement();
 }
@@ -1217,7 +1350,8 @@ var sed = (words) => {
   const parsed = parseArgs(words, SED);
   const odd = parsed.unknown[0] ?? parsed.ambiguous[0];
   if (odd) return refuse(`${odd} is not an option rune knows`);
-  if (named(parsed, "f", "file").length > 0) return refuse("-f reads the script from a file rune cannot check");
+  if (named(parsed, "f", "file").length > 0)
+    return refuse("-f reads the script from a file rune cannot check");
   const expressions = named(parsed, "e", "expression").map((option) => option.value ?? "");
   const [script, files] = expressions.length > 0 ? [expressions.join("\n"), parsed.operands] : [parsed.operands[0] ?? "", parsed.operands.slice(1)];
   const checked = sedScript(script);
@@ -1436,12 +1570,22 @@ function judgeProgram(words) {
 }
 
 // ../../work/wt/allowlist/src/policy/shell-words.ts
+var PLAIN = /[A-Za-z0-9_.,:/@%+=^-]+/y;
 var ENDS_WORD = /* @__PURE__ */ new Set([" ", "	", "\n", "|", "&", ";", "(", ")", "<", ">"]);
 var EXPANDS_AFTER_DOLLAR = /[A-Za-z0-9_@*#?$!{([\-'"]/;
 function quote(value) {
   return `'${value.replaceAll("'", "'\\''")}'`;
 }
 function readWord(text, start) {
+  PLAIN.lastIndex = start;
+  const plain = PLAIN.exec(text);
+  if (plain && (start + plain[0].length === text.length || ENDS_WORD.has(text[start + plain[0].length]))) {
+    const value = plain[0];
+    return {
+      end: start + value.length,
+      result: { word: { value, glob: false, text: quote(value), plain: true, equals: value.indexOf("=") } }
+    };
+  }
   const chars = [];
   const quoted = [];
   const push = (ch, isQuoted) => {
@@ -1476,7 +1620,7 @@ function readWord(text, start) {
     }
     if (ch === "`") return { end: at, result: { hazard: "command substitution $( \u2026 ) or backticks" } };
     if (ch === "$" && EXPANDS_AFTER_DOLLAR.test(text[at + 1] ?? "")) {
-      return { end: at, result: { hazard: dollarHazard(text[at + 1]) } };
+      return { end: at, result: { hazard: dollarHazard(text.slice(at + 1)) } };
     }
     push(ch, false);
     at += 1;
@@ -1502,19 +1646,21 @@ function readDoubleQuoted(text, start, push) {
       continue;
     }
     if (ch === "`") return { hazard: "command substitution $( \u2026 ) or backticks" };
-    if (ch === "$" && /[A-Za-z0-9_@*#?$!{([\-]/.test(text[at + 1] ?? "")) return { hazard: dollarHazard(text[at + 1]) };
+    if (ch === "$" && /[A-Za-z0-9_@*#?$!{([-]/.test(text[at + 1] ?? ""))
+      return { hazard: dollarHazard(text.slice(at + 1)) };
     push(ch, true);
     at += 1;
   }
   return { error: "an unterminated double quote" };
 }
-function dollarHazard(next) {
+function dollarHazard(after) {
+  const next = after[0];
   if (next === "(") return "command substitution $( \u2026 ) or arithmetic $(( \u2026 ))";
   if (next === "{") return "parameter expansion ${ \u2026 }";
   if (next === "[") return "arithmetic expansion $[ \u2026 ] (bash)";
   if (next === "'") return "ANSI-C quoting $'\u2026'";
   if (next === '"') return 'a translated string $"\u2026"';
-  return `parameter expansion $${next}`;
+  return `parameter expansion $${/^[A-Za-z_]\w*/.exec(after)?.[0] ?? next}`;
 }
 function finishWord(chars, quoted) {
   const raw = new Array(chars.length).fill(false);
@@ -1522,7 +1668,8 @@ function finishWord(chars, quoted) {
     let prefixEnd = 1;
     while (prefixEnd < chars.length && !(chars[prefixEnd] === "/" && !quoted[prefixEnd])) prefixEnd++;
     if (prefixEnd === 1) raw.fill(true, 0, chars[1] === "/" ? 2 : 1);
-    else if (quoted.slice(1, prefixEnd).every((q) => !q)) return { hazard: "tilde expansion of ~user, ~+ or ~-" };
+    else if (quoted.slice(1, prefixEnd).every((q) => !q))
+      return { hazard: "tilde expansion of ~user, ~+ or ~-" };
   }
   let glob = false;
   for (let index = 0; index < chars.length; index++) {
@@ -1541,7 +1688,8 @@ function finishWord(chars, quoted) {
       }
     }
   }
-  if (hasBraceExpansion(chars, quoted)) return { hazard: "brace expansion {a,b} (bash expands it, dash does not)" };
+  if (hasBraceExpansion(chars, quoted))
+    return { hazard: "brace expansion {a,b} (bash expands it, dash does not)" };
   const value = chars.join("");
   const equals = chars.findIndex((ch, index) => ch === "=" && !quoted[index]);
   return {
@@ -1599,29 +1747,20 @@ function render(chars, raw) {
 
 // ../../work/wt/allowlist/src/policy/shell.ts
 var MAX_COMMAND_CHARS = 32 * 1024;
-var RESERVED = {
-  if: "an if statement",
-  then: "an if statement",
-  elif: "an if statement",
-  else: "an if statement",
-  fi: "an if statement",
-  while: "a loop",
-  until: "a loop",
-  for: "a loop",
-  select: "a loop",
-  do: "a loop",
-  done: "a loop",
-  case: "a case statement",
-  esac: "a case statement",
-  "{": "a command group { \u2026 }",
-  "}": "a command group { \u2026 }",
-  "!": "a negated command (!)",
-  function: "a function definition",
-  "[[": "a test expression [[ \u2026 ]]",
-  "]]": "a test expression [[ \u2026 ]]",
-  time: "time (a reserved word in bash)",
-  coproc: "a coprocess (bash)"
-};
+var RESERVED = new Map([
+  ...["if", "then", "elif", "else", "fi"].map((word) => [word, "an if statement"]),
+  ...["while", "until", "for", "select", "do", "done"].map((word) => [word, "a loop"]),
+  ["case", "a case statement"],
+  ["esac", "a case statement"],
+  ["{", "a command group { \u2026 }"],
+  ["}", "a command group { \u2026 }"],
+  ["!", "a negated command (!)"],
+  ["function", "a function definition"],
+  ["[[", "a test expression [[ \u2026 ]]"],
+  ["]]", "a test expression [[ \u2026 ]]"],
+  ["time", "time (a reserved word in bash)"],
+  ["coproc", "a coprocess (bash)"]
+]);
 var CONTROL = /[\0-\x08\x0b-\x1f\x7f]/;
 var CONTROL_NAMES = {
   "\r": "carriage return (CR)",
@@ -1706,7 +1845,8 @@ var LineParser = class {
     const next = text[this.at];
     if ((next === "<" || next === ">") && result.word.plain) {
       if (/^\d$/.test(result.word.value)) return this.redirect(Number(result.word.value));
-      if (/^\d+$/.test(result.word.value)) return this.stop("a descriptor number above 9 (dash reads only one digit)");
+      if (/^\d+$/.test(result.word.value))
+        return this.stop("a descriptor number above 9 (dash reads only one digit)");
       if (/^\{[A-Za-z_]\w*\}$/.test(result.word.value))
         return this.stop("a {name} descriptor redirection (bash only)");
     }
@@ -1715,7 +1855,8 @@ var LineParser = class {
   }
   addWord(word) {
     if (this.words.length === 0) {
-      if (word.plain && RESERVED[word.value]) return RESERVED[word.value];
+      const reserved = word.plain ? RESERVED.get(word.value) : void 0;
+      if (reserved) return reserved;
       if (word.equals > 0 && /^[A-Za-z_]\w*(\[.*\])?\+?$/s.test(word.value.slice(0, word.equals))) {
         return "a variable assignment";
       }
@@ -1727,6 +1868,7 @@ var LineParser = class {
   redirect(fd) {
     const { text } = this;
     const rest = text.slice(this.at, this.at + 3);
+    if (rest[1] === "(") return this.stop("process substitution <( \u2026 ) or >( \u2026 )");
     for (const [prefix, hazard] of REDIRECT_HAZARDS) if (rest.startsWith(prefix)) return this.stop(hazard);
     const op = REDIRECT_OPERATORS.find((candidate) => rest.startsWith(candidate));
     this.at += op.length;
@@ -1737,7 +1879,8 @@ var LineParser = class {
     if (start === void 0 || "\n|&;()<>".includes(start)) {
       return { ok: false, error: `a redirection "${op}" without a target` };
     }
-    if (start === "#") return { ok: false, error: `a redirection target starting with "#" (a comment to sh)` };
+    if (start === "#")
+      return { ok: false, error: `a redirection target starting with "#" (a comment to sh)` };
     const { end, result } = readWord(text, this.at);
     this.at = end;
     if ("error" in result) return { ok: false, error: result.error };
@@ -1842,16 +1985,19 @@ function parseShell(text) {
   return analysis;
 }
 
-// t2.ts
-async function main(...cmds) {
-  for (const c of cmds) {
-    const r = parseShell(c);
-    if (!r.ok) {
-      console.log(JSON.stringify(c), "\u2192 ERROR", r.error);
-      continue;
-    }
-    console.log(JSON.stringify(c), "\u2192", JSON.stringify(r.script), r.hazards.length ? "HAZ " + r.hazards.join("; ") : "");
-    for (const cmd of r.commands) console.log("   ", JSON.stringify(cmd.argv), cmd.connector ?? "", JSON.stringify(cmd.redirects.map((x) => [x.fd, x.operator, x.target])), JSON.stringify(cmd.program));
+// prof2.ts
+async function main() {
+  const LINE_200 = Array.from({ length: 20 }, (_, index) => `grep -n -e foo${index} -e 'bar baz' a.txt b.txt src/c${index}.ts ${index % 2 ? "|" : "&&"}`).join(" ").concat(" ls");
+  for (let round = 0; round < 5; round++) {
+    const t = performance.now();
+    for (let i = 0; i < 1e3; i++) (process.env.SYN ? parseShellSyntax : parseShell)(LINE_200);
+    console.log(((performance.now() - t) / 1e3).toFixed(3), "ms per parse of 200 words");
+  }
+  const big = "ls " + Array.from({ length: 4500 }, (_, i) => `w${i}`).join(" ");
+  for (let round = 0; round < 3; round++) {
+    const t = performance.now();
+    parseShell(big);
+    console.log((performance.now() - t).toFixed(2), "ms 4500 words");
   }
 }
 // Annotate the CommonJS export names for ESM import in node:

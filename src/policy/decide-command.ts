@@ -35,6 +35,30 @@ export interface CommandPath {
  * folder it may be relative to (cd and git -C move them), for the gate to canonicalise.
  */
 export function commandPaths(shell: Analysis, cwd: string, home: string): CommandPath[] {
+  // The gate asks twice (paths, globs) and the decision once, for the same line.
+  const cached = pathCache.get(shell);
+  if (cached?.cwd === cwd && cached.home === home) return cached.paths;
+  const listed = listPaths(shell, cwd, home);
+  // Past the bound the gate resolves nothing (each path is a realpath) and the line is refused.
+  const paths = new Set(listed.map((entry) => entry.path)).size > MAX_JUDGED_PATHS ? [] : listed;
+  pathCache.set(shell, { cwd, home, paths, overflow: paths !== listed });
+  return paths;
+}
+
+/**
+ * A line naming more paths (each word against each folder it may be relative to) is refused: the
+ * gate resolves every one, and a decision must not hold the run loop for long (bench/policy.mjs).
+ */
+export const MAX_JUDGED_PATHS = 512;
+
+function tooManyPaths(shell: Analysis, cwd: string, home: string): boolean {
+  commandPaths(shell, cwd, home);
+  return pathCache.get(shell)?.overflow === true;
+}
+
+const pathCache = new WeakMap<Analysis, { cwd: string; home: string; paths: CommandPath[]; overflow: boolean }>();
+
+function listPaths(shell: Analysis, cwd: string, home: string): CommandPath[] {
   const bases = directoryBases(shell, cwd, home) ?? [cwd];
   const out: CommandPath[] = [];
   const add = (word: string, kind: CommandPath['kind'], glob = false) => {
@@ -82,6 +106,14 @@ export function decideCommand(input: PolicyInput): PolicyDecision {
   if (!shell)
     return { kind: 'deny', reason: 'the shell parser is not available', rule: 'command.parser-unavailable' };
   if (!shell.ok) return uncovered(input, `not auto-allowed: ${shell.error}`, 'command.parse-error', question);
+  if (tooManyPaths(shell, input.cwd, input.home)) {
+    return uncovered(
+      input,
+      `not auto-allowed: the command names more than ${MAX_JUDGED_PATHS} paths (counting each folder a cd may leave it in); split it`,
+      'command.parse-error',
+      question,
+    );
+  }
 
   const paths = checkPaths(input, shell);
   if (paths.decision) return paths.decision;

@@ -7,7 +7,7 @@ import { settingName } from '../config/load.ts';
 import type { PolicyMode, RuneConfig } from '../config/schema.ts';
 import { parseDomainPattern } from '../core/domains.ts';
 import type { Logger } from '../core/logger.ts';
-import { absolutePath, canonicalise, configFile, homeDir, runeHome } from '../core/paths.ts';
+import { absolutePath, canonicalise, canonicaliser, configFile, homeDir, runeHome } from '../core/paths.ts';
 import { appendAudit, auditFile, auditRecord } from './audit.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
@@ -156,11 +156,14 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
       try {
         const shell = mode === 'unrestricted' ? undefined : await analyse(call);
         const canonical: Record<string, string> = {};
-        for (const path of callPaths(call, cwd, home, shell)) canonical[path] = canonicalise(path);
+        // A line names the same path many times (each word against each folder it may be in), and
+        // its paths share folders: each is resolved once.
+        const resolvePath = canonicaliser();
+        for (const path of callPaths(call, cwd, home, shell)) canonical[path] ??= resolvePath(path);
         const globs: Record<string, string[]> = {};
         for (const pattern of callGlobs(call, cwd, home, shell)) {
           globs[pattern] = expandGlob(pattern);
-          for (const match of globs[pattern]) canonical[match] = canonicalise(match);
+          for (const match of globs[pattern]) canonical[match] ??= resolvePath(match);
         }
         decision = decide({
           call,

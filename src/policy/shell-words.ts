@@ -17,6 +17,9 @@ export interface WordToken {
 
 export type WordResult = { word: WordToken } | { hazard: string } | { error: string };
 
+/** A run of characters that are literal wherever they stand in a word. */
+const PLAIN = /[A-Za-z0-9_.,:/@%+=^-]+/y;
+
 /** Characters that end an unquoted word. */
 const ENDS_WORD = new Set([' ', '\t', '\n', '|', '&', ';', '(', ')', '<', '>']);
 
@@ -33,6 +36,16 @@ export function quote(value: string): string {
  * cannot prove literal and names it; a quote left open is an error.
  */
 export function readWord(text: string, start: number): { end: number; result: WordResult } {
+  // Most words are plain characters that nothing in sh treats specially: one regular expression.
+  PLAIN.lastIndex = start;
+  const plain = PLAIN.exec(text);
+  if (plain && (start + plain[0].length === text.length || ENDS_WORD.has(text[start + plain[0].length]!))) {
+    const value = plain[0];
+    return {
+      end: start + value.length,
+      result: { word: { value, glob: false, text: quote(value), plain: true, equals: value.indexOf('=') } },
+    };
+  }
   const chars: string[] = [];
   const quoted: boolean[] = [];
   const push = (ch: string, isQuoted: boolean) => {
