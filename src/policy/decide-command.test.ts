@@ -84,7 +84,10 @@ describe('what shells read differently is refused by name', () => {
     ['ls > #x', 'starting with "#"'],
     ['x'.repeat(40_000), 'rune judges at most'],
     [`ls ${Array.from({ length: 600 }, (_, index) => `f${index}`).join(' ')}`, 'more than 512 paths'],
-    [`cd a; cd b; ls ${Array.from({ length: 200 }, (_, index) => `f${index}`).join(' ')}`, 'more than 512 paths'],
+    [
+      `cd a; cd b; ls ${Array.from({ length: 200 }, (_, index) => `f${index}`).join(' ')}`,
+      'more than 512 paths',
+    ],
   ])('%j: parse error naming %s', (text, reason) => expectRefused(text, 'command.parse-error', reason));
 
   it.each([

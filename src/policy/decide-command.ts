@@ -56,7 +56,10 @@ function tooManyPaths(shell: Analysis, cwd: string, home: string): boolean {
   return pathCache.get(shell)?.overflow === true;
 }
 
-const pathCache = new WeakMap<Analysis, { cwd: string; home: string; paths: CommandPath[]; overflow: boolean }>();
+const pathCache = new WeakMap<
+  Analysis,
+  { cwd: string; home: string; paths: CommandPath[]; overflow: boolean }
+>();
 
 function listPaths(shell: Analysis, cwd: string, home: string): CommandPath[] {
   const bases = directoryBases(shell, cwd, home) ?? [cwd];
