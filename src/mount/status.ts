@@ -17,9 +17,12 @@ export interface FuseStatus {
   detail: string;
 }
 
-/** fusermount3 on PATH or where Debian, Fedora and Arch put it. */
-export function findFusermount(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const dirs = [...(env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/bin', '/bin', '/usr/local/bin'];
+/** Where Debian, Fedora and Arch put fusermount3, when PATH does not lead to it. */
+const USUAL_DIRS = ['/usr/bin', '/bin', '/usr/local/bin'];
+
+/** fusermount3 on PATH or in the usual folders. */
+export function findFusermount(env: NodeJS.ProcessEnv = process.env, usual = USUAL_DIRS): string | undefined {
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter(Boolean), ...usual];
   for (const dir of dirs) {
     const file = join(dir, 'fusermount3');
     try {
@@ -44,10 +47,10 @@ function probeDevice(): FuseStatus['device'] {
 
 const INSTALL = 'install fuse3 (apt-get install fuse3, dnf install fuse3, pacman -S fuse3)';
 
-/** What this machine offers `rune mount`; `euid` and `env` injected for tests. */
+/** What this machine offers `rune mount`; the user and the folders searched are injected for tests. */
 export function fuseStatus(
   env: NodeJS.ProcessEnv = process.env,
-  euid = process.geteuid?.() ?? -1,
+  { euid = process.geteuid?.() ?? -1, usualDirs = USUAL_DIRS }: { euid?: number; usualDirs?: string[] } = {},
 ): FuseStatus {
   let library: FuseStatus['library'];
   try {
@@ -57,7 +60,7 @@ export function fuseStatus(
     library = { error: `the native addon could not be loaded: ${(error as Error).message}` };
   }
   const device = probeDevice();
-  const fusermount = findFusermount(env);
+  const fusermount = findFusermount(env, usualDirs);
   const problems: string[] = [];
   if ('error' in library) problems.push(`libfuse 3 is not available (${library.error}); ${INSTALL}`);
   if (!device.ok)

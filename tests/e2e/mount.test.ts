@@ -139,6 +139,8 @@ describe('rune mount: tools as files', () => {
       .map((layer) => layer.layer)
       .sort();
     expect(offered.length).toBeGreaterThan(0);
+    expect(doctor.fuse).toMatchObject({ usable: true, device: { ok: true } });
+    expect(doctor.fuse.detail).toMatch(/^libfuse 3\.\d+/);
     await mountForeground(p);
     const t = `${p.mnt}/tools`;
     const result = await shell(
