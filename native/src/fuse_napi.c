@@ -107,10 +107,6 @@ static struct handle *handle_of(napi_env env, napi_value value) {
     napi_throw_type_error(env, NULL, "not a mount handle");
     return NULL;
   }
-  if (h->stopped) {
-    napi_throw_error(env, NULL, "the mount has been unmounted");
-    return NULL;
-  }
   return h;
 }
 
@@ -202,7 +198,7 @@ static napi_value fuse_set_tree(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   struct handle *h = argc == 2 ? handle_of(env, argv[0]) : NULL;
-  if (!h) return NULL;
+  if (!h || h->stopped) return NULL; /* after the unmount there is no tree to replace */
   uint32_t count = 0;
   if (napi_get_array_length(env, argv[1], &count) != napi_ok) {
     napi_throw_type_error(env, NULL, "fuseSetTree(handle, nodes): nodes is an array");
@@ -236,6 +232,11 @@ static napi_value fuse_reply(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   struct handle *h = argc == 4 ? handle_of(env, argv[0]) : NULL;
   if (!h) return NULL;
+  napi_value result;
+  if (h->stopped) { /* a call that ends after the unmount: its request was failed already */
+    CHECK(napi_get_boolean(env, false, &result));
+    return result;
+  }
   double id = 0, number = 0;
   int32_t kind = -1;
   CHECK(napi_get_value_double(env, argv[1], &id));
@@ -257,7 +258,6 @@ static napi_value fuse_reply(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "fuseReply: kind is 0 (open), 1 (data), 2 (written) or 3 (error)");
     return NULL;
   }
-  napi_value result;
   CHECK(napi_get_boolean(env, rc == 0, &result));
   return result;
 }

@@ -204,15 +204,18 @@ export class MountFs {
       input,
       caller: { pid: slot.pid, sid: handle.sid },
     };
-    this.run(request).then(
-      (outcome) => this.#finish(handle.key, slot, outcome),
-      (error: Error) =>
-        this.#finish(handle.key, slot, {
-          text: `error: ${handle.endpoint.tool} failed: ${error.message}\n`,
-          errno: EIO,
-          log: `call: ${path}\nstatus: error\n${error.message}\n`,
-        }),
-    );
+    this.run(request)
+      .then(
+        (outcome) => this.#finish(handle.key, slot, outcome),
+        (error: Error) =>
+          this.#finish(handle.key, slot, {
+            text: `error: ${handle.endpoint.tool} failed: ${error.message}\n`,
+            errno: EIO,
+            log: `call: ${path}\nstatus: error\n${error.message}\n`,
+          }),
+      )
+      // A reply that cannot be sent has nobody left to tell; it must not end the process.
+      .catch(() => undefined);
   }
 
   #finish(key: string, slot: Slot, outcome: CallOutcome): void {

@@ -35,8 +35,9 @@ export interface FuseNative {
   fuseStatus(): { library: string; version: string } | { error: string };
   /** Throws with libfuse's own reason when the mount fails. */
   fuseMount(mountpoint: string, options: string, onEvent: (event: FuseEvent) => void): FuseHandle;
+  /** Replaces the tree (a no-op once the mount has ended). */
   fuseSetTree(handle: FuseHandle, nodes: readonly FuseNode[]): void;
-  /** False when `id` was not pending (answered before, or interrupted and answered). */
+  /** False when `id` was not pending (answered before, interrupted and answered, or the mount ended). */
   fuseReply(handle: FuseHandle, id: number, kind: ReplyKind, value: number | Buffer): boolean;
   fuseUnmount(handle: FuseHandle, errno: number): void;
 }
