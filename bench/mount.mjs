@@ -29,7 +29,10 @@ const project = join(work, 'project');
 const mnt = join(work, 'mnt');
 const runeHome = join(work, '.rune');
 for (const dir of [project, mnt, runeHome]) mkdirSync(dir, { recursive: true });
-const text = Array.from({ length: 100 }, (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`).join('\n');
+const text = Array.from(
+  { length: 100 },
+  (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`,
+).join('\n');
 writeFileSync(join(project, 'file.txt'), `${text}\n`);
 const env = { PATH: '/usr/bin:/bin', HOME: work, RUNE_HOME: runeHome, LC_ALL: 'C.UTF-8' };
 const input = '{"path":"file.txt"}\n';
@@ -82,7 +85,11 @@ buildSync({
 });
 const call = createRequire(import.meta.url)(harness).setup(assets, project, env);
 
-const server = spawn(bin, ['mount', mnt, '--foreground'], { cwd: project, env, stdio: ['ignore', 'ignore', 'pipe'] });
+const server = spawn(bin, ['mount', mnt, '--foreground'], {
+  cwd: project,
+  env,
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 let stderr = '';
 server.stderr.setEncoding('utf8').on('data', (chunk) => {
   stderr += chunk;
@@ -153,4 +160,6 @@ for (const name of names) {
   );
 }
 const shell = median(samples[names[2]]) - median(samples[names[3]]);
-console.log(`  the mount's part of the shell round trip (shell row minus the plain-file row): ${shell.toFixed(3)} ms`);
+console.log(
+  `  the mount's part of the shell round trip (shell row minus the plain-file row): ${shell.toFixed(3)} ms`,
+);
