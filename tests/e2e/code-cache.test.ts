@@ -64,7 +64,7 @@ describe('cli code cache', () => {
     expect(cliCaches(env.RUNE_HOME)).toEqual([fromPipe]);
   });
 
-  it('is kept after runs that call a shell tool (the wasm flag they set is undone before it is written)', async () => {
+  it('is kept after runs that call a shell tool', async () => {
     const dir = tempDir('rune-e2e-cache-');
     const env = { ...cleanEnv(), RUNE_HOME: join(dir, '.rune') };
     const toolRun = async () => {

@@ -185,7 +185,8 @@ describe.skipIf(missing.length > 0)(
       const allowed: { line: string; script: string }[] = [];
       for (const line of cornerLines(LINES)) {
         const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
-        if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd) });
+        // A gate that returns no re-write (before ADR 0031) runs the model's text.
+      if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
       }
       console.log(`judged in ${Math.round(performance.now() - judging)} ms`);
       // Each allowed line four times: rune's text and the model's, under each shell.

@@ -41,6 +41,8 @@ describe('policy in the built binary', () => {
     mock.script([
       { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'ls -la | grep marker' } }] },
       { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo $(id)' } }] },
+      // rune runs its own re-write: a word that starts with a glob runs as ./WORD.
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'ls *.txt' } }] },
       { text: 'done' },
     ]);
     const h = makeHome('[policy]\nallowed_commands = ["ls", "grep", "echo"]\n');
@@ -49,8 +51,9 @@ describe('policy in the built binary', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(toolMessages(1)[0]!.content, result.stderr).toContain('marker.txt');
     expect(toolMessages(2).at(-1)!.content).toMatch(/command substitution/);
+    expect(toolMessages(3).at(-1)!.content).toContain('./marker.txt');
     const calls = JSON.parse(result.stdout).tool_calls;
-    expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny']);
+    expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny', 'allow']);
   });
 
   it('pipe mode in confirm mode: a call needing confirmation does not hang, the model is told why', async () => {
