@@ -13,7 +13,7 @@ import { DEFAULTS } from '../../src/config/schema.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { createPolicyGate } from '../../src/policy/gate.ts';
 import { tempDir } from '../helpers/rune.ts';
-import { cornerLines, LISTED } from '../helpers/shell-corners.ts';
+import { cornerLines, LISTED, PWN } from '../helpers/shell-corners.ts';
 import { readStraceLog, type TracedRun } from '../helpers/strace-log.ts';
 
 const SHELLS = { dash: '/usr/bin/dash', bash: '/usr/bin/bash' } as const;
@@ -186,7 +186,7 @@ describe.skipIf(missing.length > 0)(
       for (const line of cornerLines(LINES)) {
         const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
         // A gate that returns no re-write (before ADR 0031) runs the model's text.
-      if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
+        if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
       }
       console.log(`judged in ${Math.round(performance.now() - judging)} ms`);
       // Each allowed line four times: rune's text and the model's, under each shell.
@@ -196,8 +196,16 @@ describe.skipIf(missing.length > 0)(
           [shell, line] as [string, string],
         ]),
       );
+      // Controls, traced like the rest: each must be caught, or the checks could not fail.
+      const controls: [string, string][] = [
+        [SHELLS.dash, `touch ${PWN}`],
+        [SHELLS.bash, 'cat ~/.ssh/id_rsa'],
+        [SHELLS.dash, 'echo x > ../escape'],
+        [SHELLS.bash, 'ls a.txt'],
+        [SHELLS.bash, 'ls b.txt'],
+      ];
       const started = performance.now();
-      const traced = await trace(worlds, runs);
+      const traced = await trace(worlds, [...runs, ...controls]);
       console.log(`traced in ${Math.round(performance.now() - started)} ms`);
       const problems: string[] = [];
       for (const [index, { line, script }] of allowed.entries()) {
@@ -223,6 +231,12 @@ describe.skipIf(missing.length > 0)(
         `policy-shells: ${LINES} lines, ${allowed.length} auto-allowed, ${runs.length} traced runs`,
       );
       expect(problems).toEqual([]);
+      const control = (offset: number) => traced.get(runs.length + offset)!;
+      const caught = [0, 1, 2].map((offset) => violations(worlds[control(offset).world]!, control(offset)));
+      expect(caught[0]!.join()).toContain(`executed touch ${PWN}`);
+      expect(caught[1]!.join()).toContain('read ');
+      expect(caught[2]!.join()).toContain('wrote ');
+      expect(argvs(control(3))).not.toEqual(argvs(control(4)));
       // The corners must reach the shells: a gate that allowed nothing would pass vacuously.
       expect(allowed.length).toBeGreaterThan(LINES / 10);
     }, 300_000);
