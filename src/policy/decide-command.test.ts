@@ -106,6 +106,9 @@ describe('what shells read differently is refused by name', () => {
     ['echo "$HOME"', 'parameter expansion $HOME'],
     ['cat${IFS}/etc/passwd', 'parameter expansion ${'],
     ['echo $(id)', 'command substitution'],
+    // sh joins continued lines first: `$\<newline>(` is `$(`.
+    ['echo $\\\n(id)', 'command substitution'],
+    ['echo "$\\\nHOME"', 'parameter expansion $HOME'],
     ['echo `id`', 'command substitution'],
     ['echo $((1+1))', 'command substitution $( … ) or arithmetic'],
     ['echo $[1+1]', 'arithmetic expansion $['],

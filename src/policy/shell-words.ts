@@ -80,8 +80,10 @@ export function readWord(text: string, start: number): { end: number; result: Wo
       return { end: at, result: inner };
     }
     if (ch === '`') return { end: at, result: { hazard: 'command substitution $( … ) or backticks' } };
-    if (ch === '$' && EXPANDS_AFTER_DOLLAR.test(text[at + 1] ?? '')) {
-      return { end: at, result: { hazard: dollarHazard(text.slice(at + 1)) } };
+    // sh removes line continuations first: `$\<newline>(` is `$(`.
+    const afterDollar = ch === '$' ? pastContinuations(text, at + 1) : at;
+    if (ch === '$' && EXPANDS_AFTER_DOLLAR.test(text[afterDollar] ?? '')) {
+      return { end: at, result: { hazard: dollarHazard(text.slice(afterDollar)) } };
     }
     push(ch, false);
     at += 1;
@@ -114,12 +116,20 @@ function readDoubleQuoted(
       continue;
     }
     if (ch === '`') return { hazard: 'command substitution $( … ) or backticks' };
-    if (ch === '$' && /[A-Za-z0-9_@*#?$!{([-]/.test(text[at + 1] ?? ''))
-      return { hazard: dollarHazard(text.slice(at + 1)) };
+    const afterDollar = ch === '$' ? pastContinuations(text, at + 1) : at;
+    if (ch === '$' && /[A-Za-z0-9_@*#?$!{([-]/.test(text[afterDollar] ?? ''))
+      return { hazard: dollarHazard(text.slice(afterDollar)) };
     push(ch, true);
     at += 1;
   }
   return { error: 'an unterminated double quote' };
+}
+
+/** The position after any line continuations (backslash-newline) at `at`. */
+function pastContinuations(text: string, at: number): number {
+  let next = at;
+  while (text[next] === '\\' && text[next + 1] === '\n') next += 2;
+  return next;
 }
 
 /** What `$` starts, named from the text after it. */
