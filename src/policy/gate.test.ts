@@ -10,7 +10,13 @@ import type { Confirmer, PolicyGate } from './types.ts';
 
 function setup(
   policy: Partial<RuneConfig['policy']> = {},
-  extra: { interactive?: boolean; yes?: boolean; confirmer?: Confirmer } = {},
+  extra: {
+    interactive?: boolean;
+    yes?: boolean;
+    confirmer?: Confirmer;
+    privateTmp?: boolean;
+    sandbox?: Partial<RuneConfig['sandbox']>;
+  } = {},
 ) {
   const root = mkdtempSync(join(tmpdir(), 'rune-gate-'));
   const home = join(root, 'home');
@@ -19,7 +25,12 @@ function setup(
   mkdirSync(project, { recursive: true });
   writeFileSync(join(home, '.ssh/id_rsa'), 'secret');
   const env = { HOME: home, RUNE_HOME: join(home, '.rune') };
-  const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, ...policy } } as unknown as RuneConfig;
+  const config = {
+    ...DEFAULTS,
+    mcp: [],
+    policy: { ...DEFAULTS.policy, ...policy },
+    sandbox: { ...DEFAULTS.sandbox, ...extra.sandbox },
+  } as unknown as RuneConfig;
   const gate = createPolicyGate({
     config,
     cwd: project,
@@ -27,6 +38,7 @@ function setup(
     interactive: extra.interactive ?? false,
     yes: extra.yes ?? false,
     ...(extra.confirmer ? { confirmer: extra.confirmer } : {}),
+    ...(extra.privateTmp === undefined ? {} : { privateTmp: extra.privateTmp }),
     sessionId: 's1',
     logger: silentLogger,
     now: () => new Date('2026-01-02T03:04:05Z'),
@@ -38,6 +50,28 @@ const cmd = (gate: PolicyGate, text: string) =>
   gate.check({ tool: 'execute_cmd', args: { cmd: text }, source: 'builtin' });
 
 describe('policy gate', () => {
+  it('takes writes to /tmp only when commands get a private /tmp, and runs the line as judged', async () => {
+    const line = 'ls  -la > /tmp/listing';
+    const mine = { allowed_commands: ['ls'] };
+    expect(await cmd(setup(mine).gate, line)).toMatchObject({ kind: 'deny', rule: 'command.redirect' });
+    expect(await cmd(setup(mine, { privateTmp: true }).gate, line)).toEqual({
+      kind: 'allow',
+      rule: 'allowed_commands',
+      args: { cmd: "'ls' '-la' >'/tmp/listing'" },
+    });
+    // strict mode runs nothing without the namespaces layer, so its /tmp is private.
+    expect(await cmd(setup(mine, { sandbox: { mode: 'strict' } }).gate, line)).toMatchObject({ kind: 'allow' });
+  });
+
+  it('lets git run in a writable sub-repository only where the git guard runs', async () => {
+    const mine = { allowed_commands: ['git'], allowed_paths_rw: ['sub'] };
+    expect(await cmd(setup(mine).gate, 'git -C sub/repo log')).toMatchObject({ kind: 'allow' });
+    expect(await cmd(setup(mine, { sandbox: { mode: 'off' } }).gate, 'git -C sub/repo log')).toMatchObject({
+      kind: 'deny',
+      rule: 'command.directory',
+    });
+  });
+
   it('reads in the working directory and refuses a symlink to a secret', async () => {
     const { gate, project, home } = setup();
     writeFileSync(join(project, 'a.txt'), 'x');
