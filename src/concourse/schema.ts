@@ -26,6 +26,13 @@ export const notesSourceSchema = z.strictObject({
     .refine((name) => !/[/\\]/.test(name) && name !== '.' && name !== '..', 'must be a file name of the note')
     .optional()
     .describe('A file of the note whose revisions become the versions: an edit triggers the pipeline'),
+  timeout_secs: z
+    .number()
+    .int()
+    .positive()
+    .max(3600)
+    .optional()
+    .describe('How long one request to the notes server may take, its answer included (default 30)'),
 });
 
 // An [[mcp]] table of rune.toml, except that a token comes in the source itself (from the
