@@ -102,17 +102,20 @@ export interface Request<P> {
   params: P;
 }
 
+// The request itself is an open object: a key a future Concourse adds beside source, version and
+// params must not fail every step of every pipeline. What the pipeline author writes (source,
+// params) stays strict, so a typo there is still named.
 const requestSchemas = {
-  check: z.strictObject({
+  check: z.object({
     source: sourceSchema.nullable().optional(),
     version: versionSchema.nullable().optional(),
   }),
-  in: z.strictObject({
+  in: z.object({
     source: sourceSchema.nullable().optional(),
     version: versionSchema.nullable().optional(),
     params: inParamsSchema.nullable().optional(),
   }),
-  out: z.strictObject({
+  out: z.object({
     source: sourceSchema.nullable().optional(),
     params: outParamsSchema.nullable().optional(),
   }),
