@@ -139,7 +139,7 @@ function requireFolderArg(step: Step, args: readonly string[], what: string): st
 function warnIfEmpty(cwd: string, log: (line: string) => void): void {
   if (readdirSync(cwd).length > 0) return;
   log(
-    `rune: warning: the put folder ${cwd} is empty: no inputs were mounted, so the agent sees nothing of this build; list them in the put step's \`inputs:\` (with \`inputs: detect\`, Concourse mounts only inputs whose names start a value in params)`,
+    `rune: warning: the put folder ${cwd} is empty: no inputs were mounted, so the agent sees nothing of this build; list them in the put step's \`inputs:\` (with \`inputs: detect\`, Concourse mounts only inputs named by the first path segment of a params value)`,
   );
 }
 
