@@ -238,6 +238,17 @@ export async function get(
     usage: run.record.usage,
     stop_reason: run.record.stop_reason,
   });
+  const metadata = storedMetadata(notes, run, run.record.file);
+  if (run.record.build_url) metadata.push({ name: 'stored_by', value: run.record.build_url });
+  return { version, metadata };
+}
+
+/** What the build page shows of a stored run: its answer, prompt, model, time, tokens and link. */
+function storedMetadata(
+  notes: NotesClient,
+  run: { record: RunRecord; answer: string },
+  file: string | undefined,
+): Metadata {
   const metadata: Metadata = [
     ...answerMetadata(run.answer, run.record.prompt_name ?? run.record.prompt),
     { name: 'model', value: run.record.model },
@@ -245,11 +256,8 @@ export async function get(
     { name: 'stored_at', value: run.record.timestamp },
     { name: 'tokens', value: String(run.record.usage.total_tokens) },
   ];
-  if (run.record.file) {
-    metadata.push({ name: 'run_url', value: noteFileUrl(notes.baseUrl, notes.note, run.record.file) });
-  }
-  if (run.record.build_url) metadata.push({ name: 'stored_by', value: run.record.build_url });
-  return { version, metadata };
+  if (file) metadata.push({ name: 'run_url', value: noteFileUrl(notes.baseUrl, notes.note, file) });
+  return metadata;
 }
 
 async function getWatched(
@@ -334,15 +342,8 @@ async function runOfPut(deps: StoreDeps, notes: NotesClient, key: string): Promi
       `rune: this put already stored ${file.name} in this build (BUILD_ID ${deps.env.BUILD_ID}); emitting that run again instead of running the prompt twice`,
     );
     deps.log(`rune: answer:\n${stored.answer}`);
-    const metadata = [
-      ...answerMetadata(stored.answer, stored.record.prompt_name ?? stored.record.prompt),
-      { name: 'model', value: stored.record.model },
-      { name: 'stop_reason', value: stored.record.stop_reason },
-      { name: 'stored_at', value: stored.record.timestamp },
-      { name: 'note', value: notes.note },
-      { name: 'run_url', value: noteFileUrl(notes.baseUrl, notes.note, file.name) },
-      { name: 'retried', value: 'true' },
-    ];
+    const metadata = storedMetadata(notes, stored, file.name);
+    metadata.push({ name: 'note', value: notes.note }, { name: 'retried', value: 'true' });
     return { version: { run: String(file.id), ref: stored.record.ref }, metadata };
   }
   return undefined;
