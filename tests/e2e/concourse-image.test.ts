@@ -8,9 +8,18 @@
 // keyed by the Dockerfile's runtime stage, so CI builds it once and a local re-run is fast.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
   buildImage,
@@ -20,8 +29,11 @@ import {
   imagePrerequisites,
   runInImage,
 } from '../helpers/concourse-image.ts';
+import { GC_PRELOAD } from '../helpers/gc.ts';
 import { useMockLlm } from '../helpers/mock-llm.ts';
+import { logIn, mintToken, type NotesProcess, startNotesProcess } from '../helpers/notes.ts';
 import { type RunResult, requireBinary, tempDir } from '../helpers/rune.ts';
+import { type SilentServer, startSilentServer } from '../helpers/silent-server.ts';
 import { BUILD_ENV } from './concourse-harness.ts';
 
 const KEY = 'sk-proj-imageSecretKey0123456789abcdefgh';
@@ -29,6 +41,8 @@ const KEY = 'sk-proj-imageSecretKey0123456789abcdefgh';
 // the suite is skipped with the reason in its name.
 const prerequisites = imagePrerequisites();
 const CONFINEMENTS: Confinement[] = ['plain', 'userns', 'seccomp'];
+/** Where the GC preload is bound inside the container. */
+const GC_INSIDE = '/tmp/.gc-preload.cjs';
 
 interface Pipeline {
   resource_types: { name: string; defaults?: Record<string, unknown> }[];
@@ -128,7 +142,7 @@ describe.skipIf(!prerequisites.ok)(
       input: unknown,
       options: { build: { host: string }; folder?: string; home: string } & Pick<
         Partial<ContainerRun>,
-        'env' | 'homeReadOnly' | 'tmpNotWritable'
+        'env' | 'homeReadOnly' | 'tmpNotWritable' | 'files'
       >,
     ): Promise<RunResult> {
       return runInImage(image, binary, {
@@ -141,6 +155,7 @@ describe.skipIf(!prerequisites.ok)(
         env: { ...BUILD_ENV, ...options.env },
         ...(options.homeReadOnly ? { homeReadOnly: true } : {}),
         ...(options.tmpNotWritable ? { tmpNotWritable: true } : {}),
+        ...(options.files ? { files: options.files } : {}),
       });
     }
 
@@ -341,6 +356,128 @@ describe.skipIf(!prerequisites.ok)(
         });
       });
     }
+
+    // Under the runtime's seccomp profile, as Docker runs the image; the volume layouts and the
+    // owner switch run under every confinement above.
+    describe('what a Concourse user expects, in the image', () => {
+      let notes: NotesProcess;
+      let token: string;
+      let silent: SilentServer;
+      beforeAll(async () => {
+        const notesHome = tempDir('rune-image-notes-');
+        writeFileSync(join(notesHome, 'rune.toml'), '[notes.local]\nadmins = ["ada:ada-password-1"]\n');
+        notes = await startNotesProcess({ home: notesHome });
+        token = await mintToken(notes.url, await logIn(notes.url, 'ada', 'ada-password-1'), 'ci', 'admin');
+        silent = await startSilentServer();
+      }, 60_000);
+      afterAll(async () => {
+        await notes?.stop();
+        await silent?.close();
+      });
+
+      for (const confinement of ['seccomp'] as const) {
+        it(`${confinement}: deadlines under GC, gets that fetch, nothing yet is [], open requests, config first, empty puts, retried puts`, async () => {
+          const example = examplePipeline(mock.baseUrl);
+          const b = build();
+          const h = home();
+          const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+          // A notes server that accepts and never answers, with the collector running all along.
+          const gc = {
+            env: { NODE_OPTIONS: `--expose-gc --require ${GC_INSIDE}` },
+            files: [{ host: GC_PRELOAD, inside: GC_INSIDE }],
+          };
+          const hung = await step(
+            confinement,
+            'check',
+            {
+              source: { notes: { url: silent.url, token: 'rune_x_0123456789', note: 'n', timeout_secs: 1 } },
+            },
+            { build: b, home: h, ...gc },
+          );
+          expect(hung.code, hung.stderr).toBe(12);
+          expect(hung.stderr).toContain(
+            `notes server ${silent.url} did not answer GET /api/notes/n within 1 s`,
+          );
+
+          // Stateless in is a fetch: the same bytes twice, and exit 13 once the answer changed.
+          const source = example.check;
+          const version = { ref: sha('20.20.0') };
+          const dests = ['get-1', 'get-2', 'get-3'].map((name) => volume(b, name, 'root'));
+          mock.script([{ text: '20.20.0' }, { text: '20.20.0' }, { text: '20.21.0' }]);
+
+          for (const dest of dests.slice(0, 2)) {
+            protocol(
+              await step(confinement, 'in', { source, version }, { build: b, home: h, folder: dest.inside }),
+            );
+          }
+          for (const file of ['response.txt', 'payload.json']) {
+            expect(readFileSync(join(dests[1]!.host, file))).toEqual(
+              readFileSync(join(dests[0]!.host, file)),
+            );
+          }
+          const changed = await step(
+            confinement,
+            'in',
+            { source, version },
+            { build: b, home: h, folder: dests[2]!.inside },
+          );
+          expect(changed.code).toBe(13);
+          expect(changed.stdout).toBe('');
+          expect(readdirSync(dests[2]!.host)).toEqual([]);
+
+          // A put-only resource and a note or watched file not made yet: [] (and a key Concourse
+          // may add beside source is ignored).
+          const putOnly = await step(
+            confinement,
+            'check',
+            { source: example.review, space: 'x' },
+            { build: b, home: h },
+          );
+          expect(JSON.parse(putOnly.stdout)).toEqual([]);
+          const note = `later-${confinement}`;
+          const watch = { notes: { url: notes.url, token, note, watch: 'prompt.md' } };
+          expect(
+            JSON.parse((await step(confinement, 'check', { source: watch }, { build: b, home: h })).stdout),
+          ).toEqual([]);
+
+          // The configuration first: a missing key is the only line, before any sandbox summary.
+          const { api_key: _key, base_url: _url, ...keyless } = example.check as Record<string, unknown>;
+          const noKey = await step(confinement, 'check', { source: keyless }, { build: b, home: h });
+          expect(noKey.code).toBe(7);
+          expect(noKey.stderr).not.toContain('sandbox layers');
+
+          // An empty put folder is said to be one.
+          const empty = volume(b, 'put-empty', 'root');
+          const emptyPut = await step(
+            confinement,
+            'out',
+            { source: keyless, params: example.reviewParams },
+            { build: b, home: h, folder: empty.inside },
+          );
+          expect(emptyPut.stderr).toContain(`the put folder ${empty.inside} is empty`);
+
+          // A retried put of the same build emits the run it stored, without a second model run.
+          const store = { ...example.review, notes: { url: notes.url, token, note: `runs-${confinement}` } };
+          const outs: RunResult[] = [];
+          const modelCalls = mock.requests.length;
+          mock.script([{ text: 'Stored once.' }]);
+          for (const name of ['put-1', 'put-2']) {
+            const put = volume(b, name, 'root');
+            repository(join(put.host, 'repo'));
+            const params = { source: store, params: example.reviewParams };
+            outs.push(await step(confinement, 'out', params, { build: b, home: h, folder: put.inside }));
+          }
+          const [first, retried] = outs.map((out) => {
+            expect(out.code, out.stderr).toBe(0);
+            return JSON.parse(out.stdout) as { version: unknown };
+          });
+          expect(retried!.version).toEqual(first!.version);
+          expect(outs[1]!.stderr).toContain('this put already stored');
+          expect(mock.requests).toHaveLength(modelCalls + 1);
+        });
+      }
+    });
 
     describe('preconditions, checked before the first model call', () => {
       it('a temporary folder that is not writable fails with exit 12, naming it', async () => {

@@ -272,6 +272,8 @@ export interface ContainerRun {
   homeReadOnly?: boolean;
   /** /tmp as root's 0755 instead of 1777. */
   tmpNotWritable?: boolean;
+  /** Host files bound read-only into the container's /tmp (a preload, say). */
+  files?: { host: string; inside: string }[];
   timeoutMs?: number;
 }
 
@@ -350,6 +352,7 @@ export function runInImage(image: Image, binary: string, run: ContainerRun): Pro
     '--ro-bind',
     USERNS_MAP,
     USERNS_MAP_INSIDE,
+    ...(run.files ?? []).flatMap((file) => ['--ro-bind', file.host, file.inside]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',

@@ -32,4 +32,5 @@ export async function whileCollecting<T>(promise: Promise<T>, everyMs = 20): Pro
  * NODE_OPTIONS for the built binary: `--expose-gc` and a preload that collects every 20 ms for as
  * long as the process lives (the interval does not keep it alive).
  */
-export const GC_NODE_OPTIONS = `--expose-gc --require ${join(import.meta.dirname, 'gc-preload.cjs')}`;
+export const GC_PRELOAD = join(import.meta.dirname, 'gc-preload.cjs');
+export const GC_NODE_OPTIONS = `--expose-gc --require ${GC_PRELOAD}`;
