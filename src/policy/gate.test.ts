@@ -60,7 +60,9 @@ describe('policy gate', () => {
       args: { cmd: "'ls' '-la' >'/tmp/listing'" },
     });
     // strict mode runs nothing without the namespaces layer, so its /tmp is private.
-    expect(await cmd(setup(mine, { sandbox: { mode: 'strict' } }).gate, line)).toMatchObject({ kind: 'allow' });
+    expect(await cmd(setup(mine, { sandbox: { mode: 'strict' } }).gate, line)).toMatchObject({
+      kind: 'allow',
+    });
   });
 
   it('lets git run in a writable sub-repository only where the git guard runs', async () => {
