@@ -120,7 +120,7 @@ describe('server-everything over HTTP', () => {
     ]);
   });
 
-  it('refuses a loopback server reached by a name that is not listed literally', async () => {
+  it('refuses a loopback server reached by a name when no loopback address is listed', async () => {
     const manager = await start([{ name: 'ev', url: `http://localhost:${http.port}/mcp` }], {
       unrestricted: true,
     });
