@@ -485,7 +485,7 @@ static int send_fds(int sock, const int *fds, int n) {
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(2 * sizeof(int))];
+    char buf[CMSG_SPACE(3 * sizeof(int))];
   } u;
   memset(&u, 0, sizeof u);
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
@@ -498,21 +498,21 @@ static int send_fds(int sock, const int *fds, int n) {
   return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
 }
 
-/* Receives up to two fds into fds[] (the rest -1); returns how many arrived. */
+/* Receives up to three fds into fds[] (the rest -1); returns how many arrived. */
 static int recv_fds(int sock, int *fds) {
   char byte;
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(2 * sizeof(int))];
+    char buf[CMSG_SPACE(3 * sizeof(int))];
   } u;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  fds[0] = fds[1] = -1;
+  fds[0] = fds[1] = fds[2] = -1;
   if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return 0;
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   if (!c || c->cmsg_type != SCM_RIGHTS) return 0;
   int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-  if (n > 2) n = 2;
+  if (n > 3) n = 3;
   memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
   return n;
 }
@@ -551,9 +551,13 @@ static void supervise_connects(int guard_sock, int channel, int mode, int view_b
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
   int listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   if (listener >= 0) {
-    int fds[2] = {listener, channel};
-    if (send_fds(guard_sock, fds, 2) != 0) die("handing the listener to the net guard");
+    /* With the sandbox's network namespace: the guard tells the command's own sockets by it, and
+     * may not open the (undumpable) init's /proc/PID/ns/net itself unless it runs as root. */
+    int netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int fds[3] = {listener, channel, netns};
+    if (send_fds(guard_sock, fds, netns >= 0 ? 3 : 2) != 0) die("handing the listener to the net guard");
     close(listener);
+    if (netns >= 0) close(netns);
     report("seccomp", "applied", mode == NOTIFY_NET ? "connect/shutdown/Fast Open supervised by the net guard"
                                                    : "connect supervised by the net guard");
   } else {
@@ -1167,16 +1171,16 @@ int main(int argc, char **argv) {
   if (opt.report_fd >= 0) close(opt.report_fd);
   if (use_guard) {
     close(guard[1]);
-    int fds[2];
+    int fds[3];
     recv_fds(guard[0], fds);
     close(guard[0]);
-    if (fds[0] >= 0) netguard_run(fds[0], fds[1], pid, opt.allow, opt.n_allow);
-    for (int k = 0; k < 2; k++)
+    if (fds[0] >= 0) netguard_run(fds[0], fds[1], fds[2], opt.allow, opt.n_allow);
+    for (int k = 0; k < 3; k++)
       if (fds[k] >= 0) close(fds[k]);
   }
   if (meta[1] >= 0) close(meta[1]);
   if (meta[0] >= 0) {
-    int fds[2];
+    int fds[3];
     recv_fds(meta[0], fds);
     close(meta[0]);
     if (fds[0] >= 0) {
@@ -1193,7 +1197,8 @@ int main(int argc, char **argv) {
       metaguard_run(fds[0], pid, opt.rw, opt.n_rw, keep, n_keep);
       close(fds[0]);
     }
-    if (fds[1] >= 0) close(fds[1]);
+    for (int k = 1; k < 3; k++)
+      if (fds[k] >= 0) close(fds[k]);
   }
   if (status_pipe[1] >= 0) close(status_pipe[1]);
   int status = 0;

@@ -137,7 +137,7 @@ export function mergeLayers(
           layer: 'dns',
           applied: true,
           detail: net.detail.startsWith('no network namespace')
-            ? NO_NAMESPACE_DNS
+            ? `${NO_NAMESPACE_DNS}${note ? `; ${note.detail}` : ''}`
             : (note?.detail ?? 'empty network namespace: no name resolves'),
         };
     }
