@@ -149,6 +149,7 @@ static struct {
          .nofile = -1, .nproc = -1};
 
 static int layer_failed; /* set when a layer the caller required could not be applied */
+static pid_t rune_pid;   /* the helper's parent: rune, which started the call */
 static int seccomp_applied;   /* the filter is in force */
 static int landlock_tcp_denied; /* Landlock (ABI 4+) denies TCP bind and connect */
 
@@ -347,6 +348,8 @@ static int build_filter(struct sock_filter *f, int meta) {
   }
   /* The view's rules (view.c): no setuid files ever, and what a missing namespace leaves open. */
   n = view_filter_rules(f, n, view_lost);
+  /* No PID namespace hides the helper and rune, which end the call's processes: out of its reach. */
+  if (view_lost & LOST_PID) n = reaper_filter(f, n, getppid(), rune_pid);
   /* Without a view, chmod and chown go to the metadata guard (metaguard.c), after the rules above
    * have refused setuid and setgid modes. */
   if (meta) n = metaguard_filter(f, n);
@@ -691,7 +694,8 @@ static void report_containment_without_namespace(void) {
                                  : "no child subreaper (PR_SET_CHILD_SUBREAPER failed): orphans re-parent to init";
   if (seccomp_applied)
     report("namespaces", "skipped", "no PID namespace: %s; setsid and setpgid refused (seccomp), so every process stays "
-           "in the call's process group, which rune kills on a timeout or cancel: nothing outlives the call", reaper);
+           "in the call's process group, which rune kills on a timeout or cancel, and none may signal the helper or "
+           "rune, change their limits or kill(-1): nothing outlives the call", reaper);
   else
     report("namespaces", "skipped", "no PID namespace and no seccomp: %s; a process can leave the call's process group "
            "(setsid), so one that did outlives a kill on timeout or cancel", reaper);
@@ -976,6 +980,7 @@ int main(int argc, char **argv) {
   pid_t starter = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid() != starter) _exit(125);
+  rune_pid = starter;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];

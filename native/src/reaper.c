@@ -20,6 +20,8 @@
  * of its parent-death signal. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -30,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "reaper.h"
 
 #ifndef __NR_pidfd_open
@@ -220,4 +223,31 @@ int reaper_end_call(long max_ms) {
       nanosleep(&pause, NULL);
     }
   }
+}
+
+/* One block: `nr` with its first argument equal to one of `values` fails with EPERM. The accumulator
+ * holds the syscall number before and after. */
+static int deny_first_arg(struct sock_filter *f, int n, int nr, const uint32_t *values, int count) {
+  int len = 4 + count; /* JEQ nr, LD arg, count × JEQ, LD nr, JA, ERRNO → count + 5; the JEQ nr jumps over the rest */
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, (unsigned char)len);
+  f[n++] = LOAD_ARG(0);
+  for (int i = 0; i < count; i++) /* to the ERRNO: past the remaining JEQs, LD nr and JA */
+    f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, values[i], (unsigned char)(count - i + 1), 0);
+  f[n++] = LOAD_NR;
+  f[n++] = JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+  f[n++] = ERRNO(EPERM);
+  return n;
+}
+
+int reaper_filter(struct sock_filter *f, int n, pid_t helper, pid_t rune) {
+  const uint32_t keepers[] = {(uint32_t)helper, (uint32_t)rune};
+  const uint32_t with_all[] = {(uint32_t)helper, (uint32_t)rune, (uint32_t)-1};
+  n = deny_first_arg(f, n, __NR_kill, with_all, 3);
+  static const int by_pid[] = {__NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo, __NR_pidfd_open,
+                               __NR_prlimit64};
+  for (size_t i = 0; i < sizeof by_pid / sizeof by_pid[0]; i++) n = deny_first_arg(f, n, by_pid[i], keepers, 2);
+  /* A /proc/PID folder opened as a directory is a pidfd to it too: no pidfd signals at all. */
+  f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_send_signal, 0, 1);
+  f[n++] = ERRNO(EPERM);
+  return n;
 }

@@ -96,6 +96,33 @@ if os.fork() == 0:
     os.execvp("sleep", ["sleep", "${m}"])
 print("daemonized")' >/dev/null 2>&1 </dev/null; sleep 0.3; echo started`;
 
+/**
+ * Leaves a sleeper in the call's group, then SIGKILLs every ancestor that is rune or its helper
+ * (found by command line, farthest first: rune, then the helper), so nobody would be left to end
+ * the group. Only those: never a process of the test.
+ */
+const KEEPERS = (m: string) => `${PY} -c 'import os, signal, subprocess, time
+subprocess.Popen(["sleep", "${m}"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+keepers, pid = [], os.getppid()
+while pid > 1:
+    try:
+        name = os.path.basename(open("/proc/%d/cmdline" % pid, "rb").read().split(b"\\0")[0])
+        parent = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        break
+    if name.startswith(b"rune"):
+        keepers.insert(0, pid)
+    pid = parent
+killed = []
+for keeper in keepers:
+    try:
+        os.kill(keeper, signal.SIGKILL)
+        killed.append(keeper)
+    except OSError:
+        pass
+print("killed", len(killed) or "none", flush=True)
+time.sleep(1)'`;
+
 const container = containerProblem();
 
 for (const v of variants()) {
@@ -151,6 +178,39 @@ for (const v of variants()) {
         await ran;
         if (off) expect((await survivors(m)).length).toBeGreaterThanOrEqual(2);
         else expect(await survivors(m)).toEqual([]);
+        killAll(m);
+      }
+    });
+
+    it('a call that kills its keepers (rune, then the sandbox helper) to orphan its group: refused, also without Landlock; control: without the sandbox rune dies and the rest lives on', async () => {
+      // `rune _seccomp` runs the helper without Landlock (whose signal scoping, Linux 6.12+, would
+      // refuse these kills by itself): seccomp alone must hold, as on older kernels.
+      for (const how of ['sandbox', 'seccomp only', 'off'] as const) {
+        const m = marker();
+        const { work, env } = place(v, `keepers-${how.replace(' ', '-')}`);
+        const command = ['/bin/sh', '-c', KEEPERS(m)];
+        const r = await runVariant(v, {
+          args:
+            how === 'seccomp only'
+              ? ['_seccomp', '--', ...command]
+              : [
+                  ...(how === 'off' ? ['--sandbox', 'off'] : []),
+                  'sandbox',
+                  '--allow-write',
+                  work,
+                  '--',
+                  ...command,
+                ],
+          cwd: work,
+          env,
+        });
+        if (how === 'off') {
+          expect(r.signal).toBe('SIGKILL');
+          expect((await survivors(m)).length).toBeGreaterThanOrEqual(1);
+        } else {
+          expect(r.stdout).toMatch(/killed none/);
+          expect(await survivors(m)).toEqual([]);
+        }
         killAll(m);
       }
     });
