@@ -134,10 +134,11 @@ function absentAfter(logger: Logger, prepared: Prepared): string {
 }
 
 /**
- * Before rune's first sandboxed process: rune's environment holds the API key, and where no PID
- * namespace hides rune (the container fallback) a tool runs as the same user with the host's /proc.
- * Not dumpable, /proc/PID/environ and /proc/PID/mem of rune need CAP_SYS_PTRACE, which no tool has
- * (Landlock's ptrace rule refuses them too, where it applies). Once per process.
+ * Before rune's first process without a PID namespace (the container fallback): rune's environment
+ * holds the API key, and there a tool runs as the same user with the host's /proc. Not dumpable,
+ * /proc/PID/environ and /proc/PID/mem of rune need CAP_SYS_PTRACE, which no tool has (Landlock's
+ * ptrace rule refuses them too, where it applies). With namespaces rune does not exist for the tool,
+ * and the addon is not loaded for this. Once per process.
  */
 function keepEnvironmentFromTools(logger: Logger): void {
   processSlot('rune.sandbox.undumpable', () => {
@@ -159,7 +160,8 @@ function keepEnvironmentFromTools(logger: Logger): void {
 function start(prepared: Prepared, logger: Logger): ChildProcess {
   const [file, ...args] = prepared.argv;
   if (!file) throw new RuneError('INTERNAL', 'sandbox: empty argv');
-  if (prepared.sandboxed) keepEnvironmentFromTools(logger);
+  const namespaces = prepared.base.find((l) => l.layer === 'namespaces')?.applied ?? false;
+  if (prepared.sandboxed && !namespaces) keepEnvironmentFromTools(logger);
   return spawnChild(file, args, {
     cwd: prepared.cwd,
     env: prepared.env,

@@ -216,7 +216,9 @@ for (const v of variants()) {
     });
 
     it('a process left by one call cannot race the next file-tool call; control: without the sandbox it does', async () => {
-      for (const off of [false, true]) {
+      // The control is an agent run of its own: once per user (without the sandbox the mode
+      // changes nothing).
+      for (const off of v.mode === 'host' ? [false, true] : [false]) {
         const m = marker();
         const { home, work, env } = place(v, off ? 'race-control' : 'race');
         const outside = ground.dir(`${v.mode}-${v.who}-${off ? 'race-control' : 'race'}/outside`, v.who);
@@ -242,9 +244,9 @@ for (const v of variants()) {
         giveTo(join(runeHome, 'rune.toml'), v.who);
         mock.script([
           { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: './race.sh' } }] },
-          // The next call waits for the racer to act (2 s at most): a living one is swapping by then.
+          // The next call waits for the racer to act (1.5 s at most): a living one is swapping by then.
           async () => {
-            for (let i = 0; i < 40 && !existsSync(join(work, 'raced')); i++) await pause(50);
+            for (let i = 0; i < 30 && !existsSync(join(work, 'raced')); i++) await pause(50);
             return {
               toolCalls: [
                 { name: 'read_file', arguments: { path: 'note.txt' } },
@@ -357,7 +359,10 @@ print(" ".join(sorted(found)))'`;
       if (v.mode === 'container') expect(tool?.content).toMatch(/seen:rune\b/);
     });
 
-    it.skipIf(!IS_ROOT || v.who !== 'user')(
+    // Without namespaces rune is not dumpable once it ran a tool: its environment needs
+    // CAP_SYS_PTRACE even where no Landlock domain stands between (a process of the same user
+    // outside every layer stands in for a tool on a kernel without Landlock).
+    it.skipIf(!IS_ROOT || v.who !== 'user' || v.mode !== 'container')(
       "once rune ran a tool, even a process of the same user outside every layer cannot read rune's environment; control: the command's own",
       async () => {
         const m = marker();
