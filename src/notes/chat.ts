@@ -12,9 +12,9 @@ import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
-import type { ConfirmAnswer } from '../policy/types.ts';
+import type { ApprovalAnswer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
-import { Approvals } from './approvals.ts';
+import { Approvals, UNANSWERED } from './approvals.ts';
 import { clip, notesTools } from './chat-tools.ts';
 import type { Collab } from './collab.ts';
 import type { ChatRow, NoteRow, Store } from './db.ts';
@@ -31,7 +31,7 @@ interface Run {
   runId: string;
   noteId: number;
   controller: AbortController;
-  waiting: Map<string, (answer: ConfirmAnswer) => void>;
+  waiting: Map<string, (answer: ApprovalAnswer) => void>;
   done: Promise<void>;
   /** The text streamed since the last tool call: the answer so far. */
   partial: string;
@@ -276,7 +276,7 @@ export class ChatService {
     await closeMcp?.().catch(() => {});
     if (run.partialTimer) clearTimeout(run.partialTimer);
     run.partialTimer = null;
-    for (const resolve of run.waiting.values()) resolve('no');
+    for (const resolve of run.waiting.values()) resolve(UNANSWERED);
     try {
       this.end(run, { status, answer, error });
     } catch (thrown) {
@@ -383,7 +383,7 @@ export class ChatService {
     const run = this.runs.get(noteId);
     if (!run) return false;
     run.controller.abort();
-    for (const resolve of run.waiting.values()) resolve('no');
+    for (const resolve of run.waiting.values()) resolve(UNANSWERED);
     return true;
   }
 
