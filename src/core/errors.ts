@@ -31,6 +31,10 @@ export const EXIT_CODES = {
   NOT_FOUND: 13,
   /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
   MCP_AUTH: 14,
+  /** The answer was cut at the output token limit (max_output_tokens), and going on did not finish it. */
+  OUTPUT_LIMIT: 15,
+  /** The model, or the provider's filter, refused to answer. */
+  MODEL_REFUSED: 16,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

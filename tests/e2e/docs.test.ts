@@ -151,6 +151,14 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
       toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
     }),
+  15: () => {
+    mock.setFallback({ text: 'and then', finishReason: 'length' });
+    return code(['write a long answer']);
+  },
+  16: () => {
+    mock.setFallback({ text: 'I cannot help with that.', finishReason: 'refusal' });
+    return code(['something refused']);
+  },
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };
