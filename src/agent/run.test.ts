@@ -443,7 +443,7 @@ describe('runAgent', () => {
   });
 });
 
-// docs/adr/0030-run-outcomes.md: how an answer ended decides what the run does.
+// docs/adr/0031-run-outcomes.md: how an answer ended decides what the run does.
 describe('runAgent: how an answer ended', () => {
   it('continues an answer cut at the output limit and returns it whole', async () => {
     const { provider, requests } = fakeProvider([
@@ -465,7 +465,7 @@ describe('runAgent: how an answer ended', () => {
     ]);
   });
 
-  it('ends OutputLimit (exit 15) with what was written when going on does not finish it', async () => {
+  it('ends OutputLimit (exit 16) with what was written when going on does not finish it', async () => {
     const cutStep = {
       content: 'more ',
       finishReason: 'length' as const,
@@ -482,7 +482,7 @@ describe('runAgent: how an answer ended', () => {
     expect(result.error?.message).toMatch(
       /max_output_tokens = 8192; OpenAI-compatible provider: stop_reason "max_tokens"\), 3 times/,
     );
-    expect(exitCodeForResult(result)).toBe(15);
+    expect(exitCodeForResult(result)).toBe(16);
   });
 
   it('never runs a tool call cut at the output limit, and tells the model', async () => {
@@ -512,7 +512,7 @@ describe('runAgent: how an answer ended', () => {
     expect(result.messages.some((m) => m.role === 'assistant' && m.toolCalls)).toBe(false);
   });
 
-  it('a refusal ends Refused (exit 16), its tool calls unrun', async () => {
+  it('a refusal ends Refused (exit 17), its tool calls unrun', async () => {
     const executor = fakeExecutor();
     const { provider } = fakeProvider([
       {
@@ -532,7 +532,7 @@ describe('runAgent: how an answer ended', () => {
         message: 'the model refused to answer (OpenAI-compatible provider: stop_reason "refusal")',
       },
     });
-    expect(exitCodeForResult(result)).toBe(16);
+    expect(exitCodeForResult(result)).toBe(17);
   });
 
   it('a malformed call is not run, the model is asked again; malformed every time is an error', async () => {

@@ -1,8 +1,8 @@
-// How a model answer ended, and what the run does about it (docs/adr/0030-run-outcomes.md). An
+// How a model answer ended, and what the run does about it (docs/adr/0031-run-outcomes.md). An
 // answer cut at the output token limit is continued — the model is asked to go on — at most
-// MAX_CONTINUATIONS times in a row, then the run ends OutputLimit (exit 15) with what was written;
+// MAX_CONTINUATIONS times in a row, then the run ends OutputLimit (exit 16) with what was written;
 // a tool call cut there (or one the provider calls malformed) is never run, and the model is told;
-// a refusal ends the run Refused (exit 16). Pure: the run loop does the pushing and the finishing.
+// a refusal ends the run Refused (exit 17). Pure: the run loop does the pushing and the finishing.
 import { RuneError } from '../core/errors.ts';
 import type { ChatResponse } from '../providers/types.ts';
 

@@ -32,9 +32,9 @@ export const EXIT_CODES = {
   /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
   MCP_AUTH: 14,
   /** The answer was cut at the output token limit (max_output_tokens), and going on did not finish it. */
-  OUTPUT_LIMIT: 15,
+  OUTPUT_LIMIT: 16,
   /** The model, or the provider's filter, refused to answer. */
-  MODEL_REFUSED: 16,
+  MODEL_REFUSED: 17,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

@@ -1,4 +1,4 @@
-// An approval grants exactly what its question named (docs/adr/0030-run-outcomes.md), through the
+// An approval grants exactly what its question named (docs/adr/0031-run-outcomes.md), through the
 // built binary: a command whose redirection writes outside the writable paths, approved with
 // --yes, runs with that file writable (it used to run with the folder read-only); refused, it does
 // not run; and an existing file listed in allowed_files_rw is writable to commands too (the sandbox

@@ -1,4 +1,4 @@
-// A Concourse step's result says how the model's answer ended (docs/adr/0030-run-outcomes.md): an
+// A Concourse step's result says how the model's answer ended (docs/adr/0031-run-outcomes.md): an
 // `out` step of the built binary on each of the four wires, against a server speaking its exact
 // stream format — the end, the token limit with text and inside a tool call, a refusal, no end
 // event, an error event: the exit code, the build log's message, and stop_reason in the metadata.
@@ -54,10 +54,10 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
     expect(result.output().metadata).toContainEqual({ name: 'stop_reason', value: 'FinalAnswer' });
   });
 
-  it('the token limit with text, still cut after going on: exit 15, the source key named', async () => {
+  it('the token limit with text, still cut after going on: exit 16, the source key named', async () => {
     mock.setFallback({ text: 'and on ', finishReason: 'length' });
     const result = await put(wire, { max_output_tokens: 40 });
-    expect(result.code, result.stderr).toBe(15);
+    expect(result.code, result.stderr).toBe(16);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(
       `the answer was cut at the output token limit (source.max_output_tokens = 40; ${label}: ${LENGTH_WORDS[wire]}), 3 times in a row; raise source.max_output_tokens`,
@@ -80,10 +80,10 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
     expect(result.output().metadata).toContainEqual({ name: 'tool_calls', value: '0' });
   });
 
-  it('a refusal: exit 16', async () => {
+  it('a refusal: exit 17', async () => {
     mock.script([{ text: 'I cannot help with that.', finishReason: 'refusal' }]);
     const result = await put(wire);
-    expect(result.code, result.stderr).toBe(16);
+    expect(result.code, result.stderr).toBe(17);
     expect(result.stderr).toContain(`the model refused to answer (${label}: ${REFUSAL_WORDS[wire]})`);
   });
 

@@ -151,11 +151,11 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
       toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
     }),
-  15: () => {
+  16: () => {
     mock.setFallback({ text: 'and then', finishReason: 'length' });
     return code(['write a long answer']);
   },
-  16: () => {
+  17: () => {
     mock.setFallback({ text: 'I cannot help with that.', finishReason: 'refusal' });
     return code(['something refused']);
   },

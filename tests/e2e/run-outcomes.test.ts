@@ -1,4 +1,4 @@
-// How a run ends says how the model's answer ended (docs/adr/0030-run-outcomes.md), through the
+// How a run ends says how the model's answer ended (docs/adr/0031-run-outcomes.md), through the
 // built binary in pipe mode, on each of the four wires against a server speaking its exact stream
 // format: the end, the token limit with text (continued, and not finished), the token limit inside
 // a tool call, a refusal, no end event, an error event — the status, the exit code and the message.
@@ -72,10 +72,10 @@ describe.each(WIRES)('pipe mode on the %s wire', (wire) => {
     expect(result.stderr).toContain(`the answer was cut; asking it again (1 of 2)`);
   });
 
-  it('the token limit, still cut after going on: OutputLimit, exit 15, what was written', async () => {
+  it('the token limit, still cut after going on: OutputLimit, exit 16, what was written', async () => {
     mock.setFallback({ text: 'and on ', finishReason: 'length' });
     const result = await run(wire, ['--json', '--max-output-tokens', '50']);
-    expect(result.code, result.stderr).toBe(15);
+    expect(result.code, result.stderr).toBe(16);
     expect(result.json()).toMatchObject({
       status: 'OutputLimit',
       answer: 'and on and on and on ',
@@ -110,10 +110,10 @@ describe.each(WIRES)('pipe mode on the %s wire', (wire) => {
     );
   });
 
-  it('a refusal: Refused, exit 16, in the wire’s words', async () => {
+  it('a refusal: Refused, exit 17, in the wire’s words', async () => {
     mock.script([{ text: 'I cannot help with that.', finishReason: 'refusal' }]);
     const result = await run(wire, ['--json']);
-    expect(result.code, result.stderr).toBe(16);
+    expect(result.code, result.stderr).toBe(17);
     expect(result.json()).toMatchObject({
       status: 'Refused',
       answer: 'I cannot help with that.',
