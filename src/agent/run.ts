@@ -8,7 +8,6 @@ import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/err
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
-import { protectedPathsFor } from '../policy/gate.ts';
 import { PROVIDER_LABELS } from '../providers/credentials.ts';
 import type { ChatMessage, ChatResponse, Provider, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -20,9 +19,7 @@ import {
   type SkillCatalog,
   skillMessage,
 } from '../skills/index.ts';
-import { toolEnvironment } from '../tools/env.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import type { ToolContext } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
 import {
   createDefaultExecutor,
@@ -33,6 +30,7 @@ import {
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { type CutState, judgeStop, MAX_CONTINUATIONS, NO_CUT, type StopContext } from './stops.ts';
 import { runToolCalls, type ToolRunEnv } from './tool-calls.ts';
+import { toolContextFor } from './tool-context.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
 
@@ -252,27 +250,8 @@ function lazyToolEnv(
 ): () => Promise<ToolRunEnv> {
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
-    const { config, cwd } = options;
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const home = homeDir(options.env);
-    const context: ToolContext = {
-      cwd,
-      config,
-      executor,
-      env: toolEnvironment(options.env, config.sandbox.env_passthrough),
-      readOnlyPaths: [
-        cwd,
-        ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
-        ...(options.readPaths ?? []),
-      ],
-      readWritePaths: [
-        ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
-      ],
-      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
-      signal: run.signal,
-    };
+    const context = toolContextFor(options, policy, executor, run.signal);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {

@@ -31,6 +31,8 @@ export const EXIT_CODES = {
   NOT_FOUND: 13,
   /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
   MCP_AUTH: 14,
+  /** `rune mount`: FUSE cannot be used here (libfuse 3, /dev/fuse or fusermount3 missing, or the mount refused). */
+  FUSE_UNAVAILABLE: 15,
   /** The answer was cut at the output token limit (max_output_tokens), and going on did not finish it. */
   OUTPUT_LIMIT: 16,
   /** The model, or the provider's filter, refused to answer. */
