@@ -19,34 +19,26 @@ const SAFE_SINKS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr']);
 /** A call needs few entries; past this many rounds the grants are not taken to cover it for good. */
 const MAX_ROUNDS = 8;
 
+// Where each list's grants go in the effective lists (domains are parsed first).
+const FIELD = {
+  allowed_commands: 'commands',
+  allowed_paths_ro: 'pathsRo',
+  allowed_paths_rw: 'pathsRw',
+  allowed_files_ro: 'filesRo',
+  allowed_files_rw: 'filesRw',
+  allowed_mcp_tools: 'mcpTools',
+} as const satisfies Record<Exclude<Grant['list'], 'allowed_domains'>, keyof EffectiveLists>;
+
 /** The lists with the grants added (paths in grants are already absolute and canonical). */
 export function withGrants(lists: EffectiveLists, grants: readonly Grant[]): EffectiveLists {
   const out = { ...lists };
   for (const grant of grants) {
-    switch (grant.list) {
-      case 'allowed_commands':
-        out.commands = [...out.commands, grant.value];
-        break;
-      case 'allowed_domains': {
-        const pattern = parseDomainPattern(grant.value);
-        if (typeof pattern !== 'string') out.domains = [...out.domains, pattern];
-        break;
-      }
-      case 'allowed_paths_ro':
-        out.pathsRo = [...out.pathsRo, grant.value];
-        break;
-      case 'allowed_paths_rw':
-        out.pathsRw = [...out.pathsRw, grant.value];
-        break;
-      case 'allowed_files_ro':
-        out.filesRo = [...out.filesRo, grant.value];
-        break;
-      case 'allowed_files_rw':
-        out.filesRw = [...out.filesRw, grant.value];
-        break;
-      case 'allowed_mcp_tools':
-        out.mcpTools = [...out.mcpTools, grant.value];
-        break;
+    if (grant.list === 'allowed_domains') {
+      const pattern = parseDomainPattern(grant.value);
+      if (typeof pattern !== 'string') out.domains = [...out.domains, pattern];
+    } else {
+      const field = FIELD[grant.list];
+      out[field] = [...out[field], grant.value];
     }
   }
   return out;

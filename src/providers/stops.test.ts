@@ -3,6 +3,7 @@
 // or a failure (no end event, an error event) retried as the network's.
 import { describe, expect, it } from 'vitest';
 import { useMockLlm } from '../../tests/helpers/mock-llm.ts';
+import { LENGTH_WORDS, REFUSAL_WORDS, WIRES, type Wire, wireSetup } from '../../tests/helpers/wires.ts';
 import { isRuneError, type RuneError } from '../core/errors.ts';
 import { createProvider } from './index.ts';
 import { memoryLogger, testConfig } from './test-support.ts';
@@ -10,37 +11,15 @@ import type { ChatRequest } from './types.ts';
 
 const mock = useMockLlm();
 
-type Wire = 'openai' | 'anthropic' | 'gemini' | 'copilot';
-const WIRES: Wire[] = ['openai', 'anthropic', 'gemini', 'copilot'];
-
 function provider(wire: Wire) {
-  const common = { apiKeyOrigin: 'flag' as const, logger: memoryLogger(), sleep: async () => {} };
-  switch (wire) {
-    case 'openai':
-      return createProvider({
-        ...common,
-        config: testConfig({ base_url: mock.baseUrl, api_key: 'sk-test-stops-0123456789' }),
-        env: {},
-      });
-    case 'anthropic':
-      return createProvider({
-        ...common,
-        config: testConfig({ base_url: mock.baseUrl, api_key: 'sk-ant-api03-stops-0123456789' }),
-        env: {},
-      });
-    case 'gemini':
-      return createProvider({
-        ...common,
-        config: testConfig({ base_url: mock.geminiBaseUrl, api_key: 'AIzaSyStops0123456789abcdefghijklmn' }),
-        env: {},
-      });
-    case 'copilot':
-      return createProvider({
-        ...common,
-        config: testConfig({ api_key: 'ghu_stopsGithubToken0123456789abcd' }),
-        env: { RUNE_COPILOT_TOKEN_URL: mock.copilotTokenUrl },
-      });
-  }
+  const { key, baseUrl, env } = wireSetup(wire, mock);
+  return createProvider({
+    config: testConfig({ api_key: key, ...(baseUrl ? { base_url: baseUrl } : {}) }),
+    apiKeyOrigin: 'flag',
+    env,
+    logger: memoryLogger(),
+    sleep: async () => {},
+  });
 }
 
 const request: ChatRequest = {
@@ -56,18 +35,6 @@ const request: ChatRequest = {
   maxOutputTokens: 50,
 };
 
-const REFUSAL_DETAIL: Record<Wire, string> = {
-  openai: 'a refusal (delta.refusal)',
-  anthropic: 'stop_reason "refusal"',
-  gemini: 'finishReason "SAFETY"',
-  copilot: 'finish_reason "content_filter"',
-};
-const LENGTH_DETAIL: Record<Wire, string> = {
-  openai: 'finish_reason "length"',
-  anthropic: 'stop_reason "max_tokens"',
-  gemini: 'finishReason "MAX_TOKENS"',
-  copilot: 'finish_reason "length"',
-};
 const longCall = { name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(40) } };
 
 async function failure(promise: Promise<unknown>): Promise<RuneError> {
@@ -90,7 +57,7 @@ describe.each(WIRES)('%s wire: how the stream ended', (wire) => {
     expect(await provider(wire).complete(request)).toMatchObject({
       content: 'half an ans',
       finishReason: 'length',
-      stopDetail: LENGTH_DETAIL[wire],
+      stopDetail: LENGTH_WORDS[wire],
     });
   });
 
@@ -107,7 +74,7 @@ describe.each(WIRES)('%s wire: how the stream ended', (wire) => {
     expect(await provider(wire).complete(request)).toMatchObject({
       content: 'I cannot help with that.',
       finishReason: 'refusal',
-      stopDetail: REFUSAL_DETAIL[wire],
+      stopDetail: REFUSAL_WORDS[wire],
     });
   });
 
