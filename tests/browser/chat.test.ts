@@ -82,6 +82,10 @@ describe('agent chat', () => {
     await screenshot(u.page, 'chat-done');
     // The tool ran only after the approval, and the model saw its result.
     expect(readFileSync(target, 'utf8')).toBe('written after approval');
+    // The outcome is shown once: the answer's reply and the approval.resolved event both carry it.
+    expect(await a.page.locator('.approval-result').allTextContents()).toEqual([
+      'write_file: approved once by admin',
+    ]);
     expect(JSON.stringify(mock.requests.at(-1)?.body)).toContain('approved-run.txt');
     expect([...a.errors, ...u.errors]).toEqual([]);
     await adminContext.close();
@@ -127,13 +131,15 @@ describe('agent chat', () => {
     await page.click('.chat-form button[type="submit"]');
     await page.waitForSelector('.approval', { timeout: 30_000 });
     expect(await page.textContent('.approval-question')).toContain('Execute: echo approved > proof.txt');
-    expect(await page.textContent('.approval-grants')).toContain(`write ${join(folder, 'proof.txt')}`);
-    // The command and the file it writes can be allowed for good.
-    expect(await page.locator('.approval button:text("Always allow")').count()).toBe(1);
-    await page.click('.approval button:text("Approve once")');
+    const grants = await page.locator('.approval-grants').allTextContents();
+    const always = await page.locator('.approval button:text("Always allow")').count();
+    await page.click('.approval button:text("Approve")');
     await page.waitForSelector('.msg.assistant:has-text("Result:")', { timeout: 30_000 });
-    expect(readFileSync(join(folder, 'proof.txt'), 'utf8')).toBe('approved\n');
     expect(await page.textContent('.msg.assistant:has-text("Result:")')).toContain('exit code: 0');
+    expect(readFileSync(join(folder, 'proof.txt'), 'utf8')).toBe('approved\n');
+    // The card said what approving allows, and that the command and its file can be allowed for good.
+    expect(grants).toEqual([expect.stringContaining(`write ${join(folder, 'proof.txt')}`)]);
+    expect(always).toBe(1);
     await page.waitForSelector('.chat-form button[type="submit"]:not([disabled])');
 
     await page.fill('.chat-input', 'and now the other one');

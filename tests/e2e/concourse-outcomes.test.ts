@@ -77,6 +77,8 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
     const result = await put(wire);
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(join(result.src, 'proof.txt'))).toBe(false);
+    // The model was told and asked again (Gemini, cut inside a call, sends none: an answer cut).
+    expect(mock.requests).toHaveLength(2);
     expect(result.output().metadata).toContainEqual({ name: 'tool_calls', value: '0' });
   });
 

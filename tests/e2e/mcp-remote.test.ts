@@ -344,14 +344,8 @@ describe('an OAuth-protected server', () => {
       // A run with the other table first: no login for its URL, and the first one stays untouched.
       mock.script([{ text: 'no tools' }]);
       const without = await rune(h, ['--config', other, 'hello']);
-      expect(without.stderr).toContain(
-        `MCP server "secure" at ${second.url} asks for an OAuth login and none is stored (the stored login of "secure" is for ${oauth.url}, another server; it is kept, not used): run \`rune mcp login secure\``,
-      );
       const secondLogin = await login(h, 'secure', ['--config', other]);
       expect(secondLogin.code).toBe(0);
-      expect(secondLogin.stderr).toContain(`Logged in to MCP server "secure" at ${second.url}`);
-      expect(secondLogin.stderr).toContain(`The login of "secure" at ${oauth.url} is kept too`);
-      expect(readdirSync(join(h.runeHome, 'mcp-auth'))).toHaveLength(2);
 
       for (const [server, flags] of [
         [oauth, []],
@@ -368,6 +362,13 @@ describe('an OAuth-protected server', () => {
         expect(toolResults(mock.requests.at(-1))).toEqual([`Echo: ${server.url}`]);
         expect((await server.stats()).toolCalls).toBe(calls + 1);
       }
+      expect(readdirSync(join(h.runeHome, 'mcp-auth'))).toHaveLength(2);
+      expect(secondLogin.stderr).toContain(`Logged in to MCP server "secure" at ${second.url}`);
+      expect(secondLogin.stderr).toContain(`The login of "secure" at ${oauth.url} is kept too`);
+      // The run before the second login said which login it lacked, and which it did not use.
+      expect(without.stderr).toContain(
+        `MCP server "secure" at ${second.url} asks for an OAuth login and none is stored (the stored login of "secure" is for ${oauth.url}, another server; it is kept, not used): run \`rune mcp login secure\``,
+      );
       // Neither login was given up: no token of either server was revoked or asked for again.
       const first = await oauth.stats();
       expect(first.revoked).toEqual(earlier.revoked);
