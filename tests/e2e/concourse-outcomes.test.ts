@@ -63,6 +63,7 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
       `the answer was cut at the output token limit (source.max_output_tokens = 40; ${label}: ${LENGTH_WORDS[wire]}), 3 times in a row; raise source.max_output_tokens`,
     );
     expect(result.stderr).toContain('rune: partial answer:\nand on and on and on');
+    expect(result.stderr).toMatch(/rune: OutputLimit after 3 step\(s\)/);
   });
 
   it('the token limit inside a tool call: the call never runs, the step goes on to its answer', async () => {
@@ -87,6 +88,7 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
     const result = await put(wire);
     expect(result.code, result.stderr).toBe(17);
     expect(result.stderr).toContain(`the model refused to answer (${label}: ${REFUSAL_WORDS[wire]})`);
+    expect(result.stderr).toMatch(/rune: Refused after 1 step\(s\)/);
   });
 
   it('no end event: retried, then exit 6 naming what the stream lacked', async () => {
@@ -97,6 +99,7 @@ describe.each(WIRES)('a Concourse out step on the %s wire', (wire) => {
       `${label} failed after 4 attempts: the answer stream ended without ${END_WORDS[wire]}: the connection was dropped or the server stopped mid-answer`,
     );
     expect(mock.requests).toHaveLength(4);
+    expect(result.stderr).toMatch(/rune: Error after 1 step\(s\)/);
   });
 
   it('an error event: exit 6 with the server’s words', async () => {
