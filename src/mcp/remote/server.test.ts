@@ -270,8 +270,7 @@ describe('OAuth', () => {
     const manager = await start([{ name: 'secure', url: oauth.url, allowed_domains: local(oauth.port) }]);
     expect(manager.describeServers()[0]).toMatchObject({
       state: 'failed',
-      reason:
-        'MCP server "secure" asks for an OAuth login and none is stored: run `rune mcp login secure` in a terminal first',
+      reason: `MCP server "secure" at ${oauth.url} asks for an OAuth login and none is stored: run \`rune mcp login secure\` in a terminal first`,
     });
     expect((await oauth.stats()).registrations).toBe(0);
   });
