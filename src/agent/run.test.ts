@@ -443,7 +443,7 @@ describe('runAgent', () => {
   });
 });
 
-// docs/adr/0032-run-outcomes.md: how an answer ended decides what the run does.
+// docs/adr/0033-run-outcomes.md: how an answer ended decides what the run does.
 describe('runAgent: how an answer ended', () => {
   it('continues an answer cut at the output limit and returns it whole', async () => {
     const { provider, requests } = fakeProvider([

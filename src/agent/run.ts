@@ -313,7 +313,7 @@ async function runLoop(
     if (response.model) run.model = response.model;
     run.emit({ type: 'model_usage', step: run.steps, usage: response.usage });
 
-    // How the answer ended: cut, refused, malformed, or as usual (docs/adr/0032-run-outcomes.md).
+    // How the answer ended: cut, refused, malformed, or as usual (docs/adr/0033-run-outcomes.md).
     const stop = judgeStop(response, cut, stopContext(options, prepared.provider, lastStep));
     if (stop.kind === 'end') {
       if (response.content) run.messages.push({ role: 'assistant', content: response.content });

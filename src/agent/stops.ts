@@ -1,4 +1,4 @@
-// How a model answer ended, and what the run does about it (docs/adr/0032-run-outcomes.md). An
+// How a model answer ended, and what the run does about it (docs/adr/0033-run-outcomes.md). An
 // answer cut at the output token limit is continued — the model is asked to go on — at most
 // MAX_CONTINUATIONS times in a row, then the run ends OutputLimit (exit 16) with what was written;
 // a tool call cut there (or one the provider calls malformed) is never run, and the model is told;

@@ -114,7 +114,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
 }
 
 /**
- * Runs an allowed call with what approvals granted (docs/adr/0032-run-outcomes.md): the paths and
+ * Runs an allowed call with what approvals granted (docs/adr/0033-run-outcomes.md): the paths and
  * domains its own question named, and those approved for the session, join the sandbox plan of
  * this call; a granted file that does not exist yet is made so the sandbox can bind it.
  */

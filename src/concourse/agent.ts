@@ -162,7 +162,7 @@ function failure(result: AgentRunResult): RuneError {
       return new RuneError('TOKEN_BUDGET', 'the agent used up source.token_budget without a final answer');
     case 'UserInterrupt':
       return new RuneError('TERMINATED', 'the agent run was interrupted');
-    // The model's answer decided these (docs/adr/0032-run-outcomes.md): its code, in the run's words.
+    // The model's answer decided these (docs/adr/0033-run-outcomes.md): its code, in the run's words.
     case 'OutputLimit':
       return new RuneError('OUTPUT_LIMIT', inResourceTerms(result.error?.message));
     case 'Refused':

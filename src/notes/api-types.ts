@@ -34,7 +34,7 @@ export interface Approval {
   question: string;
   reason: string;
   suggestion: { list: string; value: string } | null;
-  /** Exactly what approving allows this call, as allow-list entries (docs/adr/0032-run-outcomes.md). */
+  /** Exactly what approving allows this call, as allow-list entries (docs/adr/0033-run-outcomes.md). */
   grants: { list: string; value: string }[];
   /** The answers it takes besides no: yes (once), session (the rest of this run), always (rune.toml). */
   scopes: ('once' | 'session' | 'always')[];

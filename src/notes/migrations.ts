@@ -182,7 +182,7 @@ export const MIGRATIONS: readonly string[] = [
   // secret), so a new password in the config ends the sessions of the old one.
   `alter table sessions add column credential text;`,
   // 6: what approving a question allows (the grants, JSON) and which answers it takes, and what a
-  // refusing admin told the model to do instead (docs/adr/0032-run-outcomes.md).
+  // refusing admin told the model to do instead (docs/adr/0033-run-outcomes.md).
   `
   alter table approvals add column grants text not null default '[]';
   alter table approvals add column scopes text not null default '["once","session"]';

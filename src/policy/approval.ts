@@ -1,4 +1,4 @@
-// What approving an `ask` allows, and what an answer does (docs/adr/0032-run-outcomes.md). Pure:
+// What approving an `ask` allows, and what an answer does (docs/adr/0033-run-outcomes.md). Pure:
 // the grants are the allow-list entries that make exactly this call pass, found by deciding again
 // with them added; the gate then gives them to the call's sandbox plan (once), its own lists (for
 // the session) or rune.toml too (always).

@@ -48,7 +48,7 @@ export class ProviderFailure extends Error {
 
 /**
  * An answer stream that ended without its end event (`what`, in the wire's words): no answer at
- * all, whatever text came before. Retried like a network failure (docs/adr/0032-run-outcomes.md).
+ * all, whatever text came before. Retried like a network failure (docs/adr/0033-run-outcomes.md).
  */
 export function unterminated(what: string): ProviderFailure {
   return new ProviderFailure(

@@ -1,4 +1,4 @@
-// How a stream ended, on each of the four wires (docs/adr/0032-run-outcomes.md): the scripted
+// How a stream ended, on each of the four wires (docs/adr/0033-run-outcomes.md): the scripted
 // server speaks each wire's stream format; every end is a finish reason with the wire's own words,
 // or a failure (no end event, an error event) retried as the network's.
 import { describe, expect, it } from 'vitest';

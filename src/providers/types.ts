@@ -40,7 +40,7 @@ export interface ChatRequest {
 }
 
 /**
- * How an answer ended, from the wire's end event (docs/adr/0032-run-outcomes.md). A stream that ends
+ * How an answer ended, from the wire's end event (docs/adr/0033-run-outcomes.md). A stream that ends
  * without one is no response at all: the provider throws, and the retry policy treats it as a
  * network failure.
  */

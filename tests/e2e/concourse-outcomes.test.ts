@@ -1,4 +1,4 @@
-// A Concourse step's result says how the model's answer ended (docs/adr/0032-run-outcomes.md): an
+// A Concourse step's result says how the model's answer ended (docs/adr/0033-run-outcomes.md): an
 // `out` step of the built binary on each of the four wires, against a server speaking its exact
 // stream format — the end, the token limit with text and inside a tool call, a refusal, no end
 // event, an error event: the exit code, the build log's message, and stop_reason in the metadata.

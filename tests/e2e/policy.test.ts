@@ -155,7 +155,7 @@ describe('policy in the built binary', () => {
   });
 });
 
-// An approval grants exactly what its question named (docs/adr/0032-run-outcomes.md): a command
+// An approval grants exactly what its question named (docs/adr/0033-run-outcomes.md): a command
 // whose redirection writes outside the writable paths, approved with --yes, runs with that file
 // writable (it used to run with the folder read-only); refused, it does not run; and an existing
 // file in allowed_files_rw is writable to commands too (the sandbox took every writable grant for a

@@ -1,4 +1,4 @@
-// How a run ends says how the model's answer ended (docs/adr/0032-run-outcomes.md), through the
+// How a run ends says how the model's answer ended (docs/adr/0033-run-outcomes.md), through the
 // built binary in pipe mode, on each of the four wires against a server speaking its exact stream
 // format: the end, the token limit with text (continued, and not finished), the token limit inside
 // a tool call, a refusal, no end event, an error event — the status, the exit code and the message.

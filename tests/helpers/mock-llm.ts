@@ -20,7 +20,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export type WireKind = 'openai' | 'gemini' | 'anthropic';
 
-/** How each wire says a stream ended (docs/adr/0032-run-outcomes.md), as the mock sends it. */
+/** How each wire says a stream ended (docs/adr/0033-run-outcomes.md), as the mock sends it. */
 export type MockFinish = 'stop' | 'tool_calls' | 'length' | 'refusal';
 
 export interface MockToolCall {

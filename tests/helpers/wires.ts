@@ -1,5 +1,5 @@
 // The four wires rune speaks, pointed at the scripted mock: how the CLI and a Concourse source name
-// each, and the words each wire uses for how an answer ended (docs/adr/0032-run-outcomes.md).
+// each, and the words each wire uses for how an answer ended (docs/adr/0033-run-outcomes.md).
 import type { MockLlm } from './mock-llm.ts';
 
 export type Wire = 'openai' | 'anthropic' | 'gemini' | 'copilot';

@@ -2,7 +2,7 @@
 // server's URL (HOST-DIGEST.json; 0600, in a 0700 folder): the registered client, the tokens and
 // the discovered endpoints. Two servers never share a file, so a table that points a name at
 // another URL gets a login of its own and never touches the first server's tokens
-// (docs/adr/0032-run-outcomes.md). Every write goes to a new file that is synced and renamed over
+// (docs/adr/0033-run-outcomes.md). Every write goes to a new file that is synced and renamed over
 // the old one, so a crash leaves the old state or the new.
 import { createHash } from 'node:crypto';
 import {
