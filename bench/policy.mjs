@@ -39,7 +39,7 @@ function bundle(root, name) {
   const require = createRequire(join(root, 'package.json'));
   const assets = join(work, `${name}-assets`);
   const alias = {};
-  // A checkout from before ADR 0032 parses with tree-sitter: its wasm files where readAsset() looks.
+  // A checkout from before ADR 0034 parses with tree-sitter: its wasm files where readAsset() looks.
   if (existsSync(join(root, 'node_modules/web-tree-sitter'))) {
     mkdirSync(join(assets, 'wasm'), { recursive: true });
     copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), join(assets, 'wasm/tree-sitter.wasm'));

@@ -1,4 +1,4 @@
-// The decision on one execute_cmd line (docs/adr/0032-run-what-was-judged.md). Every path the
+// The decision on one execute_cmd line (docs/adr/0034-run-what-was-judged.md). Every path the
 // line names is held to the floor and denied_paths; constructs rune does not model block it; each
 // command is judged from the folders it runs in: what its program's rules say it writes must be
 // writable (or the sandbox's private /tmp), what it reads recursively must not hold a secret, and
@@ -168,11 +168,11 @@ export function decideCommand(input: PolicyInput): PolicyDecision {
       );
     }
   }
-  const missing = notListed(input, placed, question);
-  if (missing) return missing;
-  // What the listed programs write and read, judged once the list covers them.
+  // The redirections first (the question names them), then the list, then what listed programs write.
   return (
-    checkAccess(input, placed, question) ?? {
+    checkAccess(input, placed, question, 'redirections') ??
+    notListed(input, placed, question) ??
+    checkAccess(input, placed, question, 'programs') ?? {
       kind: 'allow',
       rule: 'allowed_commands',
       args: { cmd: shell.script },
@@ -265,20 +265,24 @@ function checkAccess(
   input: PolicyInput,
   placed: readonly PlacedCommand[],
   question: string,
+  which: 'redirections' | 'programs',
 ): PolicyDecision | undefined {
   const runsGit = placed.some(({ command }) => programName(command) === 'git');
   for (const { command, folders } of placed) {
-    const writes = [
-      ...command.redirects
-        .filter((r) => !r.dup && r.writes)
-        .map((r) => ({ word: r.target, what: `redirection ${r.operator}`, rule: 'command.redirect' })),
-      ...(command.program?.writes ?? []).map((word) => ({
-        word,
-        what: `${command.argv[0]} writes`,
-        rule: 'command.write',
-      })),
-    ];
-    const reads = command.redirects.filter((r) => !r.dup && !r.writes).map((r) => r.target);
+    const writes =
+      which === 'redirections'
+        ? command.redirects
+            .filter((r) => !r.dup && r.writes)
+            .map((r) => ({ word: r.target, what: `redirection ${r.operator}`, rule: 'command.redirect' }))
+        : (command.program?.writes ?? []).map((word) => ({
+            word,
+            what: `${command.argv[0]} writes`,
+            rule: 'command.write',
+          }));
+    const reads =
+      which === 'redirections'
+        ? command.redirects.filter((r) => !r.dup && !r.writes).map((r) => r.target)
+        : [];
     for (const folder of folders) {
       for (const { word, what, rule } of writes) {
         const lexical = absolutePath(word, folder, input.home);
@@ -303,9 +307,10 @@ function checkAccess(
         if (!writable(input.lists, canonical)) {
           return uncovered(
             input,
-            `not auto-allowed: ${what} ${word}, which is outside the writable paths (allowed_paths_rw)`,
+            `not auto-allowed: ${what} ${word}, which is outside the writable paths`,
             rule,
             question,
+            { list: 'allowed_files_rw', value: canonical },
           );
         }
       }
@@ -319,6 +324,7 @@ function checkAccess(
             `not auto-allowed: redirection < ${word} is outside the readable paths`,
             'command.redirect',
             question,
+            { list: 'allowed_files_ro', value: canonical },
           );
         }
       }

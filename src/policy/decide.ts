@@ -18,6 +18,8 @@ import type { ShellAnalysis } from './shell.ts';
 import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';
 
 export type { EffectiveLists, PolicyInput };
+// approval.ts judges what an approval grants with the same answers.
+export { readable, writable };
 
 const READ_TOOLS = new Set(['read_file', 'list_dir', 'search_files', 'find_files']);
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);

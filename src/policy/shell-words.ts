@@ -1,4 +1,4 @@
-// One shell word of the subset rune judges (docs/adr/0032-run-what-was-judged.md): its value after
+// One shell word of the subset rune judges (docs/adr/0034-run-what-was-judged.md): its value after
 // quote removal, whether an unquoted glob makes the shell expand it, and the text rune runs for it.
 // Every character the shell would not expand is single-quoted in that text, so dash, bash and
 // busybox ash can read it only one way. Pure.
@@ -15,7 +15,12 @@ export interface WordToken {
   equals: number;
 }
 
-export type WordResult = { word: WordToken } | { hazard: string } | { error: string };
+/**
+ * A word, or the first construct in it rune does not judge — with `complete` when the parser
+ * found where the word ends and can read on (the words after it are still judged: the floor,
+ * what an approval grants) — or a syntax error.
+ */
+export type WordResult = { word: WordToken } | { hazard: string; complete?: boolean } | { error: string };
 
 /** A run of characters that are literal wherever they stand in a word. */
 const PLAIN = /[A-Za-z0-9_.,:/@%+=^-]+/y;
@@ -52,6 +57,10 @@ export function readWord(text: string, start: number): { end: number; result: Wo
     chars.push(ch);
     quoted.push(isQuoted);
   };
+  let hazard: string | undefined;
+  const note = (found: string) => {
+    hazard ??= found;
+  };
   let at = start;
   while (at < text.length) {
     const ch = text[at]!;
@@ -72,31 +81,38 @@ export function readWord(text: string, start: number): { end: number; result: Wo
       continue;
     }
     if (ch === '"') {
-      const inner = readDoubleQuoted(text, at + 1, push);
+      const inner = readDoubleQuoted(text, at + 1, push, note);
       if ('end' in inner) {
         at = inner.end;
         continue;
       }
-      return { end: at, result: inner };
+      return { end: at, result: hazard ? { hazard } : inner };
     }
-    if (ch === '`') return { end: at, result: { hazard: 'command substitution $( … ) or backticks' } };
     // sh removes line continuations first: `$\<newline>(` is `$(`.
     const afterDollar = ch === '$' ? pastContinuations(text, at + 1) : at;
-    if (ch === '$' && EXPANDS_AFTER_DOLLAR.test(text[afterDollar] ?? '')) {
-      return { end: at, result: { hazard: dollarHazard(text.slice(afterDollar)) } };
+    if (ch === '`' || (ch === '$' && EXPANDS_AFTER_DOLLAR.test(text[afterDollar] ?? ''))) {
+      note(ch === '`' ? BACKTICKS : dollarHazard(text.slice(afterDollar)));
+      const end = expansionEnd(text, at);
+      if (end === undefined) return { end: at, result: { hazard: hazard! } };
+      at = end;
+      continue;
     }
     push(ch, false);
     at += 1;
   }
+  if (hazard) return { end: at, result: { hazard, complete: true } };
   return { end: at, result: finishWord(chars, quoted) };
 }
+
+const BACKTICKS = 'command substitution $( … ) or backticks';
 
 /** The inside of "…" from `at`; returns where the word goes on, or the hazard or error. */
 function readDoubleQuoted(
   text: string,
   start: number,
   push: (ch: string, quoted: boolean) => void,
-): { end: number } | { hazard: string } | { error: string } {
+  note: (hazard: string) => void,
+): { end: number } | { error: string } {
   let at = start;
   while (at < text.length) {
     const ch = text[at]!;
@@ -115,14 +131,83 @@ function readDoubleQuoted(
       }
       continue;
     }
-    if (ch === '`') return { hazard: 'command substitution $( … ) or backticks' };
     const afterDollar = ch === '$' ? pastContinuations(text, at + 1) : at;
-    if (ch === '$' && /[A-Za-z0-9_@*#?$!{([-]/.test(text[afterDollar] ?? ''))
-      return { hazard: dollarHazard(text.slice(afterDollar)) };
+    if (ch === '`' || (ch === '$' && /[A-Za-z0-9_@*#?$!{([-]/.test(text[afterDollar] ?? ''))) {
+      note(ch === '`' ? BACKTICKS : dollarHazard(text.slice(afterDollar)));
+      const end = expansionEnd(text, at);
+      if (end === undefined) break;
+      at = end;
+      continue;
+    }
     push(ch, true);
     at += 1;
   }
   return { error: 'an unterminated double quote' };
+}
+
+/**
+ * Where the expansion or substitution starting at `at` (a `$` or a backtick) ends, so the parser can
+ * read on past a construct it refuses; undefined when it does not end. Best effort: what comes after
+ * is only ever judged more strictly (the line is refused anyway), never run as rune's re-write.
+ */
+function expansionEnd(text: string, at: number): number | undefined {
+  if (text[at] === '`') return closing(text, at + 1, '`');
+  const next = pastContinuations(text, at + 1);
+  const ch = text[next];
+  if (ch === '(' || ch === '{' || ch === '[')
+    return balancedEnd(text, next, ch, ch === '(' ? ')' : ch === '{' ? '}' : ']');
+  if (ch === "'") return closing(text, next + 1, "'");
+  if (ch === '"') return quotedEnd(text, next + 1);
+  if (ch !== undefined && /[A-Za-z_]/.test(ch)) {
+    let end = next;
+    while (/\w/.test(text[end] ?? '')) end++;
+    return end;
+  }
+  return next + 1;
+}
+
+/** After the next unescaped `close` from `at`. */
+function closing(text: string, at: number, close: string): number | undefined {
+  for (let index = at; index < text.length; index++) {
+    if (text[index] === '\\') index++;
+    else if (text[index] === close) return index + 1;
+  }
+  return undefined;
+}
+
+/** After the `"` that closes a double-quoted string whose inside starts at `at`. */
+function quotedEnd(text: string, at: number): number | undefined {
+  let index = at;
+  while (index < text.length) {
+    const ch = text[index]!;
+    if (ch === '"') return index + 1;
+    if (ch === '\\') index += 2;
+    else if (ch === '`' || (ch === '$' && '({['.includes(text[index + 1] ?? ''))) {
+      const end = expansionEnd(text, index);
+      if (end === undefined) return undefined;
+      index = end;
+    } else index++;
+  }
+  return undefined;
+}
+
+/** After the bracket that closes the one at `open`, skipping quotes and nested substitutions. */
+function balancedEnd(text: string, open: number, opener: string, closer: string): number | undefined {
+  let depth = 0;
+  let index = open;
+  while (index < text.length) {
+    const ch = text[index]!;
+    let end: number | undefined = index + 1;
+    if (ch === '\\') end = index + 2;
+    else if (ch === "'") end = closing(text, index + 1, "'");
+    else if (ch === '"') end = quotedEnd(text, index + 1);
+    else if (ch === '`') end = expansionEnd(text, index);
+    else if (ch === opener) depth++;
+    else if (ch === closer && --depth === 0) return index + 1;
+    if (end === undefined) return undefined;
+    index = end;
+  }
+  return undefined;
 }
 
 /** The position after any line continuations (backslash-newline) at `at`. */
@@ -154,7 +239,7 @@ function finishWord(chars: string[], quoted: boolean[]): WordResult {
     // The `/` after it stays unquoted too: a quoted character in the tilde-prefix stops the expansion.
     if (prefixEnd === 1) raw.fill(true, 0, chars[1] === '/' ? 2 : 1);
     else if (quoted.slice(1, prefixEnd).every((q) => !q))
-      return { hazard: 'tilde expansion of ~user, ~+ or ~-' };
+      return { hazard: 'tilde expansion of ~user, ~+ or ~-', complete: true };
   }
   let glob = false;
   for (let index = 0; index < chars.length; index++) {
@@ -165,7 +250,8 @@ function finishWord(chars: string[], quoted: boolean[]): WordResult {
       glob = true;
     } else if (ch === '[') {
       const close = bracketEnd(chars, quoted, index);
-      if (close === 'unusual') return { hazard: 'a glob bracket expression with quoted characters' };
+      if (close === 'unusual')
+        return { hazard: 'a glob bracket expression with quoted characters', complete: true };
       if (close !== undefined) {
         raw.fill(true, index, close + 1);
         glob = true;
@@ -173,8 +259,9 @@ function finishWord(chars: string[], quoted: boolean[]): WordResult {
       }
     }
   }
-  if (hasBraceExpansion(chars, quoted))
-    return { hazard: 'brace expansion {a,b} (bash expands it, dash does not)' };
+  if (hasBraceExpansion(chars, quoted)) {
+    return { hazard: 'brace expansion {a,b} (bash expands it, dash does not)', complete: true };
+  }
   const value = chars.join('');
   const equals = chars.findIndex((ch, index) => ch === '=' && !quoted[index]);
   return {

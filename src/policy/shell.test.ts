@@ -96,15 +96,25 @@ describe('the text rune runs', () => {
   });
 });
 
-describe('what ends the parse', () => {
+describe('what rune does not judge', () => {
   it.each([
-    ['ls $(id) ~/.ssh/x', ['ls'], 'command substitution'],
-    ['cat ~/.ssh/id_rsa `id`', ['cat', '~/.ssh/id_rsa'], 'command substitution'],
+    // A word rune refuses is skipped and the parse reads on: the rest is still judged.
+    ['ls $(id) ~/.ssh/x', ['ls', '~/.ssh/x'], 'command substitution'],
+    ['cat ~/.ssh/id_rsa `id` b', ['cat', '~/.ssh/id_rsa', 'b'], 'command substitution'],
+    ['echo "a $(x "y)" z)" ${b:-}c ~/q', ['echo', '~/q'], 'command substitution'],
+    ['echo $HOME/x {a,b} ~root/y f', ['echo', 'f'], 'parameter expansion $HOME'],
+    // A construct with no end it can find, or one that is not a word, ends the parse.
+    ['ls $(id ~/.ssh/x', ['ls'], 'command substitution'],
     ['a && b <<EOF', ['a', 'b'], 'here document'],
-  ])('%j: the words before the hazard are kept for the path checks', (text, argv, hazard) => {
+    ['a (b) c', ['a'], 'subshell'],
+  ])('%j: the words around the hazard are kept for the path checks', (text, argv, hazard) => {
     const analysis = parsed(text);
     expect(analysis.commands.flatMap((command) => command.argv)).toEqual(argv);
     expect(analysis.hazards.join()).toContain(hazard);
+  });
+
+  it('reads the redirections after a substitution (an approval names their files)', () => {
+    expect(parsed('echo $(date) > stamp.txt').redirects.map((r) => r.target)).toEqual(['stamp.txt']);
   });
 
   it('refuses a line longer than the bound without reading it', () => {

@@ -1,4 +1,4 @@
-// The shell subset rune judges (docs/adr/0032-run-what-was-judged.md), parsed as POSIX sh parses
+// The shell subset rune judges (docs/adr/0034-run-what-was-judged.md), parsed as POSIX sh parses
 // it: simple commands of literal words joined by `|`, `&&`, `||`, `;` and newlines, with file
 // redirections and descriptor duplications. Anything else — expansions, substitutions, compound
 // commands, here documents, background jobs, bash-only syntax — is a hazard that ends the parse,
@@ -152,7 +152,7 @@ class LineParser {
     const { end, result } = readWord(text, this.at);
     this.at = end;
     if ('error' in result) return { ok: false, error: result.error };
-    if ('hazard' in result) return this.stop(result.hazard);
+    if ('hazard' in result) return this.refuse(result);
     const next = text[this.at];
     if ((next === '<' || next === '>') && result.word.plain) {
       if (/^\d$/.test(result.word.value)) return this.redirect(Number(result.word.value));
@@ -197,7 +197,7 @@ class LineParser {
     const { end, result } = readWord(text, this.at);
     this.at = end;
     if ('error' in result) return { ok: false, error: result.error };
-    if ('hazard' in result) return this.stop(result.hazard);
+    if ('hazard' in result) return this.refuse(result);
     const { word } = result;
     const operator = op === '>|' ? '>' : (op as Redirect['operator']);
     const dup = operator === '<&' || operator === '>&';
@@ -272,12 +272,22 @@ class LineParser {
     return this.result([hazard]);
   }
 
+  /** A word rune does not judge: noted, and the parse reads on when it knows where the word ends. */
+  private refuse(result: { hazard: string; complete?: boolean }): ShellAnalysis | undefined {
+    if (!result.complete) return this.stop(result.hazard);
+    if (!this.noted.includes(result.hazard)) this.noted.push(result.hazard);
+    return undefined;
+  }
+
+  /** Hazards of words the parse read past. */
+  private readonly noted: string[] = [];
+
   private result(hazards: string[]): ShellAnalysis {
     return {
       ok: true,
       commands: this.commands,
       redirects: this.redirects,
-      hazards,
+      hazards: [...new Set([...this.noted, ...hazards])],
       script: this.script.replace(/; $/, ''),
     };
   }

@@ -185,7 +185,7 @@ describe.skipIf(missing.length > 0)(
       const allowed: { line: string; script: string }[] = [];
       for (const line of cornerLines(LINES)) {
         const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
-        // A gate that returns no re-write (before ADR 0032) runs the model's text.
+        // A gate that returns no re-write (before ADR 0034) runs the model's text.
         if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
       }
       console.log(`judged in ${Math.round(performance.now() - judging)} ms`);
