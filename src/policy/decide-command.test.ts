@@ -451,6 +451,21 @@ describe('what programs write is held to the writable folders', () => {
       expect(decideCmd(text, { lists: MANY }).kind, text).toBe('deny');
     }
   });
+
+  it.each([
+    ['echo x > /tmp/proj/y', 'command.redirect', { pathsRo: ['/home/u/proj', '/tmp/proj'] }],
+    ['echo x > /tmp/proj/y', 'command.redirect', { filesRo: ['/tmp/proj/y'] }],
+    ['sort -o /tmp/proj f', 'command.write', { pathsRo: ['/home/u/proj', '/tmp/proj/sub'] }],
+  ])(
+    '%j (%s) with %j: a folder the lists grant under /tmp is the host one there, not private',
+    (text, rule, granted) => {
+      expectRefused(text, rule, 'outside the writable paths', {
+        lists: { ...MANY, ...granted },
+        sandbox: SANDBOXED,
+      });
+      expectAllowed(text, { lists: { ...MANY, ...granted, pathsRw: ['/tmp/proj'] }, sandbox: SANDBOXED });
+    },
+  );
 });
 
 describe('each command is judged from the folders it runs in', () => {

@@ -333,8 +333,19 @@ function checkAccess(
   return undefined;
 }
 
+/**
+ * A path in the sandbox's own /tmp: under /tmp in both forms, and neither at, inside nor above a
+ * folder or file the lists grant (the view binds those at their real paths over the private /tmp,
+ * so a working directory under /tmp is the host's folder there, judged by the lists).
+ */
 function privateTmp(input: PolicyInput, lexical: string, canonical: string): boolean {
-  return input.sandbox?.privateTmp === true && isUnder(lexical, '/tmp') && isUnder(canonical, '/tmp');
+  if (input.sandbox?.privateTmp !== true || !isUnder(lexical, '/tmp') || !isUnder(canonical, '/tmp'))
+    return false;
+  const { pathsRo, pathsRw, filesRo, filesRw } = input.lists;
+  const bound = (path: string) => (entry: string) => isUnder(path, entry) || isUnder(entry, path);
+  return ![...pathsRo, ...pathsRw, ...filesRo, ...filesRw].some(
+    (entry) => bound(lexical)(entry) || bound(canonical)(entry),
+  );
 }
 
 function programName(command: SimpleCommand): string {
