@@ -58,6 +58,42 @@ function expandGlob(pattern: string): string[] {
   }
 }
 
+/** The shell analysis of an execute_cmd line; undefined for other calls, or when the parser cannot load. */
+async function analyse(call: ToolCallForPolicy, logger: Logger): Promise<ShellAnalysis | undefined> {
+  if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
+    return undefined;
+  try {
+    // Loaded with the first command judged: the parser and the programs' rules cost a run without one nothing.
+    const { parseShell } = await import('./shell-parser.ts');
+    return parseShell(call.args.cmd);
+  } catch (error) {
+    logger.warn('policy.parser_unavailable', {
+      message: `shell parser unavailable: ${(error as Error).message}`,
+    });
+    return undefined;
+  }
+}
+
+/** Every path a call names, and every entry its globs could match, resolved to its real path. */
+function resolveCall(
+  call: ToolCallForPolicy,
+  cwd: string,
+  home: string,
+  shell: ShellAnalysis | undefined,
+): Pick<PolicyInput, 'canonical' | 'globs'> {
+  const canonical: Record<string, string> = {};
+  // A line names the same path many times (each word against each folder it may be in), and
+  // its paths share folders: each is resolved once.
+  const resolvePath = canonicaliser();
+  for (const path of callPaths(call, cwd, home, shell)) canonical[path] ??= resolvePath(path);
+  const globs: Record<string, string[]> = {};
+  for (const pattern of callGlobs(call, cwd, home, shell)) {
+    globs[pattern] = expandGlob(pattern);
+    for (const match of globs[pattern]) canonical[match] ??= resolvePath(match);
+  }
+  return { canonical, globs };
+}
+
 /** The floor in its lexical and canonical forms: a symlinked ~/.ssh is protected at both places. */
 function floorBoth(home: string, runeDir: string): string[] {
   const lexical = floorPaths(home, runeDir);
@@ -103,21 +139,6 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     privateTmp: options.privateTmp ?? config.sandbox.mode === 'strict',
     gitGuard: config.sandbox.mode !== 'off',
   };
-
-  async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
-    if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
-      return undefined;
-    try {
-      // Loaded with the first command judged: the parser and the programs' rules cost a run without one nothing.
-      const { parseShell } = await import('./shell-parser.ts');
-      return parseShell(call.args.cmd);
-    } catch (error) {
-      logger.warn('policy.parser_unavailable', {
-        message: `shell parser unavailable: ${(error as Error).message}`,
-      });
-      return undefined;
-    }
-  }
 
   // Calls approved for the session whose grants cannot cover them for good ($( … ) in a command):
   // the exact call (its arguments' digest) with what it was granted.
@@ -193,17 +214,8 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     async check(call) {
       let decision: PolicyDecision;
       try {
-        const shell = mode === 'unrestricted' ? undefined : await analyse(call);
-        const canonical: Record<string, string> = {};
-        // A line names the same path many times (each word against each folder it may be in), and
-        // its paths share folders: each is resolved once.
-        const resolvePath = canonicaliser();
-        for (const path of callPaths(call, cwd, home, shell)) canonical[path] ??= resolvePath(path);
-        const globs: Record<string, string[]> = {};
-        for (const pattern of callGlobs(call, cwd, home, shell)) {
-          globs[pattern] = expandGlob(pattern);
-          for (const match of globs[pattern]) canonical[match] ??= resolvePath(match);
-        }
+        const shell = mode === 'unrestricted' ? undefined : await analyse(call, logger);
+        const { canonical, globs } = resolveCall(call, cwd, home, shell);
         const input: PolicyInput = {
           call,
           mode,
