@@ -45,6 +45,7 @@ const MANY = {
     'xxd',
     'patch',
     'read',
+    'diff',
   ],
 };
 const SANDBOXED = { privateTmp: true, gitGuard: true };
@@ -224,6 +225,18 @@ describe('programs that run other programs are refused, whatever allowed_command
     ['git notes edit', 'notes edit opens an editor'],
     ['git branch --edit-description', 'opens an editor'],
     ['git credential-store get', 'not a git subcommand'],
+    // hunk-by-hunk modes read answers from stdin; `e` opens an editor that reads stdin too
+    ['git add -p', 'add -p asks on standard input'],
+    ['git add --inter', 'add --interactive asks'],
+    ['git checkout --patch', 'checkout --patch asks'],
+    ['git stash push -p', 'stash -p asks'],
+    ['git stash -p', 'stash -p asks'],
+    ['git commit -p -m x', 'commit -p asks'],
+    ['git clean -i', 'clean -i asks'],
+    ['git am -i', 'am -i asks'],
+    ['git pull -s evil', 'git-merge-evil'],
+    ['git pull --strategy=evil origin', 'git-merge-evil'],
+    ['git pull --reb=i', '--reb=i opens an editor'],
     // make, npm, pytest: code given on the command line
     ["make '--eval=x:;id' x", 'evaluates make code'],
     ['make -E x x', 'evaluates make code'],
@@ -370,6 +383,7 @@ describe('what programs write is held to the writable folders', () => {
     ['pytest --junitxml=/tmp/r.xml', 'pytest writes /tmp/r.xml'],
     ['pytest --junit-x /tmp/r.xml', 'pytest writes /tmp/r.xml'],
     ['pytest --basetemp=/tmp/b', 'pytest writes /tmp/b'],
+    ['pytest --cov-report=html:/tmp/h', 'pytest writes /tmp/h'],
     ['npm pack --pack-destination /tmp', 'npm writes /tmp'],
     ['make -t all', 'make writes all'],
     ['install -d /usr/local/x', 'install writes /usr/local/x'],
@@ -480,6 +494,10 @@ describe('each command is judged from the folders it runs in', () => {
     ['rg token ..', 'floor', 'recursively'],
     ['cp -r ~ out/home', 'floor', 'recursively'],
     ['tar -czf out/h.tgz ~', 'floor', 'recursively'],
+    // diff prints what differs: a folder operand reads its files (~/.netrc), -r its tree
+    ['diff ~ out', 'floor', 'recursively'],
+    ['diff -ru ~ out', 'floor', 'recursively'],
+    ['git diff --no-index ~ out', 'floor', 'recursively'],
   ])('%j → %s', (text, rule, reason) => {
     expectRefused(text, rule, reason, { lists: { ...MANY, pathsRo: ['/home/u/proj', '/home/u'] } });
   });
@@ -533,6 +551,13 @@ describe('ordinary lines run, as rune judged them', () => {
     'git -C repo log -1',
     'git config --get user.name',
     'git stash list',
+    'git stash show -p',
+    'git log -p -1',
+    'git commit -i -m x a',
+    'git pull --rebase origin main',
+    'git diff --no-index a b',
+    'diff -u a b',
+    'diff -r src out',
     'true && ls',
     ': > out/x',
     'echo a && echo b || echo c; ls',

@@ -118,6 +118,11 @@ function pytest(words: CommandWords): ProgramJudgement {
     'html',
     'debug',
   ).map((option) => option.value ?? (option.name === 'debug' ? 'pytestdebug.log' : ''));
+  // pytest-cov: `--cov-report=TYPE:PATH` writes the report there.
+  for (const option of named(parsed, 'cov-report')) {
+    const colon = (option.value ?? '').indexOf(':');
+    if (colon !== -1) writes.push((option.value ?? '').slice(colon + 1));
+  }
   return judgement({ writes: writes.filter(Boolean) });
 }
 

@@ -30,6 +30,41 @@ export function urls(args: readonly string[]): ProgramJudgement | undefined {
   return helper ? refuse(`${helper} names a transport helper, a program git runs`) : undefined;
 }
 
+/** `git diff --no-index A B` compares two paths outside any repository: folders are read whole. */
+export function noIndex(args: readonly string[]): ProgramJudgement | undefined {
+  const end = args.indexOf('--');
+  const options = end === -1 ? args : args.slice(0, end);
+  if (!options.includes('--no-index')) return undefined;
+  const operands = [
+    ...options.filter((arg) => !arg.startsWith('-') || arg === '-'),
+    ...(end === -1 ? [] : args.slice(end + 1)),
+  ];
+  return judgement({ trees: operands });
+}
+
+/**
+ * pull merges or rebases: a strategy other than git's own runs git-merge-NAME, `--rebase=interactive`
+ * opens an editor, and a URL may name a transport helper.
+ */
+export function pull(args: readonly string[]): ProgramJudgement | undefined {
+  const helper = urls(args);
+  if (helper) return helper;
+  const strategy = optionValue(args, 's', 'strategy');
+  if (strategy !== undefined && !BUILTIN_STRATEGIES.has(strategy)) {
+    return refuse(`with strategy "${strategy}" runs the program git-merge-${strategy}`);
+  }
+  // `--rebase=VALUE`, under any prefix of its name git accepts (`--reb=i`).
+  const rebase = args.find((arg) => {
+    const name = /^--([^=]+)=/.exec(arg)?.[1];
+    return name !== undefined && name.length >= 3 && 'rebase'.startsWith(name);
+  });
+  const mode = rebase?.slice(rebase.indexOf('=') + 1) ?? '';
+  if (mode !== '' && 'interactive'.startsWith(mode)) return refuse(`${rebase} opens an editor`);
+  return undefined;
+}
+
+export const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree']);
+
 export function clone(args: readonly string[]): ProgramJudgement | undefined {
   const helper = urls(args);
   if (helper) return helper;

@@ -7,6 +7,7 @@
 // repository or worktree) are returned as writes. Long options are matched as git's
 // parse-options matches them: any unambiguous prefix (`--outp`) counts.
 import {
+  BUILTIN_STRATEGIES,
   bundle,
   checkoutIndex,
   clone,
@@ -15,9 +16,11 @@ import {
   formatPatch,
   init,
   mergeFile,
+  noIndex,
   notes,
   optionValue,
   optionWords,
+  pull,
   remote,
   tag,
   urls,
@@ -81,8 +84,11 @@ const ALWAYS_REFUSED = [
 const REAL_OPTIONS = new Set(['verify', 'sign']);
 
 const NONE: Subcommand = {};
+// -p / -i ask hunk by hunk on standard input, and an `e` answer opens an editor that reads its
+// commands from the same input (`printf 'e\\n:!id\\n' | git add -p`).
+const PATCH: Subcommand = { refuseShort: 'p', refuseLong: ['patch'] };
+const INTERACTIVE_ADD: Subcommand = { refuseShort: 'eip', refuseLong: ['patch', 'interactive'] };
 const LOG_LIKE: Subcommand = { writes: { long: ['output'] } };
-const BUILTIN_STRATEGIES = new Set(['ort', 'recursive', 'resolve', 'octopus', 'ours', 'subtree']);
 
 /**
  * merge, rebase, cherry-pick, revert: gpg with -S; an editor with -e or, after a conflict, with
@@ -104,10 +110,19 @@ function sequencer(
   };
 }
 
+/** `git stash [push|save] -p` asks hunk by hunk; `stash show -p` and `stash list -p` print a patch. */
+function stash(args: readonly string[]): ProgramJudgement | undefined {
+  const action = args.find((arg) => !arg.startsWith('-'));
+  if (action !== undefined && action !== 'push' && action !== 'save') return undefined;
+  // The judgement's reason starts with "stash ", which the caller adds again.
+  const refused = judgeSubcommand('stash', PATCH, args).refused;
+  return refused ? refuse(refused.slice('stash '.length)) : undefined;
+}
+
 export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
-  add: { refuseShort: 'e' },
-  stage: { refuseShort: 'e' },
-  am: { refuseShort: 'S' },
+  add: INTERACTIVE_ADD,
+  stage: INTERACTIVE_ADD,
+  am: { refuseShort: 'Si', refuseLong: ['interactive'] },
   annotate: NONE,
   apply: NONE,
   archive: { refuseLong: ['remote'], writes: { short: 'o', long: ['output'] } },
@@ -119,19 +134,19 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   'check-ignore': NONE,
   'check-mailmap': NONE,
   'check-ref-format': NONE,
-  checkout: NONE,
+  checkout: PATCH,
   'checkout-index': { check: checkoutIndex },
   cherry: NONE,
   'cherry-pick': sequencer(),
-  clean: NONE,
+  clean: { refuseShort: 'i', refuseLong: ['interactive'] },
   clone: { refuseShort: 'cu', refuseLong: ['config'], check: clone },
-  commit: { refuseShort: 'ecSt', refuseLong: ['reedit-message'], check: commit },
+  commit: { refuseShort: 'ecStp', refuseLong: ['reedit-message', 'patch', 'interactive'], check: commit },
   'commit-graph': NONE,
   'commit-tree': { refuseShort: 'S' },
   config: { check: config },
   'count-objects': NONE,
   describe: NONE,
-  diff: LOG_LIKE,
+  diff: { ...LOG_LIKE, check: noIndex },
   'diff-files': LOG_LIKE,
   'diff-index': LOG_LIKE,
   'diff-tree': LOG_LIKE,
@@ -168,7 +183,7 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   notes: { check: notes },
   'pack-refs': NONE,
   prune: NONE,
-  pull: { refuseShort: 'S', check: urls },
+  pull: { refuseShort: 'Se', check: pull },
   push: { check: urls },
   'range-diff': LOG_LIKE,
   'read-tree': NONE,
@@ -178,8 +193,8 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   repack: NONE,
   replace: { refuseShort: 'e' },
   rerere: NONE,
-  reset: NONE,
-  restore: NONE,
+  reset: PATCH,
+  restore: PATCH,
   revert: sequencer(),
   'rev-list': NONE,
   'rev-parse': NONE,
@@ -189,7 +204,7 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, Subcommand>> = {
   'show-branch': NONE,
   'show-ref': NONE,
   'sparse-checkout': NONE,
-  stash: NONE,
+  stash: { check: stash },
   status: NONE,
   stripspace: NONE,
   switch: NONE,
@@ -271,23 +286,16 @@ function judgeSubcommand(name: string, sub: Subcommand, rest: readonly string[])
   return judgement({
     writes: [...writes, ...(checked?.writes ?? [])].filter(Boolean),
     reads: [...reads, ...(checked?.reads ?? [])].filter(Boolean),
+    trees: checked?.trees ?? [],
   });
 }
 
 function refusedLongReason(option: string): string {
   if (option === 'help') return 'runs man or a browser';
-  if (
-    [
-      'edit',
-      'template',
-      'edit-description',
-      'edit-todo',
-      'reedit-message',
-      'continue',
-      'interactive',
-    ].includes(option)
-  )
+  if (['edit', 'template', 'edit-description', 'edit-todo', 'reedit-message', 'continue'].includes(option))
     return 'opens an editor';
+  if (option === 'patch' || option === 'interactive')
+    return 'asks on standard input, where an answer can open an editor that runs commands';
   if (
     ['gpg-sign', 'show-signature', 'verify-signatures', 'signed', 'sign', 'local-user', 'verify'].includes(
       option,
@@ -302,6 +310,8 @@ function refusedShortReason(name: string, letter: string): string {
   if (letter === 'S' || (name === 'tag' && 'suv'.includes(letter))) return 'runs gpg';
   if (letter === 'O') return 'runs a pager';
   if (letter === 'x') return 'runs commands';
+  if (letter === 'p' || (letter === 'i' && ['add', 'stage', 'am', 'clean'].includes(name)))
+    return 'asks on standard input, where an answer can open an editor that runs commands';
   if (letter === 'u' || (name === 'clone' && letter === 'c'))
     return 'runs a program or sets configuration that does';
   return 'opens an editor';

@@ -52,6 +52,28 @@ function rg(words: CommandWords): ProgramJudgement {
   return judgement({ reads, trees: files.length > 0 ? files : ['.'] });
 }
 
+const DIFF = getopt(
+  'abBcC:dD:eEfF:iI:lnNpqrsS:tTuU:vwWxX:y',
+  `normal brief report-identical-files context=? unified=? ed rcs side-by-side width= expand-tabs
+   initial-tab suppress-blank-empty show-c-function show-function-line= label= ignore-case
+   ignore-file-name-case no-ignore-file-name-case ignore-tab-expansion ignore-trailing-space
+   ignore-space-change ignore-all-space ignore-blank-lines ignore-matching-lines= text
+   strip-trailing-cr recursive new-file unidirectional-new-file exclude= exclude-from= starting-file=
+   from-file= to-file= minimal speed-large-files horizon-lines= left-column suppress-common-lines
+   color=? palette= line-format= old-line-format= new-line-format= unchanged-line-format=
+   old-group-format= new-group-format= changed-group-format= unchanged-group-format= no-dereference
+   help version`,
+);
+
+/** diff prints the files it compares: a folder operand reads the files in it (with -r, its tree). */
+function diff(words: CommandWords): ProgramJudgement {
+  const parsed = parseArgs(words, DIFF);
+  if (parsed.ambiguous.length > 0) return refuse(`${parsed.ambiguous[0]} is an ambiguous option`);
+  const compared = named(parsed, 'from-file', 'to-file').map((option) => option.value ?? '');
+  const reads = named(parsed, 'X', 'exclude-from').map((option) => option.value ?? '');
+  return judgement({ reads, trees: [...parsed.operands, ...compared].filter(Boolean) });
+}
+
 /** find's actions that run commands or read names from a file; writes are judged below. */
 const FIND_REFUSED = new Set(['-exec', '-execdir', '-ok', '-okdir', '-files0-from']);
 const FIND_WRITES = new Set(['-fprint', '-fprint0', '-fprintf', '-fls']);
@@ -141,6 +163,7 @@ export const SEARCH_RULES: Readonly<Record<string, (words: CommandWords) => Prog
   fgrep: grep,
   rg,
   find,
+  diff,
   sort,
   less,
   man,
