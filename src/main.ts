@@ -6,6 +6,7 @@ import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
 import { redact } from './core/redact.ts';
 import { onBrokenPipe, writeStd } from './core/stdio.ts';
+import { terminalText } from './core/terminal-text.ts';
 import { VERSION } from './core/version.ts';
 import { chooseMode } from './dispatch.ts';
 
@@ -73,7 +74,8 @@ async function main(): Promise<never> {
     }
   } catch (thrown) {
     const error = toRuneError(thrown);
-    writeStd(2, `${redact(formatError(error))}\n`);
+    // A provider's or a tool's text can be in the message: shown, never obeyed by the terminal.
+    writeStd(2, `${terminalText(redact(formatError(error)))}\n`);
     if (error.code === 'INTERNAL' && process.env.RUNE_DEBUG && thrown instanceof Error && thrown.stack) {
       writeStd(2, `${redact(thrown.stack)}\n`);
     }

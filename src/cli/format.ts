@@ -1,6 +1,7 @@
 // How the CLI shows a run to a person: one readable line per tool call (call, decision, result,
 // sandbox layers), in colour only on a terminal without NO_COLOR.
 import type { AgentEvent } from '../agent/types.ts';
+import { terminalLine, terminalText } from '../core/terminal-text.ts';
 import type { PolicyDecision } from '../policy/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 
@@ -66,8 +67,9 @@ export function fitLine(line: string, width: number | undefined): string {
   return out;
 }
 
+/** Untrusted text (arguments, results, reasons) as one line without escape sequences, cut at `max`. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = terminalLine(text).replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -90,7 +92,7 @@ export function formatArguments(raw: string): string {
 
 /** A confirm-mode preview (a unified diff), indented, additions green and removals red. */
 export function formatPreview(preview: string, style: Style): string {
-  return preview
+  return terminalText(preview)
     .split('\n')
     .map((line) => {
       const painted =

@@ -6,6 +6,7 @@ import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { stderr, stdout } from '../core/stdio.ts';
+import { terminalText } from '../core/terminal-text.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
@@ -16,12 +17,15 @@ export interface PipeIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stderrStream: { isTTY?: boolean };
+  /** On a terminal the answer is shown, so its escape sequences are removed. */
+  stdoutStream?: { isTTY?: boolean };
 }
 
 const defaultIo: PipeIo = {
   stdout: (text) => stdout.write(text),
   stderr: (text) => stderr.write(text),
   stderrStream: stderr,
+  stdoutStream: stdout,
 };
 
 const STOP_MESSAGES: Record<string, string> = {
@@ -127,12 +131,15 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   } else if (flags.json) {
     io.stdout(`${JSON.stringify(redactValue(resultJson(result)))}\n`);
   } else if (result.answer) {
-    io.stdout(`${redact(result.answer).replace(/\n*$/, '')}\n`);
+    // On a terminal the answer is shown, so nothing in it may drive the terminal; into a pipe or a
+    // file it is data, passed on as the model wrote it (redacted).
+    const answer = redact(result.answer).replace(/\n*$/, '');
+    io.stdout(`${io.stdoutStream?.isTTY ? terminalText(answer) : answer}\n`);
   }
   const stopMessage =
     terminated && result.status === 'UserInterrupt' ? TERMINATED_MESSAGE : STOP_MESSAGES[result.status];
   if (result.error && !(terminated && result.status === 'UserInterrupt'))
-    io.stderr(`rune: ${redact(result.error.message)}\n`);
+    io.stderr(`rune: ${terminalText(redact(result.error.message))}\n`);
   else if (stopMessage) io.stderr(`rune: ${stopMessage}\n`);
   return code;
 }

@@ -199,8 +199,8 @@ const HANDLERS: Record<string, Handler> = {
     write(`rune ${VERSION}\n`);
     return true;
   },
-  '/clear': ({ write, style }) => {
-    if (style.color) write('\x1b[2J\x1b[3J\x1b[H');
+  '/clear': ({ raw, style }) => {
+    if (style.color) raw('\x1b[2J\x1b[3J\x1b[H');
     return true;
   },
   '/exit': exit,

@@ -38,7 +38,10 @@ export interface SessionContext {
   readonly setup: AgentSetup;
   readonly io: SessionIo;
   readonly style: Style;
+  /** Writes transcript text: escape sequences other than colours are removed. */
   readonly write: (text: string) => void;
+  /** Writes as it is: for rune's own terminal control (the spinner, clearing the screen). */
+  readonly raw: (text: string) => void;
   readonly spinner: Spinner;
   readonly logger: Logger;
   readonly provider: Provider;

@@ -5,6 +5,7 @@
 import { runAgent } from '../agent/run.ts';
 import type { AgentEvent, AgentRunResult } from '../agent/types.ts';
 import { redact } from '../core/redact.ts';
+import { terminalText } from '../core/terminal-text.ts';
 import { fitLine, lineWidth, paint, ToolLine } from './format.ts';
 import type { SessionContext } from './session-context.ts';
 import { answeredInRun, saveSession } from './sessions.ts';
@@ -36,8 +37,8 @@ class TurnView {
 
   /** Flushes text the redactor still holds and ends the line. */
   finish(answer: string | undefined): void {
-    this.text(this.#scrub.flush());
-    if (!this.streamed && answer) this.text(redact(answer));
+    this.text(terminalText(this.#scrub.flush()));
+    if (!this.streamed && answer) this.text(terminalText(redact(answer)));
     if (!this.#atLineStart) this.text('\n');
   }
 
@@ -47,11 +48,12 @@ class TurnView {
       case 'text':
         spinner.stop();
         this.streamed = true;
-        this.text(this.#scrub.push(event.delta));
+        // The model's own escape sequences never reach the terminal (a split one is left inert).
+        this.text(terminalText(this.#scrub.push(event.delta)));
         break;
       case 'tool_call':
         spinner.stop();
-        this.text(this.#scrub.flush());
+        this.text(terminalText(this.#scrub.flush()));
         if (!this.#atLineStart) this.text('\n');
         this.#lines.start(event);
         spinner.start(`running ${event.name}`);
@@ -67,7 +69,7 @@ class TurnView {
         break;
       case 'run_end':
         spinner.stop();
-        this.text(this.#scrub.flush());
+        this.text(terminalText(this.#scrub.flush()));
         break;
       default:
         break;

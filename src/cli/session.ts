@@ -6,6 +6,7 @@
 
 import { createDefaultProvider } from '../agent/deps.ts';
 import { redact } from '../core/redact.ts';
+import { terminalText } from '../core/terminal-text.ts';
 import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import type { AgentSetup } from './agent.ts';
@@ -49,10 +50,13 @@ export async function runSession(
 /** The provider, the runtime (executor, MCP servers), the prompt reader and the first gate. */
 async function startSession(setup: AgentSetup, io: SessionIo): Promise<SessionContext> {
   const style: Style = styleFor(io.output, setup.env);
-  const write = (text: string): void => {
+  const raw = (text: string): void => {
     io.output.write(text);
   };
-  const spinner = new Spinner(write, style.color);
+  // Everything the transcript shows passes here: no escape sequence but rune's own colours gets
+  // through, whatever part of the text came from a model, a tool or a server.
+  const write = (text: string): void => raw(terminalText(text, { keepColours: true }));
+  const spinner = new Spinner(raw, style.color);
   const logger = clearingLogger(setup.logger, () => spinner.clear());
   const provider = await createDefaultProvider(baseOptions(setup, setup.config, logger));
   const runtime = await startRuntime(setup, loginNotices(style, write));
@@ -72,7 +76,7 @@ async function startSession(setup: AgentSetup, io: SessionIo): Promise<SessionCo
   const policy = await newPolicy(setup, pending.config, logger, confirmer, pending.sessionId);
   // The confirmer reads the controller from this same object, so it sees every turn's.
   const state: SessionState = Object.assign(pending, { policy });
-  return { setup, io, style, write, spinner, logger, provider, runtime, rl, confirmer, history, state };
+  return { setup, io, style, write, raw, spinner, logger, provider, runtime, rl, confirmer, history, state };
 }
 
 function showPrompt({ rl, state, style }: SessionContext): void {
