@@ -7,6 +7,7 @@ import { RuneError } from '../core/errors.ts';
 import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redactValue } from '../core/redact.ts';
+import { terminalLine } from '../core/terminal-text.ts';
 import type { ChatMessage, Usage } from '../providers/types.ts';
 
 export interface StoredSession {
@@ -150,7 +151,7 @@ export function formatSessionList(sessions: readonly StoredSession[]): string {
   if (sessions.length === 0) return 'no stored sessions\n';
   const lines = sessions.map(
     (s) =>
-      `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.status.padEnd(20)}  ${String(s.usage.totalTokens).padStart(7)} tok  ${s.title}`,
+      `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.status.padEnd(20)}  ${String(s.usage.totalTokens).padStart(7)} tok  ${terminalLine(s.title)}`,
   );
   return `${['id        updated           status                  tokens  first prompt', ...lines].join('\n')}\n`;
 }
