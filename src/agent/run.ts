@@ -9,6 +9,7 @@ import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
 import { protectedPathsFor } from '../policy/gate.ts';
+import type { PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import {
@@ -246,32 +247,42 @@ function lazyToolEnv(
 ): () => Promise<ToolRunEnv> {
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
-    const { config, cwd } = options;
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const home = homeDir(options.env);
-    const context: ToolContext = {
-      cwd,
-      config,
-      executor,
-      env: toolEnvironment(options.env, config.sandbox.env_passthrough),
-      readOnlyPaths: [
-        cwd,
-        ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
-        ...(options.readPaths ?? []),
-      ],
-      readWritePaths: [
-        ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
-      ],
-      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
-      signal: run.signal,
-    };
+    const context = toolContext(options, policy, executor, run.signal);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {
     env ??= build();
     return env;
+  };
+}
+
+/** What the tools of a run get: its folders, its environment, the protected paths, its cancel signal. */
+export function toolContext(
+  options: Pick<AgentRunOptions, 'config' | 'cwd' | 'env' | 'readPaths'>,
+  policy: PolicyGate,
+  executor: SandboxExecutor,
+  signal: AbortSignal,
+): ToolContext {
+  const { config, cwd } = options;
+  const home = homeDir(options.env);
+  return {
+    cwd,
+    config,
+    executor,
+    env: toolEnvironment(options.env, config.sandbox.env_passthrough),
+    readOnlyPaths: [
+      cwd,
+      ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
+      ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
+      ...(options.readPaths ?? []),
+    ],
+    readWritePaths: [
+      ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
+      ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
+    ],
+    protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
+    signal,
   };
 }
 

@@ -35,6 +35,8 @@ export type AgentEvent =
       isError: boolean;
       content: string;
       layers?: LayerReport[];
+      /** The unified diff of a file the call changed, for a person to see (not sent to the model). */
+      diff?: string;
     }
   | { type: 'model_usage'; step: number; usage: Usage }
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }

@@ -24,6 +24,8 @@ export interface AgentSetup {
   cwd: string;
   systemPrompt?: string;
   resumed?: StoredSession;
+  /** `--resume` without an id: the session opens its picker; pipe mode takes this folder's last. */
+  resumePick?: boolean;
 }
 
 /**
@@ -130,9 +132,8 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   }
   const setup: AgentSetup = { config, configFile: loaded.file, logger, flags, env, cwd };
   if (systemPrompt !== undefined) setup.systemPrompt = systemPrompt;
-  if (flags.resume !== undefined && flags.resume !== false) {
-    setup.resumed = findSession(env, flags.resume === true ? 'last' : flags.resume);
-  }
+  if (flags.resume === true) setup.resumePick = true;
+  else if (typeof flags.resume === 'string') setup.resumed = findSession(env, flags.resume, cwd);
   return setup;
 }
 

@@ -70,7 +70,7 @@ export function addAgentOptions(program: Command): Command {
     .option('--trace <dir>', 'write a JSON trace of the run into this folder')
     .option(
       '--resume [id]',
-      'continue a stored session: the last one, or an id (or its prefix) from `rune sessions`; a value that is not an id is the prompt',
+      "continue a stored session: without an id a picker (the session) or this folder's last (pipe mode); an id (or its prefix) from `rune sessions`; a value that is not an id is the prompt",
     )
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
     .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')

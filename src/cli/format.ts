@@ -14,8 +14,14 @@ const codes = {
   red: [31, 39],
   green: [32, 39],
   yellow: [33, 39],
+  blue: [34, 39],
+  magenta: [35, 39],
   cyan: [36, 39],
   bold: [1, 22],
+  italic: [3, 23],
+  underline: [4, 24],
+  inverse: [7, 27],
+  strike: [9, 29],
 };
 export type Paint = keyof typeof codes;
 
@@ -114,10 +120,12 @@ export function formatLayers(layers: readonly LayerReport[] | undefined): string
   return applied.length > 0 ? `sandbox: ${applied.join('+')}` : 'sandbox: no layers applied';
 }
 
-function decisionText(decision: PolicyDecision | undefined): string {
+/** A refusal's reason is shown whole: cut, it would hide how to allow the call. */
+function decisionText(decision: PolicyDecision | undefined, withReason: boolean): string {
   if (!decision) return 'not checked';
   if (decision.kind === 'allow') return `allowed (${decision.rule})`;
-  if (decision.kind === 'deny') return `blocked (${decision.rule}): ${oneLine(decision.reason, 120)}`;
+  if (decision.kind === 'deny')
+    return `blocked (${decision.rule})${withReason ? `: ${terminalLine(decision.reason)}` : ''}`;
   return `needs confirmation (${decision.rule})`;
 }
 
@@ -141,9 +149,20 @@ export class ToolLine {
   }
 
   finish(event: Extract<AgentEvent, { type: 'tool_result' }>): string {
+    return this.finishParts(event, true).line;
+  }
+
+  /**
+   * The call's line and its decision. `withReason`: a refusal's reason is part of the line (pipe
+   * mode's trace); without, the caller shows it on lines of its own (the session).
+   */
+  finishParts(
+    event: Extract<AgentEvent, { type: 'tool_result' }>,
+    withReason = false,
+  ): { line: string; decision: PolicyDecision | undefined } {
     const entry = this.#calls.get(event.id) ?? { name: event.name, args: '' };
     this.#calls.delete(event.id);
-    const decision = decisionText(entry.decision);
+    const decision = decisionText(entry.decision, withReason);
     const decisionPainted =
       entry.decision?.kind === 'allow'
         ? paint(this.style, 'green', decision)
@@ -158,6 +177,6 @@ export class ToolLine {
     if (entry.decision?.kind === 'allow') parts.push(outcome);
     const layers = formatLayers(event.layers);
     if (layers) parts.push(paint(this.style, 'dim', layers));
-    return parts.join(paint(this.style, 'dim', ' | '));
+    return { line: parts.join(paint(this.style, 'dim', ' | ')), decision: entry.decision };
   }
 }

@@ -66,7 +66,10 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
         return;
       }
       textEvent(scrub.flush());
-      if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(event))}\n`);
+      // A tool_result's diff is for the session's transcript; the NDJSON event keeps its documented fields.
+      const shown =
+        event.type === 'tool_result' && event.diff !== undefined ? { ...event, diff: undefined } : event;
+      if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(shown))}\n`);
       return;
     }
     if (event.type === 'tool_call') lines.start(event);

@@ -8,6 +8,7 @@ import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redactValue } from '../core/redact.ts';
 import { terminalLine } from '../core/terminal-text.ts';
+import { newUuid } from '../core/uuid.ts';
 import type { ChatMessage, Usage } from '../providers/types.ts';
 
 export interface StoredSession {
@@ -110,12 +111,19 @@ export function listSessions(env: NodeJS.ProcessEnv): StoredSession[] {
     .map((entry) => entry.session);
 }
 
-/** `last`, a full id or a unique prefix of one. */
-export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession {
+/** `last` (the newest of the folder `cwd`), a full id or a unique prefix of one. */
+export function findSession(env: NodeJS.ProcessEnv, ref: string, cwd: string): StoredSession {
   const sessions = listSessions(env);
   if (ref === 'last') {
-    const last = sessions[0];
+    const last = sessions.find((s) => s.cwd === cwd);
     if (!last) {
+      const other = sessions[0];
+      if (other) {
+        throw new RuneError(
+          'NOT_FOUND',
+          `there is no stored session for ${cwd}; the last one is from ${other.cwd}: \`rune --resume ${other.id.slice(0, 8)}\` continues a copy of it here (\`rune sessions\` lists them all)`,
+        );
+      }
       let files = 0;
       try {
         files = readdirSync(sessionsDir(env)).filter((name) => name.endsWith('.json')).length;
@@ -145,6 +153,11 @@ export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession 
     'NOT_FOUND',
     `no stored session "${ref}"; \`rune sessions\` lists them (to continue the last one with a prompt: rune --resume last "PROMPT")`,
   );
+}
+
+/** A copy of `stored` that belongs to `cwd`, under a new id: the original stays with its folder. */
+export function copyForFolder(stored: StoredSession, cwd: string): StoredSession {
+  return { ...stored, id: newUuid(), cwd, createdAt: new Date().toISOString() };
 }
 
 export function formatSessionList(sessions: readonly StoredSession[]): string {

@@ -34,7 +34,13 @@ export interface AllowlistSuggestion {
 
 export type PolicyDecision =
   | { kind: 'allow'; rule: string }
-  | { kind: 'deny'; reason: string; rule: string }
+  | {
+      kind: 'deny';
+      reason: string;
+      rule: string;
+      /** The entry that would allow it (allowlist mode): the session offers to add it (`/allow`). */
+      suggestion?: AllowlistSuggestion;
+    }
   | {
       kind: 'ask';
       question: string;

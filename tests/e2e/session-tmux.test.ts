@@ -90,13 +90,13 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.type('/skills');
     await term.waitFor('no skills in');
     term.type('/help');
-    await term.waitFor(/\/multi\s+enter a prompt of several lines/);
-    mock.script([{ text: 'multi received' }]);
-    term.type('/multi');
-    term.type('line one');
+    await term.waitFor(/Alt\+Enter, Shift\+Enter, Ctrl\+J\s+a new line in the prompt/);
+    // Alt+Enter starts a new line of the same prompt.
+    mock.script([{ text: 'two lines received' }]);
+    term.keys('-l', 'line one');
+    term.keys('M-Enter');
     term.type('line two');
-    term.type('.');
-    await term.waitFor('multi received');
+    await term.waitFor('two lines received');
     expect(mock.requests.at(-1)!.body.messages.at(-1).content).toBe('line one\nline two');
     term.type('/reset');
     await term.waitFor('new conversation');
@@ -187,7 +187,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.type('/exit');
     const screen = await term.waitFor('EXITED=0');
     // The key is on screen only where the user typed it, never in what the model's stream printed.
-    expect(screen.split('\n').filter((line) => line.includes(KEY))).toEqual([`> my key is ${KEY}`]);
+    expect(screen.split('\n').filter((line) => line.includes(KEY))).toEqual([`› my key is ${KEY}`]);
     const file = join(term.runeHome, 'history');
     expect(existsSync(file)).toBe(true);
     const history = readFileSync(file, 'utf8');
@@ -198,7 +198,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       expect(readFileSync(join(entry.parentPath, entry.name), 'latin1')).not.toContain(KEY);
     }
   });
-  it('confirm mode asks Execute? [Y/n], then whether to extend the allowlist, then runs the call', async () => {
+  it('confirm mode asks one question; its default (yes, once) runs the call and changes no file', async () => {
     const term = startSession('[policy]\nmode = "confirm"\n');
     await term.waitFor('/help for commands');
     mock.script([
@@ -206,15 +206,19 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       { text: 'file written' },
     ]);
     term.type('write a file');
-    await term.waitFor('Execute? [Y/n]');
-    term.type('y');
-    await term.waitFor(/Add .*out\.txt to allowed_(files|paths)_rw\? \[y\/N\]/);
-    term.type('n');
+    const screen = await term.waitFor(/› 1\. Yes, once/);
+    expect(screen).toMatch(
+      /Write .*out\.txt\?\n› 1\. Yes, once\n {2}2\. Yes, for this session: edits in this folder\n {2}3\. Always \(add '.*out\.txt' to allowed_files_rw in .*rune\.toml\)\n {2}4\. No, and tell the model what to do instead/,
+    );
+    // The new file's content as a diff, in the transcript before the question.
+    expect(screen).toMatch(/out\.txt \+1 −0\n {4}1 \+ hello/);
+    term.keys('Enter');
     await term.waitFor('file written');
     await waitForRequests(2);
     const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
     expect(tool.content).toMatch(/wrote 5 bytes/);
-    // "N" to the allowlist question: rune.toml is left as it was.
+    // Only one question was asked, and "once" left rune.toml as it was.
+    expect(term.capture().match(/Yes, once/g)).toHaveLength(1);
     expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
   });
 
@@ -256,23 +260,25 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
         },
       ],
     };
-    mock.script([edit, { text: 'left it alone' }, edit, { text: 'greeting changed' }]);
+    mock.script([edit, edit, { text: 'greeting changed' }]);
     term.type('change the greeting');
-    let screen = await term.waitFor('Execute? [Y/n]');
-    // The change itself, as a unified diff, between the call and the question.
+    const screen = await term.waitFor('4. No, and tell the model what to do instead');
+    // The change itself, as a numbered diff with its counts, between the call and the question.
     expect(screen).toMatch(
-      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}--- a\/app\.py\n {2}\+\+\+ b\/app\.py\n {2}@@ -1,2 \+1,2 @@\n {3}def greet\(\):\n {2}- {4}return "hello"\n {2}\+ {4}return "goodbye"\nExecute\? \[Y\/n\]/,
+      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}app\.py \+1 −1\n {4}1 {3}def greet\(\):\n {4}2 - {5}return "hello"\n {4}2 \+ {5}return "goodbye"\n/,
     );
+    // No: the turn ends, the file is left alone, and the next prompt is the model's new instruction.
     term.type('n');
-    await term.waitFor('left it alone');
+    await term.waitFor('declined: tell the model what to do instead');
     expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
+    expect(mock.requests).toHaveLength(1);
     term.type('change it after all');
-    screen = await term.waitFor(/Execute\? \[Y\/n\][\s\S]*Execute\? \[Y\/n\]/);
-    term.type('y');
-    await term.waitFor(/Add .*app\.py to allowed_files_rw\? \[y\/N\]/);
-    term.type('n');
+    await term.waitFor(/change it after all[\s\S]*4\. No, and tell the model/);
+    term.keys('Enter');
     await term.waitFor('greeting changed');
     expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
+    // The approved change stays in the transcript after the call.
+    expect(term.capture()).toMatch(/> edit_file .*allowed \(confirm\.yes\)[\s\S]*app\.py \+1 −1/);
   });
 
   it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
