@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdwalk.h"
+#include "fuse_napi.h"
 #include "probe.h"
 #include "thread_landlock.h"
 
@@ -226,6 +227,7 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "listFd", fn));
   CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "closeFd", fn));
+  CHECK(rune_fuse_register(env, exports)); /* rune mount: fuse_napi.c */
   return exports;
 }
 

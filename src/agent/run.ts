@@ -8,8 +8,6 @@ import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/err
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
-import { protectedPathsFor } from '../policy/gate.ts';
-import type { PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import {
@@ -20,9 +18,7 @@ import {
   type SkillCatalog,
   skillMessage,
 } from '../skills/index.ts';
-import { toolEnvironment } from '../tools/env.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import type { ToolContext } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
 import {
   createDefaultExecutor,
@@ -32,6 +28,7 @@ import {
 } from './deps.ts';
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { runToolCalls, type ToolRunEnv } from './tool-calls.ts';
+import { toolContextFor } from './tool-context.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
 
@@ -248,41 +245,12 @@ function lazyToolEnv(
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const context = toolContext(options, policy, executor, run.signal);
+    const context = toolContextFor(options, policy, executor, run.signal);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {
     env ??= build();
     return env;
-  };
-}
-
-/** What the tools of a run get: its folders, its environment, the protected paths, its cancel signal. */
-export function toolContext(
-  options: Pick<AgentRunOptions, 'config' | 'cwd' | 'env' | 'readPaths'>,
-  policy: PolicyGate,
-  executor: SandboxExecutor,
-  signal: AbortSignal,
-): ToolContext {
-  const { config, cwd } = options;
-  const home = homeDir(options.env);
-  return {
-    cwd,
-    config,
-    executor,
-    env: toolEnvironment(options.env, config.sandbox.env_passthrough),
-    readOnlyPaths: [
-      cwd,
-      ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
-      ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
-      ...(options.readPaths ?? []),
-    ],
-    readWritePaths: [
-      ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
-      ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
-    ],
-    protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
-    signal,
   };
 }
 

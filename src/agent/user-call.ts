@@ -5,8 +5,8 @@ import type { PolicyGate } from '../policy/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolOutput } from '../tools/types.ts';
-import { toolContext } from './run.ts';
 import { runToolCalls } from './tool-calls.ts';
+import { toolContextFor } from './tool-context.ts';
 import type { AgentEvent, AgentRunOptions, ToolCallRecord } from './types.ts';
 
 export interface UserCallOptions extends Pick<AgentRunOptions, 'config' | 'cwd' | 'env'> {
@@ -22,7 +22,7 @@ export async function runUserCall(
   name: string,
   args: Record<string, unknown>,
 ): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
-  const context = toolContext(options, options.policy, options.executor, options.signal);
+  const context = toolContextFor(options, options.policy, options.executor, options.signal);
   const records: ToolCallRecord[] = [];
   const [output] = await runToolCalls([{ id: `user_${newUuid()}`, name, arguments: JSON.stringify(args) }], {
     registry: options.registry,

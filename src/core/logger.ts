@@ -14,6 +14,7 @@ export type LogArea =
   | 'concourse'
   | 'config'
   | 'mcp'
+  | 'mount'
   | 'notes'
   | 'policy'
   | 'provider'
