@@ -1,7 +1,7 @@
 // The interactive session in a real terminal: rune started inside a detached tmux session (one
 // tmux server per test file), driven by send-keys and read back by capture-pane.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireBinary, tempDir } from './rune.ts';
 
@@ -65,20 +65,25 @@ export interface SessionOptions {
   firstRun?: 'answered' | 'ask';
   /** The working folder (default: a fresh one). */
   cwd?: string;
-  /** A fresh $HOME is made; this is its $RUNE_HOME (default $HOME/.rune). */
+  /** Further environment variables. */
   env?: Record<string, string>;
+  /** An existing $HOME (its .rune is $RUNE_HOME); default: a fresh one. */
+  home?: string;
   width?: number;
   height?: number;
 }
 
 export function startSession(baseUrl: string, options: SessionOptions = {}): Term {
-  const home = tempDir('rune-tmux-home-');
+  const home = options.home ?? tempDir('rune-tmux-home-');
   const runeHome = join(home, '.rune');
   mkdirSync(runeHome, { recursive: true, mode: 0o700 });
   if (options.toml !== undefined) writeFileSync(join(runeHome, 'rune.toml'), options.toml);
   const cwd = options.cwd ?? tempDir('rune-tmux-cwd-');
-  if ((options.firstRun ?? 'answered') === 'answered')
-    writeFileSync(join(runeHome, 'folders.json'), `${JSON.stringify({ [cwd]: { trust: 'no' } })}\n`);
+  if ((options.firstRun ?? 'answered') === 'answered') {
+    const file = join(runeHome, 'folders.json');
+    const answers = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+    writeFileSync(file, `${JSON.stringify({ ...answers, [cwd]: { trust: 'no' } })}\n`);
+  }
   const name = `s${++counter}`;
   const command = [
     'env',
