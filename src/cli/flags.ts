@@ -63,7 +63,10 @@ export function addAgentOptions(program: Command): Command {
     .option('--policy <mode>', 'allowlist, confirm or unrestricted')
     .option('--sandbox <mode>', 'auto, strict or off')
     .option('-y, --yes', 'approve what confirm mode would ask (never prompts)')
-    .option('--json', 'print one JSON object {answer, status, steps, usage, tool_calls}')
+    .option(
+      '--json',
+      'print one JSON object {answer, status, steps, usage, tool_calls, model, session_id, error} (snake_case keys)',
+    )
     .addOption(
       new Option('--output <format>', 'text or ndjson (one event per line)').choices(['text', 'ndjson']),
     )

@@ -74,7 +74,12 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     }
     if (event.type === 'tool_call') lines.start(event);
     else if (event.type === 'policy_decision') lines.decide(event);
-    else if (event.type === 'tool_result') io.stderr(`${lines.finish(event)}\n`);
+    else if (event.type === 'tool_result') {
+      const line = lines.finish(event);
+      // With --verbose stderr is NDJSON only: the trace line is one more record.
+      if (logger.verbose) logger.info('cli.tool_call', { message: line });
+      else io.stderr(`${line}\n`);
+    }
   };
 
   const history = resumedHistory(setup);
@@ -141,8 +146,11 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   }
   const stopMessage =
     terminated && result.status === 'UserInterrupt' ? TERMINATED_MESSAGE : STOP_MESSAGES[result.status];
-  if (result.error && !(terminated && result.status === 'UserInterrupt'))
-    io.stderr(`rune: ${terminalText(redact(result.error.message))}\n`);
-  else if (stopMessage) io.stderr(`rune: ${stopMessage}\n`);
+  const failure =
+    result.error && !(terminated && result.status === 'UserInterrupt')
+      ? redact(result.error.message)
+      : stopMessage;
+  if (failure && logger.verbose) logger.error('cli.run_end', { message: failure, status: result.status });
+  else if (failure) io.stderr(`rune: ${terminalText(failure)}\n`);
   return code;
 }

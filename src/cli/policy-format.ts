@@ -65,7 +65,7 @@ export function formatPolicy(
   return `${lines.join('\n')}\n`;
 }
 
-/** The three rules that hold for every tool process, in words (README "Sandbox" says the same). */
+/** The network, and the three rules README "Sandbox" lists for every tool process (git, environment, files), in words. */
 export function sandboxRules(config: RuneConfig): string[] {
   const domains = config.policy.allowed_domains;
   return [
@@ -78,5 +78,6 @@ export function sandboxRules(config: RuneConfig): string[] {
     ...domains.map((entry) => `    ${describeTarget(entry)}`),
     '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+    "  files        .env*, rune's own config and, in a writable home folder, the shell's start-up files (~/.bashrc, ~/.profile, …) and ~/.gitconfig stay read-only inside writable folders; secret folders (~/.ssh, ~/.aws, …) are hidden; one of these a call creates is moved aside to NAME.rune-rejected after the call",
   ];
 }

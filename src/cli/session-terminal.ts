@@ -1,9 +1,10 @@
 // The interactive session's files and its logger: the prompt history file, and a logger whose
 // lines go out beside the live pane (erased first, drawn again after) instead of through it.
 
-import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { LogEvent, Logger } from '../core/logger.ts';
+import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 
@@ -28,7 +29,7 @@ export function loadHistory(file: string): string[] {
 export function appendHistory(file: string, line: string): void {
   if (!line.trim() || redact(line) !== line || line.startsWith(' ')) return;
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDir(dirname(file));
     appendFileSync(file, `${line.trim().replace(/\n/g, '\\n')}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);
   } catch {

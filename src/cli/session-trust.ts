@@ -3,8 +3,9 @@
 // needs to allowed_commands in rune.toml (edited in place, comments kept; a missing file is written
 // from `rune init`'s commented template), everything shown before it is written. No is remembered
 // in $RUNE_HOME/folders.json and the folder stays read-only. Nothing outside the folder is offered.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makeDir } from '../core/make-dir.ts';
 import { configFile, homeDir, isUnder, runeHome } from '../core/paths.ts';
 import { paint } from './format.ts';
 import { renderConfig } from './init.ts';
@@ -123,6 +124,6 @@ export async function firstRun(session: SessionContext): Promise<void> {
 /** `rune init`'s commented template with no choices made, for a first start without a rune.toml. */
 function writeTemplate(file: string): void {
   const text = renderConfig({ policyMode: 'allowlist', allowedCommands: [], allowedDomains: [] });
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  makeDir(dirname(file));
   writeFileSync(file, text, { mode: 0o600, flag: 'wx' });
 }

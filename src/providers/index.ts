@@ -70,7 +70,7 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
   switch (provider) {
     case 'openai':
       attempt = openAiAttempt({
-        endpoint: async () => ({ baseUrl, apiKey: apiKey ?? 'no-key' }),
+        endpoint: async () => ({ baseUrl, apiKey }),
         timeoutMs,
         fetch: fetchImpl,
         now,

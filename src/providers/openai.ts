@@ -16,8 +16,8 @@ type SdkFetch = NonNullable<NonNullable<ConstructorParameters<typeof OpenAI>[0]>
 
 export interface OpenAiEndpoint {
   baseUrl: string;
-  /** Sent as `Authorization: Bearer …`; a placeholder when the server needs none. */
-  apiKey: string;
+  /** Sent as `Authorization: Bearer …`; undefined: no Authorization header at all (a local server). */
+  apiKey: string | undefined;
   headers?: Record<string, string>;
 }
 
@@ -36,7 +36,9 @@ export function openAiAttempt(options: OpenAiWireOptions): Attempt {
     let client = clients.get(cacheKey);
     if (!client) {
       client = new OpenAI({
-        apiKey: endpoint.apiKey,
+        // The SDK insists on a key; without one the header it would make from it is removed.
+        apiKey: endpoint.apiKey ?? 'unused',
+        ...(endpoint.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
         baseURL: endpoint.baseUrl,
         // One retry policy (retry.ts) for every provider: the SDK's own is off.
         maxRetries: 0,

@@ -158,6 +158,23 @@ describe('pipe mode', () => {
     expect(JSON.parse(result.stdout).tool_calls[0].decision).toBe('deny');
   });
 
+  it('--verbose makes stderr NDJSON only: the tool trace and the stop message are records too', async () => {
+    mock.setFallback({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
+    const h = makeHome();
+    const result = await rune(h, ['--verbose', '--max-steps', '2', 'list']);
+    expect(result.code).toBe(4);
+    const records = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.find((r) => r.event === 'cli.tool_call').message).toMatch(/^> list_dir path="\." \| allowed/);
+    expect(records.at(-1)).toMatchObject({ level: 'error', event: 'cli.run_end', status: 'MaxSteps' });
+    // A usage error is a record as well.
+    const usage = await rune(h, ['--verbose', '--max-steps', 'many', 'list']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr.trim())).toMatchObject({ level: 'error', event: 'cli.failed', code: 'USAGE' });
+  });
+
   it('a malformed tool call is an error the model reads, not a crash', async () => {
     mock.script([
       { toolCalls: [{ name: 'read_file', arguments: '{"path": ' }] },

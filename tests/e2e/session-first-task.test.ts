@@ -63,7 +63,10 @@ describe.skipIf(!hasTmux)('the first task in a new folder', () => {
           toolCalls: [
             {
               name: 'edit_file',
-              arguments: { path: 'calc.py', edits: [{ old_string: 'return a - b', new_string: 'return a + b' }] },
+              arguments: {
+                path: 'calc.py',
+                edits: [{ old_string: 'return a - b', new_string: 'return a + b' }],
+              },
             },
           ],
         },
@@ -78,7 +81,9 @@ describe.skipIf(!hasTmux)('the first task in a new folder', () => {
       const results = mock.requests[2]!.body.messages.filter((m: { role: string }) => m.role === 'tool');
       expect(results[1].content).toMatch(/^exit code: 0\n[\s\S]*test_add .* ok[\s\S]*OK/);
       // The diff of the edit is in the transcript, with its counts.
-      expect(screen).toMatch(/calc\.py \+1 −1\n {4}1 {3}def add\(a, b\):\n {4}2 - {5}return a - b\n {4}2 \+ {5}return a \+ b/);
+      expect(screen).toMatch(
+        /calc\.py \+1 −1\n {4}1 {3}def add\(a, b\):\n {4}2 - {5}return a - b\n {4}2 \+ {5}return a \+ b/,
+      );
       // No question was asked beyond the first-run one.
       expect(screen).not.toMatch(/Yes, once|blocked/);
       // The answer is rendered: no Markdown syntax left on screen.
