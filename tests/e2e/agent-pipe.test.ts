@@ -167,12 +167,18 @@ describe('pipe mode', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(records.find((r) => r.event === 'cli.tool_call').message).toMatch(/^> list_dir path="\." \| allowed/);
+    expect(records.find((r) => r.event === 'cli.tool_call').message).toMatch(
+      /^> list_dir path="\." \| allowed/,
+    );
     expect(records.at(-1)).toMatchObject({ level: 'error', event: 'cli.run_end', status: 'MaxSteps' });
     // A usage error is a record as well.
     const usage = await rune(h, ['--verbose', '--max-steps', 'many', 'list']);
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stderr.trim())).toMatchObject({ level: 'error', event: 'cli.failed', code: 'USAGE' });
+    expect(JSON.parse(usage.stderr.trim())).toMatchObject({
+      level: 'error',
+      event: 'cli.failed',
+      code: 'USAGE',
+    });
   });
 
   it('a malformed tool call is an error the model reads, not a crash', async () => {
