@@ -3,7 +3,7 @@
 import { readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
-import { loadConfig } from '../config/load.ts';
+import { deriveConfig, loadConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -84,6 +84,22 @@ export function joinPrompt(args: readonly string[], stdin: string | undefined): 
   return fromArgs || piped.trim();
 }
 
+/**
+ * `--yes` approves, without asking, what the lists do not cover: what confirm mode would ask. Under
+ * allowlist (the default) nothing is asked, so `--yes` turns it into confirm mode with every
+ * question answered yes; the floor, denied_paths and the sandbox hold as ever (ADR 0031).
+ */
+export function withYes(config: RuneConfig, flags: AgentFlags): RuneConfig {
+  if (!flags.yes || config.policy.mode !== 'allowlist') return config;
+  if (flags.policy === 'allowlist') {
+    throw new RuneError(
+      'USAGE',
+      '--yes approves what confirm mode would ask, and --policy allowlist asks nothing: give one of them',
+    );
+  }
+  return deriveConfig(config, { policy: { ...config.policy, mode: 'confirm' } });
+}
+
 export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentSetup {
   // Registered before anything can print, so no error message can echo a key.
   registerSecret(flags.apiKey);
@@ -116,8 +132,9 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
     ...(flags.verbose ? {} : { level: loaded.config.log_level }),
   });
   // A repository's .rune/rune.toml narrows the policy for everything of this run: the gate, the
-  // sandbox plan, fetch_url's redirect checks and /policy all see the same lists.
-  const config = resolveRunPolicy(loaded.config, cwd, env, logger);
+  // sandbox plan, fetch_url's redirect checks and /policy all see the same lists. It applies after
+  // --yes, so a project that keeps allowlist keeps it.
+  const config = resolveRunPolicy(withYes(loaded.config, flags), cwd, env, logger);
   let systemPrompt: string | undefined = flags.systemPrompt;
   if (flags.systemPromptFile !== undefined) {
     try {

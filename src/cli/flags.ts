@@ -62,7 +62,10 @@ export function addAgentOptions(program: Command): Command {
     .option('--unrestricted', 'skip the policy checks (the sandbox still applies)')
     .option('--policy <mode>', 'allowlist, confirm or unrestricted')
     .option('--sandbox <mode>', 'auto, strict or off')
-    .option('-y, --yes', 'approve what confirm mode would ask (never prompts)')
+    .option(
+      '-y, --yes',
+      'approve without asking what the lists do not cover (what confirm mode would ask), under the default allowlist too; the secrets floor and denied_paths still hold',
+    )
     .option(
       '--json',
       'print one JSON object {answer, status, steps, usage, tool_calls, model, session_id, error} (snake_case keys)',

@@ -47,7 +47,7 @@ export async function runSession(
   await firstRun(session);
   const shown = providerInfo(provider);
   write(
-    `${paint(style, 'bold', `rune ${VERSION}`)} ${paint(style, 'dim', `· ${state.config.model ?? '(no model)'} via ${shown?.provider ?? provider.name} · policy ${state.mode} · /help for commands`)}\n`,
+    `${paint(style, 'bold', `rune ${VERSION}`)} ${paint(style, 'dim', `· ${state.config.model ?? '(no model)'} via ${shown?.provider ?? provider.name} · policy ${state.mode}${setup.flags.yes ? ' (--yes: approved without asking)' : ''} · /help for commands`)}\n`,
   );
   if (setup.resumePick) {
     const picked = await pickSession(session);

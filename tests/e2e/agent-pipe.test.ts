@@ -181,6 +181,35 @@ describe('pipe mode', () => {
     });
   });
 
+  it('--yes under the default allowlist approves what the lists do not cover; the floor still holds', async () => {
+    const h = makeHome();
+    mkdirSync(join(h.home, '.ssh'), { recursive: true });
+    writeFileSync(join(h.home, '.ssh', 'id_rsa'), 'PRIVATE');
+    const calls = {
+      toolCalls: [
+        { name: 'write_file', arguments: { path: 'out.txt', content: 'written' } },
+        { name: 'read_file', arguments: { path: join(h.home, '.ssh', 'id_rsa') } },
+      ],
+    };
+    mock.script([calls, { text: 'done' }, calls, { text: 'done' }]);
+    const without = await rune(h, ['--json', 'write it']);
+    expect(JSON.parse(without.stdout).tool_calls.map((c: { rule: string }) => c.rule)).toEqual([
+      'path.not-allowed',
+      'floor',
+    ]);
+    const approved = await rune(h, ['--json', '--yes', 'write it']);
+    expect(JSON.parse(approved.stdout).tool_calls.map((c: { rule: string }) => c.rule)).toEqual([
+      'flag.yes',
+      'floor',
+    ]);
+    expect(readFileSync(join(h.cwd, 'out.txt'), 'utf8')).toBe('written');
+    const contradiction = await rune(h, ['--policy', 'allowlist', '--yes', 'write it']);
+    expect(contradiction.code).toBe(2);
+    expect(contradiction.stderr).toContain(
+      '--yes approves what confirm mode would ask, and --policy allowlist asks nothing',
+    );
+  });
+
   it('a malformed tool call is an error the model reads, not a crash', async () => {
     mock.script([
       { toolCalls: [{ name: 'read_file', arguments: '{"path": ' }] },
