@@ -3,7 +3,7 @@
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
-import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
+import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ExtraTool } from '../tools/types.ts';
@@ -60,6 +60,8 @@ export interface AgentRunOptions {
    * to be the earlier run's main system prompt and replaced by this run's.
    */
   history?: ChatMessage[];
+  /** Images sent with the prompt, for a provider that takes them (else the run stops with a usage error). */
+  images?: ImageAttachment[];
   /** Extra folders the agent may read (Concourse inputs), added to allowed_paths_ro. */
   readPaths?: string[];
   extraTools?: ExtraTool[];

@@ -11,8 +11,9 @@ import { registerSecret } from '../core/redact.ts';
 import { isTerminalFd, writeStd } from '../core/stdio.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
 import { KEY_VARIABLES } from '../providers/credentials.ts';
-import type { ChatMessage } from '../providers/types.ts';
+import type { ChatMessage, ImageAttachment } from '../providers/types.ts';
 import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
+import { loadImage } from './images.ts';
 import { findSession, type StoredSession } from './sessions.ts';
 
 export interface AgentSetup {
@@ -26,6 +27,8 @@ export interface AgentSetup {
   resumed?: StoredSession;
   /** `--resume` without an id: the session opens its picker; pipe mode takes this folder's last. */
   resumePick?: boolean;
+  /** `--image` files, read: sent with the (first) prompt. */
+  images?: ImageAttachment[];
 }
 
 /**
@@ -149,6 +152,7 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   }
   const setup: AgentSetup = { config, configFile: loaded.file, logger, flags, env, cwd };
   if (systemPrompt !== undefined) setup.systemPrompt = systemPrompt;
+  if (flags.image?.length) setup.images = flags.image.map((path) => loadImage(resolve(cwd, path), path));
   if (flags.resume === true) setup.resumePick = true;
   else if (typeof flags.resume === 'string') setup.resumed = findSession(env, flags.resume, cwd);
   return setup;

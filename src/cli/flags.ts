@@ -28,6 +28,8 @@ export interface AgentFlags {
   mcpStdio?: string[];
   /** `--mcp-http URL`, repeatable: remote MCP servers for this run. */
   mcpHttp?: string[];
+  /** `--image PATH`, repeatable: images sent with the (first) prompt. */
+  image?: string[];
 }
 
 /** Key path in the config → the flag that sets it, for error messages. */
@@ -80,6 +82,11 @@ export function addAgentOptions(program: Command): Command {
     )
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
     .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')
+    .option(
+      '--image <path>',
+      "send an image (PNG, JPEG, GIF, WebP; up to 5 MiB) with the prompt, or the session's first prompt (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option(
       '--mcp-stdio <command>',
       'start a stdio MCP server for this run, e.g. "node server.js" (repeatable)',

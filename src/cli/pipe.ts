@@ -92,6 +92,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     logger,
     ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     ...(history ? { history } : {}),
+    ...(setup.images ? { images: setup.images } : {}),
     ...(setup.resumed ? { sessionId: setup.resumed.id } : {}),
     yes: flags.yes ?? false,
     signal: controller.signal,

@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import type { SessionLogin } from '../mcp/remote/server.ts';
 import type { AllowlistSuggestion, Confirmer, PolicyGate } from '../policy/types.ts';
-import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
+import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import type { AgentSetup } from './agent.ts';
 import { paint, type Style } from './format.ts';
@@ -61,6 +61,8 @@ export interface SessionState {
   lastDiffs: string[];
   /** What `!cmd` produced, sent with the next prompt. */
   pendingContext: string[];
+  /** Images for the next prompt (`--image`). */
+  pendingImages: ImageAttachment[];
   /** The answer not printed yet (an unfinished Markdown block), for the live area. */
   preview: () => string[];
   policy: PolicyGate;

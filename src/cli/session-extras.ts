@@ -4,7 +4,9 @@
 import { statSync } from 'node:fs';
 import { runUserCall } from '../agent/user-call.ts';
 import { absolutePath, homeDir } from '../core/paths.ts';
+import type { ImageAttachment } from '../providers/types.ts';
 import { paint } from './format.ts';
+import { loadImage, looksLikeImage } from './images.ts';
 import type { SessionContext } from './session-context.ts';
 import { TurnView } from './session-turn.ts';
 
@@ -82,19 +84,31 @@ export function mentionedFiles(prompt: string, cwd: string, env: NodeJS.ProcessE
 }
 
 /**
- * The prompt with each `@file` it mentions attached, each read through read_file under the policy
- * (a refusal is shown, and that file is not attached).
+ * The prompt with each `@file` it mentions attached — a text file's content, or an image for the
+ * model to see — each read only once the policy allows reading it (a refusal is shown, and that
+ * file is not attached).
  */
-export async function withAttachments(session: SessionContext, prompt: string): Promise<string> {
+export async function withAttachments(
+  session: SessionContext,
+  prompt: string,
+): Promise<{ prompt: string; images: ImageAttachment[] }> {
   const files = mentionedFiles(prompt, session.setup.cwd, session.setup.env);
-  if (files.length === 0) return prompt;
   const attached: string[] = [];
-  await asActivity(session, 'reading mentioned files', async (signal) => {
-    for (const path of files) {
-      const { output, record } = await userCall(session, 'read_file', { path }, signal);
-      if (record.decision === 'allow' && !output.isError)
-        attached.push(`<file path="${path}">\n${output.content}\n</file>`);
-    }
-  });
-  return attached.length === 0 ? prompt : `${prompt}\n\n${attached.join('\n\n')}`;
+  const images: ImageAttachment[] = [];
+  if (files.length > 0) {
+    await asActivity(session, 'reading mentioned files', async (signal) => {
+      for (const path of files) {
+        const { output, record } = await userCall(session, 'read_file', { path }, signal);
+        if (record.decision !== 'allow') continue;
+        if (looksLikeImage(path)) {
+          try {
+            images.push(loadImage(absolutePath(path, session.setup.cwd, homeDir(session.setup.env)), path));
+          } catch (error) {
+            session.write(`${paint(session.style, 'red', (error as Error).message)}\n`);
+          }
+        } else if (!output.isError) attached.push(`<file path="${path}">\n${output.content}\n</file>`);
+      }
+    });
+  }
+  return { prompt: attached.length === 0 ? prompt : `${prompt}\n\n${attached.join('\n\n')}`, images };
 }

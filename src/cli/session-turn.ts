@@ -8,6 +8,7 @@ import { runAgent } from '../agent/run.ts';
 import type { AgentEvent, AgentRunResult } from '../agent/types.ts';
 import { redact } from '../core/redact.ts';
 import { terminalText } from '../core/terminal-text.ts';
+import type { ImageAttachment } from '../providers/types.ts';
 import { renderDiff } from './diff-view.ts';
 import { fitLine, paint, ToolLine } from './format.ts';
 import { allowHint } from './session-allow.ts';
@@ -165,12 +166,21 @@ function commandOutput(content: string, style: SessionContext['style'], width: n
   return `${shown.join('\n')}\n`;
 }
 
-export async function runTurn(session: SessionContext, prompt: string, shown = prompt): Promise<TurnView> {
+export async function runTurn(
+  session: SessionContext,
+  prompt: string,
+  shown = prompt,
+  images: ImageAttachment[] = [],
+): Promise<TurnView> {
   const { setup, state, runtime, terminal } = session;
   state.controller = new AbortController();
   state.declined = false;
   state.lastDiffs = [];
   const view = new TurnView(session);
+  for (const image of images)
+    session.write(
+      `${paint(session.style, 'dim', `  + image ${image.name} (${Math.ceil((image.data.length * 3) / 4 / 1024)} KiB)`)}\n`,
+    );
   state.activity = {
     label: 'thinking',
     since: Date.now(),
@@ -198,6 +208,7 @@ export async function runTurn(session: SessionContext, prompt: string, shown = p
       confirmer: session.confirmer,
       signal: state.controller.signal,
       onEvent: view.onEvent,
+      ...(images.length > 0 ? { images } : {}),
       ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     });
   } finally {

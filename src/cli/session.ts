@@ -87,6 +87,8 @@ async function startSession(setup: AgentSetup, io: TerminalIo): Promise<SessionC
     lastBlocked: undefined,
     declined: false,
     pendingContext: [],
+    // --image files go with the first prompt.
+    pendingImages: setup.images ?? [],
     lastDiffs: [],
     preview: () => [],
     // Set below, once the confirmer exists.
@@ -160,10 +162,12 @@ async function readPrompts(session: SessionContext): Promise<void> {
       } else if (text.startsWith('!')) {
         await shellCommand(session, text.slice(1).trim());
       } else {
-        const withFiles = await withAttachments(session, text);
-        const prompt = [...state.pendingContext, withFiles].join('\n\n');
+        const attached = await withAttachments(session, text);
+        const prompt = [...state.pendingContext, attached.prompt].join('\n\n');
+        const images = [...state.pendingImages, ...attached.images];
         state.pendingContext = [];
-        await runTurn(session, prompt, text);
+        state.pendingImages = [];
+        await runTurn(session, prompt, text, images);
       }
     } catch (error) {
       write(`${paint(style, 'red', `error: ${redact((error as Error).message)}`)}\n`);

@@ -137,6 +137,8 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
   const info: ProviderInfo = { provider, baseUrl, keySource: credentials.keySource };
   return {
     name: provider,
+    // Copilot takes images only from vision models behind a header of its own: not sent there.
+    images: provider !== 'copilot',
     info,
     complete: (request) =>
       withRetries(attempt, request, {

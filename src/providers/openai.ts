@@ -146,7 +146,17 @@ export function toOpenAiMessage(message: ChatMessage): ChatCompletionMessagePara
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
+      if (!message.images?.length) return { role: 'user', content: message.content };
+      return {
+        role: 'user',
+        content: [
+          { type: 'text', text: message.content },
+          ...message.images.map((image) => ({
+            type: 'image_url' as const,
+            image_url: { url: `data:${image.mediaType};base64,${image.data}` },
+          })),
+        ],
+      };
     case 'assistant':
       return {
         role: 'assistant',
