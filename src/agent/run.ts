@@ -4,6 +4,7 @@
 // timeout and traces.
 import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
+import { type Deadline, startDeadline } from '../core/deadline.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
@@ -88,7 +89,8 @@ class RunState {
   readonly startedAt = new Date();
   /** The whole-run timeout and the caller's cancel share one signal; which fired decides the status. */
   readonly signal: AbortSignal;
-  readonly timeoutSignal: AbortSignal | undefined;
+  /** timeout_secs, following the caller's cancel; it holds under garbage collection (src/core/deadline.ts). */
+  private readonly deadline: Deadline | undefined;
   provider: Provider | undefined;
   model: string;
   messages: ChatMessage[] = [];
@@ -103,9 +105,10 @@ class RunState {
     this.sessionId = options.sessionId ?? newUuid();
     this.provider = options.provider;
     this.model = config.model ?? '';
-    this.timeoutSignal = config.timeout_secs ? AbortSignal.timeout(config.timeout_secs * 1000) : undefined;
-    const signals = [options.signal, this.timeoutSignal].filter((s): s is AbortSignal => s !== undefined);
-    this.signal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
+    this.deadline = config.timeout_secs
+      ? startDeadline(config.timeout_secs * 1000, options.signal)
+      : undefined;
+    this.signal = this.deadline?.signal ?? options.signal ?? new AbortController().signal;
   }
 
   readonly emit = (event: AgentEvent): void => {
@@ -125,6 +128,7 @@ class RunState {
 
   async finish(status: StopReason, answer: string, error?: RuneError): Promise<AgentRunResult> {
     const { options } = this;
+    this.deadline?.clear();
     const result: AgentRunResult = {
       answer,
       status,
@@ -158,7 +162,7 @@ class RunState {
 
   abortStatus(): Promise<AgentRunResult> {
     const { config } = this.options;
-    if (this.timeoutSignal?.aborted && !this.options.signal?.aborted) {
+    if (this.deadline?.expired) {
       return this.finish(
         'Error',
         '',

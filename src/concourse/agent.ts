@@ -6,10 +6,11 @@ import { requireStrictLayers } from '../agent/deps.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
 import { loadConfig } from '../config/load.ts';
 import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
-import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
+import { type ErrorCode, EXIT_CODES, isRuneError, RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
+import { credentialsFor } from '../providers/index.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { formatLayerSummary } from '../sandbox/summary.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -101,6 +102,9 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
   // The run's policy, resolved for the step's folder: for `out` that is src, whose .rune/rune.toml
   // narrows the gate, the sandbox and the MCP servers as it does in the CLI.
   const config = resolveRunPolicy(configFromSource(run.source), run.cwd, deps.env, deps.logger);
+  // The configuration first: a missing key or model is the step's whole story, not a line after
+  // the sandbox summary.
+  requireModelAndKey(config, deps.env);
   // Before the model is called: the sandbox needs a temporary folder, and the build log says once
   // which layers confine the tools (and why any is missing); strict mode stops here.
   requireTemporaryFolder(run.step);
@@ -127,6 +131,17 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
   if (result.status === 'FinalAnswer') return result;
   if (result.answer) deps.log(`rune: partial answer:\n${redact(result.answer)}`);
   throw failure(result);
+}
+
+/** The model and the provider's key (or a keyless base_url), as the run would resolve them. */
+function requireModelAndKey(config: RuneConfig, env: NodeJS.ProcessEnv): void {
+  if (!config.model) throw new RuneError('USAGE', inResourceTerms('no model is set'));
+  try {
+    credentialsFor(config, env);
+  } catch (error) {
+    if (isRuneError(error)) throw new RuneError(error.code, inResourceTerms(error.message), { cause: error });
+    throw error;
+  }
 }
 
 function defaultSandbox(deps: AgentDeps): (config: RuneConfig) => SandboxExecutor {
@@ -158,6 +173,8 @@ function inResourceTerms(message: string | undefined): string {
   if (message.startsWith('no API key and no base URL')) {
     return 'no API key and no base URL: set source.api_key (or source.base_url for a server that needs no key) in the resource';
   }
+  const forProvider = /^no API key for ([^:]+):/.exec(message);
+  if (forProvider) return `no API key for ${forProvider[1]}: set source.api_key in the resource`;
   if (message.startsWith('no model is set')) return 'no model is set: set source.model in the resource';
   return message;
 }

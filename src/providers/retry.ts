@@ -2,6 +2,7 @@
 // and network errors are retried with bounded exponential backoff that honours Retry-After; the
 // caller's signal stops the wait at once. Nothing is retried once text has been streamed out.
 import type { ProviderName } from '../config/schema.ts';
+import { startDeadline } from '../core/deadline.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { PROVIDER_LABELS } from './credentials.ts';
@@ -70,27 +71,27 @@ export async function withRetries(
 
   for (let attemptNo = 1; ; attemptNo += 1) {
     if (userSignal?.aborted) throw cancelled(userSignal.reason);
-    const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new ProviderFailure('timeout', 'request timed out')),
+    // Per attempt, following the caller's cancel; it holds under garbage collection (src/core/deadline.ts).
+    const deadline = startDeadline(
       context.timeoutMs,
+      userSignal,
+      () => new ProviderFailure('timeout', 'request timed out'),
     );
-    const signal = userSignal ? AbortSignal.any([userSignal, timeout.signal]) : timeout.signal;
     let failure: ProviderFailure;
     try {
-      return await attempt(tracked, signal);
+      return await attempt(tracked, deadline.signal);
     } catch (error) {
-      failure = failureFromThrown(error, userSignal, timeout.signal.aborted);
+      failure = failureFromThrown(error, userSignal, deadline.expired);
       if (userSignal?.aborted)
         failure = new ProviderFailure('aborted', 'the model call was cancelled', { cause: error });
-      else if (timeout.signal.aborted && failure.kind !== 'http') {
+      else if (deadline.expired && failure.kind !== 'http') {
         failure = new ProviderFailure('timeout', `no answer within ${context.timeoutMs / 1000} s`, {
           cause: error,
         });
       }
       failure.partial = emitted;
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
 
     if (failure.kind === 'aborted') throw cancelled(failure);

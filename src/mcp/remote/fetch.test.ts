@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whileCollecting } from '../../../tests/helpers/gc.ts';
 import type { LookupFn } from '../../tools/types.ts';
 import { BodyLimit, createGuardedFetch, RemoteNetworkError, RemoteRefusedError } from './fetch.ts';
 import type { HostGrant } from './hosts.ts';
@@ -197,6 +198,23 @@ describe('createGuardedFetch', () => {
       headersTimeoutMs: 200,
     });
     await expect(fetch(`http://127.0.0.1:${port}/hang`)).rejects.toBeInstanceOf(RemoteNetworkError);
+    fetch.close();
+  });
+
+  it('gives up on a server that accepts and never answers while the collector runs, caller signal and all', async () => {
+    // The shape the SDK (and the OAuth discovery and token requests of a login) calls it with.
+    const fetch = createGuardedFetch({
+      grant: grant({ tableDomains: [`127.0.0.1:${port}`] }),
+      headersTimeoutMs: 300,
+    });
+    const caller = new AbortController();
+    const error = await whileCollecting(
+      fetch(`http://127.0.0.1:${port}/hang`, { signal: caller.signal }).catch((e: unknown) => e),
+    );
+    expect(error).toBeInstanceOf(RemoteNetworkError);
+    expect((error as Error).message).toBe(
+      `no answer from 127.0.0.1:${port} within 300 ms (MCP server "test")`,
+    );
     fetch.close();
   });
 
