@@ -7,6 +7,8 @@ import { codeLines, type MarkdownOptions, renderBlock, renderBlocks } from './ma
 
 /** Below this the pending text is lexed at every new line; above it only when it grew by a quarter. */
 const EAGER_CHARS = 4096;
+/** Lexing waits this long after the last time: a fast stream is lexed a few times, not per piece. */
+const LEX_INTERVAL_MS = 25;
 /** Rows of a long pending block the preview shows (its last ones). */
 const PREVIEW_ROWS = 12;
 
@@ -25,8 +27,12 @@ export class MarkdownStream {
   /** Whether a block was printed: the next one is set off by a blank line. */
   #printed = false;
   #preview: { at: number; rows: string[] } | undefined;
+  #lexedTime = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly options: MarkdownOptions) {}
+  constructor(
+    private readonly options: MarkdownOptions,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Takes a piece of the answer; returns the lines now complete. */
   push(delta: string): string[] {
@@ -83,6 +89,8 @@ export class MarkdownStream {
         lastLine.trim() !== ''
       )
         return out;
+      if (!final && this.now() - this.#lexedTime < LEX_INTERVAL_MS) return out;
+      this.#lexedTime = this.now();
       this.#lexedAt = complete.length;
       const tokens = lexer(complete).filter((t) => t.type !== 'def');
       const blocks = tokens.filter((t) => t.type !== 'space');

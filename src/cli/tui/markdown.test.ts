@@ -93,25 +93,36 @@ describe('htmlToAnsi', () => {
 });
 
 describe('MarkdownStream', () => {
-  it('prints what the whole text renders, however the text is cut into pieces', () => {
+  it('prints what the whole text renders, however the text is cut into pieces and whenever they come', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 60 }), (cuts) => {
-        const stream = new MarkdownStream(plain);
-        const out: string[] = [];
-        let at = 0;
-        for (const size of cuts) {
-          out.push(...stream.push(SAMPLE.slice(at, at + size)));
-          at += size;
-        }
-        out.push(...stream.push(SAMPLE.slice(at)), ...stream.finish());
-        expect(out).toEqual(renderMarkdown(SAMPLE, plain));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.integer({ min: 0, max: 60 })),
+        (cuts, gaps) => {
+          let clock = 0;
+          let gap = 0;
+          const stream = new MarkdownStream(
+            plain,
+            () => (clock += gaps[gap++ % Math.max(1, gaps.length)] ?? 0),
+          );
+          const out: string[] = [];
+          let at = 0;
+          for (const size of cuts) {
+            out.push(...stream.push(SAMPLE.slice(at, at + size)));
+            at += size;
+          }
+          out.push(...stream.push(SAMPLE.slice(at)), ...stream.finish());
+          expect(out).toEqual(renderMarkdown(SAMPLE, plain));
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('prints a block once the next begins, and the lines of an open code block one by one', () => {
-    const stream = new MarkdownStream(plain);
+    // Each piece comes well after the last (a slow stream): each one is lexed.
+    let clock = 0;
+    const stream = new MarkdownStream(plain, () => (clock += 100));
     expect(stream.push('First **paragraph**\n')).toEqual([]);
     expect(stream.preview()).toEqual(['First paragraph']);
     expect(stream.push('\n```sh\nls\n')).toEqual(['First paragraph', '', '    ls']);
