@@ -55,8 +55,6 @@ export interface SessionState {
   mode: PolicyMode;
   /** The last refusal an allowlist entry would have prevented, for `/allow`. */
   lastBlocked: Blocked | undefined;
-  /** The person answered "no, and tell the model what to do instead": the turn ends. */
-  declined: boolean;
   /** The diffs of the last turn's file changes, whole, for `/diff`. */
   lastDiffs: string[];
   /** What `!cmd` produced, sent with the next prompt. */

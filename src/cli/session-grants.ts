@@ -4,14 +4,14 @@
 // Pure: the confirmer answers from these without asking again.
 import { dirname, relative, resolve } from 'node:path';
 import { isUnder } from '../core/paths.ts';
-import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from '../policy/types.ts';
+import type { AllowlistSuggestion, AskDecision, ToolCallForPolicy } from '../policy/types.ts';
 
 export type SessionGrant =
   | { kind: 'edits'; folder: string }
   | { kind: 'command'; prefix: string }
   | { kind: 'entry'; tool: string; suggestion: AllowlistSuggestion };
 
-type Ask = Extract<PolicyDecision, { kind: 'ask' }>;
+type Ask = AskDecision;
 
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
 /** Shell syntax that chains, substitutes or redirects: such a command is asked about every time. */

@@ -174,7 +174,6 @@ export async function runTurn(
 ): Promise<TurnView> {
   const { setup, state, runtime, terminal } = session;
   state.controller = new AbortController();
-  state.declined = false;
   state.lastDiffs = [];
   const view = new TurnView(session);
   for (const image of images)
@@ -238,8 +237,6 @@ function endTurn(
     totalTokens: state.totals.totalTokens + result.usage.totalTokens,
   };
   if (result.error) write(`${paint(style, 'red', `error: ${terminalText(redact(result.error.message))}`)}\n`);
-  else if (state.declined)
-    write(`${paint(style, 'yellow', 'declined: tell the model what to do instead')}\n`);
   else if (STOP_TEXT[result.status]) write(`${paint(style, 'yellow', STOP_TEXT[result.status]!)}\n`);
   write(
     `${paint(style, 'dim', turnSummary(state, result, Date.now() - (state.activity?.since ?? Date.now())))}\n`,

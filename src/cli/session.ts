@@ -85,7 +85,6 @@ async function startSession(setup: AgentSetup, io: TerminalIo): Promise<SessionC
     // A project's .rune/rune.toml may have narrowed it: resolveRunPolicy put that in the config.
     mode: setup.config.policy.mode,
     lastBlocked: undefined,
-    declined: false,
     pendingContext: [],
     // --image files go with the first prompt.
     pendingImages: setup.images ?? [],

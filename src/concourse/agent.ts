@@ -46,6 +46,7 @@ export function configFromSource(source: Source): RuneConfig {
   if (source.system_prompt !== undefined) layer.system_prompt = source.system_prompt;
   if (source.max_steps !== undefined) layer.max_steps = source.max_steps;
   if (source.token_budget !== undefined) layer.token_budget = source.token_budget;
+  if (source.max_output_tokens !== undefined) layer.max_output_tokens = source.max_output_tokens;
   if (source.timeout_secs !== undefined) layer.timeout_secs = source.timeout_secs;
   if (source.policy !== undefined) layer.policy = source.policy;
   if (source.sandbox !== undefined) layer.sandbox = source.sandbox;
@@ -120,6 +121,8 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
       logger: deps.logger,
       executor,
       onEvent: (event) => logEvent(deps, event),
+      // The build log shows no streamed text, so a model call broken midway can be retried.
+      streamText: false,
       ...extra,
     };
     if (deps.signal) options.signal = deps.signal;
@@ -159,6 +162,11 @@ function failure(result: AgentRunResult): RuneError {
       return new RuneError('TOKEN_BUDGET', 'the agent used up source.token_budget without a final answer');
     case 'UserInterrupt':
       return new RuneError('TERMINATED', 'the agent run was interrupted');
+    // The model's answer decided these (docs/adr/0033-run-outcomes.md): its code, in the run's words.
+    case 'OutputLimit':
+      return new RuneError('OUTPUT_LIMIT', inResourceTerms(result.error?.message));
+    case 'Refused':
+      return new RuneError('MODEL_REFUSED', inResourceTerms(result.error?.message));
     default: {
       const code = result.error?.code;
       const known = code !== undefined && code in EXIT_CODES ? (code as ErrorCode) : 'PROVIDER_ERROR';

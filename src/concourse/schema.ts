@@ -62,6 +62,7 @@ export const sourceSchema = z.strictObject({
   system_prompt: layer.system_prompt,
   max_steps: layer.max_steps,
   token_budget: layer.token_budget,
+  max_output_tokens: layer.max_output_tokens,
   timeout_secs: layer.timeout_secs,
   policy: policySchema().partial().optional().describe('Policy of the agent; mode defaults to allowlist'),
   sandbox: sandboxSchema().partial().optional().describe('Sandbox mode and limits of every tool process'),

@@ -120,6 +120,7 @@ function cancelled(cause: unknown): RuneError {
 }
 
 function describe(failure: ProviderFailure): string {
+  if (failure.event) return `an error event in the answer stream: ${failure.message}`;
   return failure.status === undefined ? failure.message : `HTTP ${failure.status}: ${failure.message}`;
 }
 
@@ -132,21 +133,17 @@ export function toRuneError(failure: ProviderFailure, context: RetryContext, att
   const label = PROVIDER_LABELS[context.provider];
   if (failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) {
     const from = context.keySource ? ` (key from ${context.keySource})` : '';
-    return new RuneError(
-      'PROVIDER_AUTH',
-      `${label} refused the credentials${from}: HTTP ${failure.status}: ${failure.message}`,
-      {
-        cause: failure,
-        details: [
-          `check the key, its permissions and the provider (${context.providerSetting ?? '--provider'})`,
-        ],
-      },
-    );
+    return new RuneError('PROVIDER_AUTH', `${label} refused the credentials${from}: ${describe(failure)}`, {
+      cause: failure,
+      details: [
+        `check the key, its permissions and the provider (${context.providerSetting ?? '--provider'})`,
+      ],
+    });
   }
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
   const what =
     failure.kind === 'http'
-      ? `HTTP ${failure.status}: ${failure.message}`
+      ? describe(failure)
       : failure.kind === 'timeout'
         ? `${failure.message} (request_timeout_secs)`
         : failure.message;

@@ -5,9 +5,10 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { z } from 'zod/v4';
+import { addressRefusal } from '../core/addresses.ts';
 import { type Deadline, formatSeconds, startDeadline } from '../core/deadline.ts';
 import { type DomainPattern, hostAllowed, parseDomainPattern } from '../core/domains.ts';
-import { explicitlyAllowed, isMetadataHost, restrictedAddressReason } from './addresses.ts';
+import { explicitlyAllowed, isMetadataHost } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
 import { defineTool, type LookupFn, type ToolContext, ToolError, type ToolOutput } from './types.ts';
 
@@ -64,11 +65,13 @@ function listed(url: URL, allowed: readonly string[]): boolean {
   return hostAllowed(hostOf(url), portOf(url), patterns) !== undefined;
 }
 
-function guardAddress(host: string, address: string, allowed: readonly string[]): void {
-  const reason = restrictedAddressReason(address);
-  if (reason && !explicitlyAllowed(host, allowed)) {
+/** A name leads to a private, loopback or link-local address only when that address is listed itself. */
+function guardAddress(host: string, address: string, port: number, allowed: readonly string[]): void {
+  const reason = addressRefusal(address, port, allowed);
+  if (reason) {
+    const entry = isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`;
     throw new ToolError(
-      `refused to connect to ${host}: ${reason}; list "${host}" in policy.allowed_domains to allow it`,
+      `refused to connect to ${host}: ${reason}; list "${entry}" in policy.allowed_domains to allow it`,
     );
   }
 }
@@ -80,7 +83,7 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
   if (isMetadataHost(host) && !explicitlyAllowed(host, allowed)) {
     throw new ToolError(`refused to fetch ${host}: a cloud metadata service`);
   }
-  if (isIP(host)) guardAddress(host, host, allowed);
+  if (isIP(host)) guardAddress(host, host, portOf(url), allowed);
 
   // Node calls this for every connection it makes, with {all: true} when it races address families.
   const lookup = (
@@ -91,7 +94,7 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
     resolve(hostname)
       .then((addresses) => {
         if (addresses.length === 0) throw new ToolError(`${hostname} did not resolve to any address`);
-        for (const entry of addresses) guardAddress(hostname, entry.address, allowed);
+        for (const entry of addresses) guardAddress(hostname, entry.address, portOf(url), allowed);
         if (options.all) callback(null, addresses);
         else callback(null, addresses[0]!.address, addresses[0]!.family);
       })

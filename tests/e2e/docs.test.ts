@@ -266,6 +266,14 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
       '--foreground',
       '/tmp',
     ]),
+  16: () => {
+    mock.setFallback({ text: 'and then', finishReason: 'length' });
+    return code(['write a long answer']);
+  },
+  17: () => {
+    mock.setFallback({ text: 'I cannot help with that.', finishReason: 'refusal' });
+    return code(['something refused']);
+  },
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };

@@ -149,8 +149,9 @@ describe.skipIf(!hasTmux)('the session prompt (tmux)', () => {
     ]);
     term.type('write x');
     await term.waitFor('1. Yes, once');
+    // Esc says no (the model is told and answers).
     term.keys('Escape');
-    await term.waitFor('declined: tell the model what to do instead');
+    await term.waitFor(/blocked \(confirm\.no\)[\s\S]*ok/);
     term.type('/mode allowlist');
     await term.waitFor(/^allowlist ›\s*$/m);
     term.type('/mode sideways');

@@ -260,25 +260,34 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
         },
       ],
     };
-    mock.script([edit, edit, { text: 'greeting changed' }]);
+    mock.script([edit, { text: 'left it alone' }, edit, edit, { text: 'greeting changed' }]);
     term.type('change the greeting');
-    const screen = await term.waitFor('4. No, and tell the model what to do instead');
+    let screen = await term.waitFor('4. No, and tell the model what to do instead');
     // The change itself, as a numbered diff with its counts, between the call and the question.
     expect(screen).toMatch(
       /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}app\.py \+1 −1\n {4}1 {3}def greet\(\):\n {4}2 - {5}return "hello"\n {4}2 \+ {5}return "goodbye"\n/,
     );
-    // No: the turn ends, the file is left alone, and the next prompt is the model's new instruction.
+    // No, with what to do instead: the file is left alone and the model reads the instruction.
     term.type('n');
-    await term.waitFor('declined: tell the model what to do instead');
+    await term.waitFor('what should the model do instead?');
+    term.type('keep hello, add a farewell function');
+    await term.waitFor('left it alone');
     expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
-    expect(mock.requests).toHaveLength(1);
+    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(tool.content).toMatch(
+      /the user declined: .*; instead, the user says: keep hello, add a farewell function/,
+    );
+    // Yes for this session: the next edit in this folder is not asked about again.
     term.type('change it after all');
-    await term.waitFor(/change it after all[\s\S]*4\. No, and tell the model/);
-    term.keys('Enter');
+    screen = await term.waitFor(/change it after all[\s\S]*4\. No, and tell the model/);
+    expect(screen).toMatch(/2\. Yes, for this session: edits in this folder/);
+    term.type('2');
     await term.waitFor('greeting changed');
     expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
-    // The approved change stays in the transcript after the call.
-    expect(term.capture()).toMatch(/> edit_file .*allowed \(confirm\.yes\)[\s\S]*app\.py \+1 −1/);
+    screen = term.capture();
+    expect(screen).toMatch(/> edit_file .*allowed \(confirm\.session\)[\s\S]*app\.py \+1 −1/);
+    expect(screen).toMatch(/allowed for this session \(edits in this folder\)/);
+    expect(screen.match(/4\. No, and tell the model/g)).toHaveLength(2);
   });
 
   it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {

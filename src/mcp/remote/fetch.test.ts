@@ -89,7 +89,7 @@ describe('createGuardedFetch', () => {
     expect(connections).toBe(before);
   });
 
-  it('refuses a name that resolves to a private address unless the name is listed literally', async () => {
+  it('refuses a name that resolves to a private address unless that address is listed itself', async () => {
     const before = connections;
     const wildcard = createGuardedFetch({
       grant: grant({ tableDomains: ['*.example.com'] }),
@@ -100,8 +100,17 @@ describe('createGuardedFetch', () => {
       /refused to connect to mcp\.example\.com .*127\.0\.0\.1 is a loopback, private or reserved address/,
     );
     expect(connections).toBe(before);
-    const literal = createGuardedFetch({
+    // Listed by name only: its DNS answer could be anyone's, so the loopback stays closed.
+    const named = createGuardedFetch({
       grant: grant({ tableDomains: [`mcp.example.com:${port}`] }),
+      lookup: toLoopback,
+    });
+    expect(await refused(named(`http://mcp.example.com:${port}/ok`))).toMatch(
+      new RegExp(`127\\.0\\.0\\.1 is a loopback.*add "127\\.0\\.0\\.1:${port}"`),
+    );
+    expect(connections).toBe(before);
+    const literal = createGuardedFetch({
+      grant: grant({ tableDomains: [`mcp.example.com:${port}`, `127.0.0.1:${port}`] }),
       lookup: toLoopback,
     });
     expect((await literal(`http://mcp.example.com:${port}/ok`)).status).toBe(200);
@@ -124,15 +133,15 @@ describe('createGuardedFetch', () => {
     let calls = 0;
     const rebinding: LookupFn = async () => [{ address: answers[Math.min(calls++, 1)] as string, family: 4 }];
     routes['/close'] = (_req, res) => res.writeHead(200, { connection: 'close' }).end('bye');
-    // Listed by name: its private addresses are granted, and each connection resolves anew.
+    // Its first address listed itself: granted, and each connection resolves anew.
     const listed = createGuardedFetch({
-      grant: grant({ tableDomains: [`mcp.example.com:${port}`] }),
+      grant: grant({ tableDomains: [`mcp.example.com:${port}`, `127.0.0.1:${port}`] }),
       lookup: rebinding,
     });
     expect((await listed(`http://mcp.example.com:${port}/close`)).status).toBe(200);
     listed.close();
     expect(calls).toBe(1);
-    // Covered only by a wildcard: the second answer, now private, is refused at connect time.
+    // The second answer, now private and not listed, is refused at connect time.
     const wildcard = createGuardedFetch({
       grant: grant({ tableDomains: ['*.example.com'] }),
       lookup: rebinding,
