@@ -260,7 +260,12 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
         },
       ],
     };
-    mock.script([edit, { text: 'left it alone' }, edit, edit, { text: 'greeting changed' }]);
+    const other = {
+      toolCalls: [
+        { name: 'write_file', arguments: { path: 'farewell.py', content: 'def bye():\n    pass\n' } },
+      ],
+    };
+    mock.script([edit, { text: 'left it alone' }, edit, other, { text: 'greeting changed' }]);
     term.type('change the greeting');
     let screen = await term.waitFor('4. No, and tell the model what to do instead');
     // The change itself, as a numbered diff with its counts, between the call and the question.
@@ -268,7 +273,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}app\.py \+1 −1\n {4}1 {3}def greet\(\):\n {4}2 - {5}return "hello"\n {4}2 \+ {5}return "goodbye"\n/,
     );
     // No, with what to do instead: the file is left alone and the model reads the instruction.
-    term.type('n');
+    term.keys('n');
     await term.waitFor('what should the model do instead?');
     term.type('keep hello, add a farewell function');
     await term.waitFor('left it alone');
@@ -277,17 +282,19 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(tool.content).toMatch(
       /the user declined: .*; instead, the user says: keep hello, add a farewell function/,
     );
-    // Yes for this session: the next edit in this folder is not asked about again.
+    // Yes for this session: the next edit in this folder (another file) is not asked about again.
     term.type('change it after all');
     screen = await term.waitFor(/change it after all[\s\S]*4\. No, and tell the model/);
     expect(screen).toMatch(/2\. Yes, for this session: edits in this folder/);
     term.type('2');
     await term.waitFor('greeting changed');
     expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
+    expect(readFileSync(join(term.cwd, 'farewell.py'), 'utf8')).toBe('def bye():\n    pass\n');
     screen = term.capture();
     expect(screen).toMatch(/> edit_file .*allowed \(confirm\.session\)[\s\S]*app\.py \+1 −1/);
     expect(screen).toMatch(/allowed for this session \(edits in this folder\)/);
-    expect(screen.match(/4\. No, and tell the model/g)).toHaveLength(2);
+    // Asked twice (the refused edit and the approved one), never about farewell.py.
+    expect(screen.match(/^\? (edit|write)_file/gm)).toHaveLength(2);
   });
 
   it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
