@@ -90,7 +90,7 @@ export function joinPrompt(args: readonly string[], stdin: string | undefined): 
 /**
  * `--yes` approves, without asking, what the lists do not cover: what confirm mode would ask. Under
  * allowlist (the default) nothing is asked, so `--yes` turns it into confirm mode with every
- * question answered yes; the floor, denied_paths and the sandbox hold as ever (ADR 0034).
+ * question answered yes; the floor, denied_paths and the sandbox hold as ever (ADR 0036).
  */
 export function withYes(config: RuneConfig, flags: AgentFlags): RuneConfig {
   if (!flags.yes || config.policy.mode !== 'allowlist') return config;
