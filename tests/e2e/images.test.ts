@@ -4,25 +4,12 @@
 // reading it.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
-import { hasTmux, killTmuxServer, sleep, startSession } from '../helpers/tmux.ts';
+import { describe, expect, it } from 'vitest';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  killTmuxServer();
-});
-afterEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
-});
+import { cleanEnv, runRune, tempDir } from '../helpers/rune.ts';
+import { hasTmux, sleep, startSession, useSessionSuite } from '../helpers/tmux.ts';
+
+const mock = useSessionSuite();
 
 // A 1×1 PNG.
 const PNG = Buffer.from(

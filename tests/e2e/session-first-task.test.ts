@@ -4,20 +4,11 @@
 // transcript), the test runs in the sandbox, and the answer is rendered, not raw Markdown.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { requireBinary } from '../helpers/rune.ts';
-import { hasTmux, killTmuxServer, startSession } from '../helpers/tmux.ts';
+import { describe, expect, it } from 'vitest';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  killTmuxServer();
-});
+import { hasTmux, startSession, useSessionSuite } from '../helpers/tmux.ts';
+
+const mock = useSessionSuite();
 
 const ANSWER = `## Fixed \`add\`
 

@@ -3,25 +3,12 @@
 // switch on the prompt line, the status row and the per-turn line, /model and /status.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { requireBinary, tempDir } from '../helpers/rune.ts';
-import { hasTmux, killTmuxServer, sleep, startSession } from '../helpers/tmux.ts';
+import { describe, expect, it } from 'vitest';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  killTmuxServer();
-});
-afterEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
-});
+import { tempDir } from '../helpers/rune.ts';
+import { hasTmux, sleep, startSession, useSessionSuite } from '../helpers/tmux.ts';
+
+const mock = useSessionSuite();
 
 /** The text of the last user message the model was sent. */
 const lastPrompt = (): string => mock.requests.at(-1)!.body.messages.at(-1).content;

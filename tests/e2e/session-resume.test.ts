@@ -3,25 +3,12 @@
 // the session and with a note in pipe mode; the original is never rewritten.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { requireBinary, runRune, tempDir } from '../helpers/rune.ts';
-import { hasTmux, killTmuxServer, startSession, TMUX_KEY } from '../helpers/tmux.ts';
+import { describe, expect, it } from 'vitest';
 
-let mock: MockLlm;
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  killTmuxServer();
-});
-afterEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
-});
+import { runRune, tempDir } from '../helpers/rune.ts';
+import { hasTmux, startSession, TMUX_KEY, useSessionSuite } from '../helpers/tmux.ts';
+
+const mock = useSessionSuite();
 
 /** A HOME holding one stored session per folder given, stored by pipe runs; the ids in order. */
 async function homeWithSessions(runs: { cwd: string; prompt: string; answer: string }[]) {

@@ -4,18 +4,18 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { describe, expect, it } from 'vitest';
+
 import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
-import { requireBinary } from '../helpers/rune.ts';
+
 import {
   hasTmux,
-  killTmuxServer,
   sleep,
   startSession as startTmuxSession,
   type Term,
   TMUX_KEY,
   tmux,
+  useSessionSuite,
 } from '../helpers/tmux.ts';
 
 const EVERYTHING = join(
@@ -23,22 +23,8 @@ const EVERYTHING = join(
   'dist/index.js',
 );
 const KEY = TMUX_KEY;
-let mock: MockLlm;
+const mock = useSessionSuite();
 let counter = 0;
-
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  killTmuxServer();
-});
-afterEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
-});
 
 function startSession(toml = '', args: string[] = ['--model', 'm'], colour = false): Term {
   counter++;

@@ -3,6 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { type MockLlm, useMockLlm } from './mock-llm.ts';
 import { requireBinary, tempDir } from './rune.ts';
 
 export const TMUX_KEY = 'sk-test-session-0a1b2c3d4e5f6a7b8c9d';
@@ -29,6 +31,18 @@ export function killTmuxServer(): void {
   } catch {
     // No server left.
   }
+}
+
+/**
+ * The usual life cycle of a tmux test file: the binary required, one mock model for the file (reset
+ * before each test, useMockLlm) and the file's tmux server killed at the end.
+ */
+export function useSessionSuite(): MockLlm {
+  beforeAll(() => {
+    requireBinary();
+  });
+  afterAll(killTmuxServer);
+  return useMockLlm();
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
