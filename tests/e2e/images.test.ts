@@ -5,7 +5,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
 import { cleanEnv, runRune, tempDir } from '../helpers/rune.ts';
 import { hasTmux, sleep, startSession, useSessionSuite } from '../helpers/tmux.ts';
 

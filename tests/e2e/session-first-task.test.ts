@@ -5,7 +5,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
 import { hasTmux, startSession, useSessionSuite } from '../helpers/tmux.ts';
 
 const mock = useSessionSuite();

@@ -4,18 +4,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
 import { tempDir } from '../helpers/rune.ts';
-import { hasTmux, sleep, startSession, useSessionSuite } from '../helpers/tmux.ts';
+import { hasTmux, sleep, startSession, useSessionSuite, waitForRequests } from '../helpers/tmux.ts';
 
 const mock = useSessionSuite();
 
 /** The text of the last user message the model was sent. */
 const lastPrompt = (): string => mock.requests.at(-1)!.body.messages.at(-1).content;
 
+/** Exactly `n` model calls received. */
 async function requests(n: number): Promise<void> {
-  for (let i = 0; i < 400 && mock.requests.length < n; i++) await sleep(25);
-  expect(mock.requests.length).toBe(n);
+  await waitForRequests(mock, n);
+  expect(mock.requests).toHaveLength(n);
 }
 
 describe.skipIf(!hasTmux)('the session prompt (tmux)', () => {
@@ -40,6 +40,25 @@ describe.skipIf(!hasTmux)('the session prompt (tmux)', () => {
     expect(lastPrompt()).toBe(`${long} count them`);
     // The transcript shows the long prompt folded.
     await term.waitFor(/› row 0\n {2}row 1\n {2}row 2\n {2}row 3\n {2}… 26 more lines/);
+  });
+
+  it('a prompt typed while an answer streams, or right after /clear, waits its turn and is sent', async () => {
+    const term = startSession(mock.baseUrl);
+    await term.waitFor('/help for commands');
+    mock.script([{ text: 'the slow answer', delay: 1500 }, { text: 'answer two' }, { text: 'answer three' }]);
+    term.type('first');
+    await requests(1);
+    term.type('typed meanwhile');
+    await term.waitFor('↳ queued: typed meanwhile');
+    await requests(2);
+    expect(lastPrompt()).toBe('typed meanwhile');
+    await term.waitFor('answer two');
+    // A prompt sent at once after /clear, before the screen is redrawn, is not lost.
+    term.type('/clear');
+    term.type('after the clear');
+    await requests(3);
+    expect(lastPrompt()).toBe('after the clear');
+    await term.waitFor('answer three');
   });
 
   it('the slash menu lists commands with what they do; Tab completes; Ctrl-R finds an earlier prompt', async () => {

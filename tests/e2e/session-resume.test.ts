@@ -4,7 +4,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
 import { runRune, tempDir } from '../helpers/rune.ts';
 import { hasTmux, startSession, TMUX_KEY, useSessionSuite } from '../helpers/tmux.ts';
 
@@ -52,6 +51,26 @@ describe.skipIf(!hasTmux)('sessions belong to their folder', () => {
     await term.waitFor('continued');
     const sent = mock.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content);
     expect(sent).toContain('question from here');
+    expect(JSON.parse(readFileSync(sessionFile(home, ids[0]!), 'utf8')).runs).toBe(2);
+  });
+
+  it('/resume inside the session opens the picker and continues the one chosen', async () => {
+    const here = tempDir('rune-here-');
+    const { home, ids } = await homeWithSessions([
+      { cwd: here, prompt: 'an earlier question', answer: 'an earlier answer' },
+    ]);
+    const term = startSession(mock.baseUrl, { home, cwd: here });
+    await term.waitFor('/help for commands');
+    term.type('/resume');
+    await term.waitFor(/Resume which session\?[\s\S]*› 1\. .* {2}an earlier question \d+ messages/);
+    term.keys('Enter');
+    await term.waitFor('── end of the earlier conversation ──');
+    expect(term.capture()).toMatch(/› an earlier question\nan earlier answer\n/);
+    mock.setFallback({ text: 'picked up again' });
+    term.type('and now?');
+    await term.waitFor('picked up again');
+    const sent = mock.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content);
+    expect(sent).toEqual(expect.arrayContaining(['an earlier question', 'an earlier answer', 'and now?']));
     expect(JSON.parse(readFileSync(sessionFile(home, ids[0]!), 'utf8')).runs).toBe(2);
   });
 

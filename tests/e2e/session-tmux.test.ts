@@ -5,9 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
 import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
-
 import {
   hasTmux,
   sleep,
@@ -16,6 +14,7 @@ import {
   TMUX_KEY,
   tmux,
   useSessionSuite,
+  waitForRequests,
 } from '../helpers/tmux.ts';
 
 const EVERYTHING = join(
@@ -29,11 +28,6 @@ let counter = 0;
 function startSession(toml = '', args: string[] = ['--model', 'm'], colour = false): Term {
   counter++;
   return startTmuxSession(mock.baseUrl, { ...(toml ? { toml } : {}), args, colour });
-}
-
-async function waitForRequests(n: number): Promise<void> {
-  for (let i = 0; i < 300 && mock.requests.length < n; i++) await sleep(25);
-  expect(mock.requests.length).toBeGreaterThanOrEqual(n);
 }
 
 function processRunning(marker: string): boolean {
@@ -55,7 +49,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     mock.script([async () => ({ text: 'Two plus two is four, streamed slowly.', chunkSize: 3 })]);
     term.type('what is 2+2');
     await term.waitFor('Two plus two is four, streamed slowly.');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     expect(mock.requests[0]!.stream).toBe(true);
 
     term.type('/policy');
@@ -133,7 +127,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor('/help for commands');
     mock.script([{ hang: true }, { text: 'second answer' }]);
     term.type('this will hang');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     term.keys('C-c');
     await term.waitFor('cancelled');
     term.type('try again');
@@ -166,9 +160,9 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     // The model echoes the key in small streamed chunks: the terminal must not show it either.
     mock.setFallback({ text: `ok, the key is ${KEY} indeed`, chunkSize: 5 });
     term.type('remember this prompt');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     term.type(`my key is ${KEY}`);
-    await waitForRequests(2);
+    await waitForRequests(mock, 2);
     await term.waitFor('[REDACTED] indeed');
     term.type('/exit');
     const screen = await term.waitFor('EXITED=0');
@@ -184,30 +178,6 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       expect(readFileSync(join(entry.parentPath, entry.name), 'latin1')).not.toContain(KEY);
     }
   });
-  it('confirm mode asks one question; its default (yes, once) runs the call and changes no file', async () => {
-    const term = startSession('[policy]\nmode = "confirm"\n');
-    await term.waitFor('/help for commands');
-    mock.script([
-      { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] },
-      { text: 'file written' },
-    ]);
-    term.type('write a file');
-    const screen = await term.waitFor(/› 1\. Yes, once/);
-    expect(screen).toMatch(
-      /Write .*out\.txt\?\n› 1\. Yes, once\n {2}2\. Yes, for this session: edits in this folder\n {2}3\. Always \(add '.*out\.txt' to allowed_files_rw in .*rune\.toml\)\n {2}4\. No, and tell the model what to do instead/,
-    );
-    // The new file's content as a diff, in the transcript before the question.
-    expect(screen).toMatch(/out\.txt \+1 −0\n {4}1 \+ hello/);
-    term.keys('Enter');
-    await term.waitFor('file written');
-    await waitForRequests(2);
-    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(tool.content).toMatch(/wrote 5 bytes/);
-    // Only one question was asked, and "once" left rune.toml as it was.
-    expect(term.capture().match(/Yes, once/g)).toHaveLength(1);
-    expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
-  });
-
   it('/tools lists the built-in tools, edit_file, search_files and find_files among them', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
@@ -230,59 +200,6 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(screen).toMatch(/^ {2}find_files +Find files by glob pattern/m);
   });
 
-  it('confirm mode shows the diff of an edit_file call before asking; "n" leaves the file alone', async () => {
-    const term = startSession('[policy]\nmode = "confirm"\n');
-    await term.waitFor('/help for commands');
-    const original = 'def greet():\n    return "hello"\n';
-    writeFileSync(join(term.cwd, 'app.py'), original);
-    const edit = {
-      toolCalls: [
-        {
-          name: 'edit_file',
-          arguments: {
-            path: 'app.py',
-            edits: [{ old_string: 'return "hello"', new_string: 'return "goodbye"' }],
-          },
-        },
-      ],
-    };
-    const other = {
-      toolCalls: [
-        { name: 'write_file', arguments: { path: 'farewell.py', content: 'def bye():\n    pass\n' } },
-      ],
-    };
-    mock.script([edit, { text: 'left it alone' }, edit, other, { text: 'greeting changed' }]);
-    term.type('change the greeting');
-    let screen = await term.waitFor('4. No, and tell the model what to do instead');
-    // The change itself, as a numbered diff with its counts, between the call and the question.
-    expect(screen).toMatch(
-      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}app\.py \+1 −1\n {4}1 {3}def greet\(\):\n {4}2 - {5}return "hello"\n {4}2 \+ {5}return "goodbye"\n/,
-    );
-    // No, with what to do instead: the file is left alone and the model reads the instruction.
-    term.keys('n');
-    await term.waitFor('what should the model do instead?');
-    term.type('keep hello, add a farewell function');
-    await term.waitFor('left it alone');
-    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
-    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(tool.content).toMatch(
-      /the user declined: .*; instead, the user says: keep hello, add a farewell function/,
-    );
-    // Yes for this session: the next edit in this folder (another file) is not asked about again.
-    term.type('change it after all');
-    screen = await term.waitFor(/change it after all[\s\S]*4\. No, and tell the model/);
-    expect(screen).toMatch(/2\. Yes, for this session: edits in this folder/);
-    term.type('2');
-    await term.waitFor('greeting changed');
-    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
-    expect(readFileSync(join(term.cwd, 'farewell.py'), 'utf8')).toBe('def bye():\n    pass\n');
-    screen = term.capture();
-    expect(screen).toMatch(/> edit_file .*allowed \(confirm\.session\)[\s\S]*app\.py \+1 −1/);
-    expect(screen).toMatch(/allowed for this session \(edits in this folder\)/);
-    // Asked twice (the refused edit and the approved one), never about farewell.py.
-    expect(screen.match(/^\? (edit|write)_file/gm)).toHaveLength(2);
-  });
-
   it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
@@ -293,7 +210,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       { text: 'still here' },
     ]);
     term.type('search');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     // The call has started by now (the model answered); had the search blocked the main thread,
     // Ctrl-C would only be seen when it ended, 30 s later.
     await sleep(500);
@@ -451,7 +368,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor(/compacted: about \d+ → \d+ tokens/);
     term.type('third question');
     await term.waitFor('third');
-    await waitForRequests(4);
+    await waitForRequests(mock, 4);
     const contents = mock.requests[3]!.body.messages.map((m: { content: string }) => m.content).join('\n');
     expect(contents).toContain('SUMMARY OF TALK');
     expect(contents).not.toContain('first question');

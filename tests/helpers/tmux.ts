@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type MockLlm, useMockLlm } from './mock-llm.ts';
 import { requireBinary, tempDir } from './rune.ts';
 
@@ -46,6 +46,12 @@ export function useSessionSuite(): MockLlm {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits (10 s at most) until the mock has received `n` model calls, and checks that it has. */
+export async function waitForRequests(mock: MockLlm, n: number): Promise<void> {
+  for (let i = 0; i < 400 && mock.requests.length < n; i++) await sleep(25);
+  expect(mock.requests.length).toBeGreaterThanOrEqual(n);
+}
 
 export interface Term {
   name: string;
