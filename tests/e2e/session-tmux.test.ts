@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
+import { tempDir } from '../helpers/rune.ts';
 import {
   hasTmux,
   sleep,
@@ -84,6 +85,27 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.keys('C-c');
     const screen = await term.waitFor('EXITED=0');
     expect(screen).not.toContain(KEY);
+  });
+
+  it('a long file change is folded in the transcript with a hint; /diff shows it whole', async () => {
+    const cwd = tempDir('rune-tmux-cwd-');
+    const term = startTmuxSession(mock.baseUrl, { cwd, toml: `[policy]\nallowed_paths_rw = ["${cwd}"]\n` });
+    await term.waitFor('/help for commands');
+    const content = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n');
+    mock.script([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'long.txt', content: `${content}\n` } }] },
+      { text: 'wrote it' },
+    ]);
+    term.type('write the long file');
+    let screen = await term.waitFor('wrote it');
+    expect(screen).toMatch(/long\.txt \+60 −0\n {5}1 \+ line 1\n/);
+    expect(screen).toMatch(/ {4}40 \+ line 40\n {4}… 20 more diff lines \(\/diff shows the whole change\)/);
+    expect(screen).not.toContain('line 41');
+    term.type('/diff');
+    screen = await term.waitFor(/60 \+ line 60/);
+    expect(screen.slice(screen.lastIndexOf('› /diff'))).toMatch(
+      /long\.txt \+60 −0\n(.*\n){40}.*41 \+ line 41\n/,
+    );
   });
 
   it('/trace starts and stops writing traces of the runs that follow, and /quit quits', async () => {
