@@ -3,44 +3,48 @@
 
 const SGR = /\x1b\[[0-9;:]*m/g;
 
+/** Combining marks, zero-width space/joiners, variation selectors: no column. */
+const ZERO_WIDTH: readonly (readonly [number, number])[] = [
+  [0x0300, 0x036f],
+  [0x0483, 0x0489],
+  [0x0591, 0x05bd],
+  [0x0610, 0x061a],
+  [0x064b, 0x065f],
+  [0x1ab0, 0x1aff],
+  [0x1dc0, 0x1dff],
+  [0x200b, 0x200f],
+  [0x20d0, 0x20ff],
+  [0xfe00, 0xfe0f],
+  [0xfe20, 0xfe2f],
+  [0xe0100, 0xe01ef],
+];
+
+/** Wide East Asian characters and emoji: two columns. */
+const DOUBLE_WIDTH: readonly (readonly [number, number])[] = [
+  [0x1100, 0x115f],
+  [0x2e80, 0x303e],
+  [0x3041, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff00, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x1f300, 0x1f64f],
+  [0x1f900, 0x1f9ff],
+  [0x1fa70, 0x1faff],
+  [0x20000, 0x3fffd],
+];
+
+const inRanges = (cp: number, ranges: readonly (readonly [number, number])[]): boolean =>
+  ranges.some(([low, high]) => cp >= low && cp <= high);
+
 /** Columns of one code point (a wcwidth for what rune shows: no control characters reach here). */
 export function codePointWidth(cp: number): number {
-  if (cp === 0) return 0;
-  // Combining marks, zero-width space/joiners, variation selectors.
-  if (
-    (cp >= 0x0300 && cp <= 0x036f) ||
-    (cp >= 0x0483 && cp <= 0x0489) ||
-    (cp >= 0x0591 && cp <= 0x05bd) ||
-    (cp >= 0x0610 && cp <= 0x061a) ||
-    (cp >= 0x064b && cp <= 0x065f) ||
-    (cp >= 0x1ab0 && cp <= 0x1aff) ||
-    (cp >= 0x1dc0 && cp <= 0x1dff) ||
-    (cp >= 0x200b && cp <= 0x200f) ||
-    (cp >= 0x20d0 && cp <= 0x20ff) ||
-    (cp >= 0xfe00 && cp <= 0xfe0f) ||
-    (cp >= 0xfe20 && cp <= 0xfe2f) ||
-    (cp >= 0xe0100 && cp <= 0xe01ef)
-  )
-    return 0;
-  if (
-    (cp >= 0x1100 && cp <= 0x115f) ||
-    (cp >= 0x2e80 && cp <= 0x303e) ||
-    (cp >= 0x3041 && cp <= 0x33ff) ||
-    (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x4e00 && cp <= 0x9fff) ||
-    (cp >= 0xa000 && cp <= 0xa4cf) ||
-    (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0xfe30 && cp <= 0xfe4f) ||
-    (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) ||
-    (cp >= 0x1f300 && cp <= 0x1f64f) ||
-    (cp >= 0x1f900 && cp <= 0x1f9ff) ||
-    (cp >= 0x1fa70 && cp <= 0x1faff) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
-  )
-    return 2;
-  return 1;
+  if (cp === 0 || inRanges(cp, ZERO_WIDTH)) return 0;
+  return inRanges(cp, DOUBLE_WIDTH) ? 2 : 1;
 }
 
 /** Columns of `text`, colour sequences not counted. */
