@@ -61,7 +61,14 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor('unknown command /nosuch');
     term.type('/policy full');
     // The sandbox rules (network, git, environment) come between the mode and the layers.
-    await term.waitFor(/sandbox mode: auto\nsandbox rules:\n(.*\n)+layers on this machine:/);
+    const full = await term.waitFor(/sandbox mode: auto\nsandbox rules:\n(.*\n)+layers on this machine:/);
+    // The files rule is listed, and $RUNE_HOME (~/.rune here) once in the floor.
+    const shown = full.slice(full.lastIndexOf('› /policy full'));
+    expect(shown).toMatch(/^ {2}files {8}\.env\*, rune's own config/m);
+    const floor = shown
+      .slice(shown.indexOf('never (floor)'), shown.indexOf('sandbox mode:'))
+      .replace(/\n/g, '');
+    expect(floor.split(', ').filter((path) => path === term.runeHome)).toHaveLength(1);
     term.type('/version');
     await term.waitFor(/^rune \d+\.\d+\.\d+$/m);
     term.type('/config');
