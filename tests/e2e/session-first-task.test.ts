@@ -1,10 +1,12 @@
 // The first task a new user gives, through the built binary in a real terminal: a fresh HOME (no
 // rune.toml), a project with a bug and its test, and the default answer to every question — the
 // first-run trust question included. The task completes: the fix is made (its diff in the
-// transcript), the test runs in the sandbox, and the answer is rendered, not raw Markdown.
+// transcript), the test runs in the sandbox, and the answer is rendered, not raw Markdown. Then the
+// question itself: an existing rune.toml edited in place, and each folder asked once.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/rune.ts';
 import { hasTmux, startSession, useSessionSuite } from '../helpers/tmux.ts';
 
 const mock = useSessionSuite();
@@ -84,4 +86,37 @@ describe.skipIf(!hasTmux)('the first task in a new folder', () => {
       expect(answer).toMatch(/^• the test passes$/m);
     });
   }
+});
+
+describe.skipIf(!hasTmux)('the first-run question', () => {
+  it('edits an existing rune.toml in place, comments kept; each folder is asked once, a no remembered', async () => {
+    const toml = '# my settings\n[policy]\nallowed_commands = ["ls"] # kept\n';
+    const cwd = tempDir('rune-trusted-');
+    writeFileSync(join(cwd, 'package.json'), '{"scripts":{"test":"node --test"}}\n');
+    const term = startSession(mock.baseUrl, { firstRun: 'ask', toml, cwd });
+    const screen = await term.waitFor('Trust this folder?');
+    expect(screen).toContain('(comments kept)');
+    expect(screen).toContain('allowed_commands  += npm test');
+    term.keys('Enter');
+    await term.waitFor('/help for commands');
+    const file = join(term.runeHome, 'rune.toml');
+    const saved = readFileSync(file, 'utf8');
+    expect(saved).toBe(
+      `# my settings\n[policy]\nallowed_paths_rw = ["${cwd}"]\nallowed_commands = ["ls", "npm test"] # kept\n`,
+    );
+    // Asked once: the next start here goes straight to the prompt.
+    const again = startSession(mock.baseUrl, { home: term.home, cwd, firstRun: 'ask' });
+    await again.waitFor('/help for commands');
+    expect(again.capture()).not.toContain('Trust this folder?');
+    // No writes nothing and is remembered.
+    const elsewhere = tempDir('rune-untrusted-');
+    const no = startSession(mock.baseUrl, { home: term.home, cwd: elsewhere, firstRun: 'ask' });
+    await no.waitFor('Trust this folder?');
+    no.keys('n');
+    await no.waitFor('kept read-only');
+    expect(readFileSync(file, 'utf8')).toBe(saved);
+    const noAgain = startSession(mock.baseUrl, { home: term.home, cwd: elsewhere, firstRun: 'ask' });
+    await noAgain.waitFor('/help for commands');
+    expect(noAgain.capture()).not.toContain('Trust this folder?');
+  });
 });
