@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { addressListed } from '../core/addresses.ts';
 import { expandHome } from '../core/paths.ts';
+import { HOME_CREDENTIAL_STORES } from '../policy/paths.ts';
 import { flag } from './helper-args.ts';
 import { REPORT_STEPS } from './native-contract.ts';
 import { guardPlan, type ResolvedName } from './targets.ts';
@@ -47,29 +48,13 @@ export const HIDDEN_SYSTEM_FILES = [
   '/etc/ssl/private',
 ];
 
-/** Credential stores under the home folder: hidden even when a writable root contains them. */
+/**
+ * Hidden under the home folder even when a writable root contains them: the policy's credential
+ * stores, and the folders where container runtimes keep API sockets (root on the host) and TLS
+ * client keys, since a read-only grant of the home folder would not stop connect(2) on a socket.
+ */
 export const HOME_CREDENTIALS = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker/config.json',
-  '.netrc',
-  '.git-credentials',
-  '.pypirc',
-  // The rest of the policy's floor (src/policy/paths.ts).
-  '.npmrc',
-  '.password-store',
-  '.vault-token',
-  '.config/gh',
-  '.config/hub',
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.terraform.d/credentials.tfrc.json',
-  // Container runtimes keep API sockets (root on the host) and TLS client keys here: a read-only
-  // grant of the home folder would not stop connect(2) on a socket.
+  ...HOME_CREDENTIAL_STORES,
   '.docker',
   '.colima',
   '.lima',
