@@ -30,7 +30,8 @@ buildSync({
       import { createPolicyGate } from ${JSON.stringify(join(ROOT, 'src/policy/gate.ts'))};
       import { DEFAULTS } from ${JSON.stringify(join(ROOT, 'src/config/schema.ts'))};
       import { silentLogger } from ${JSON.stringify(join(ROOT, 'src/core/logger.ts'))};
-      globalThis.__runeAssetDir = process.env.ASSETS;
+      import { devAssets } from ${JSON.stringify(join(ROOT, 'src/core/assets.ts'))};
+      devAssets.dir = process.env.ASSETS;
       const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, allowed_commands: ['ls', 'grep', 'git', 'rg', 'head'] } };
       const gate = createPolicyGate({ config, cwd: process.cwd(), env: { HOME: process.env.HOME, RUNE_HOME: process.env.RUNE_HOME },
         interactive: false, yes: false, sessionId: 'bench', logger: silentLogger });

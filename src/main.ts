@@ -1,6 +1,7 @@
 // Entry point: picks one of rune's four programs before anything else is parsed
 // (docs/adr/0001-architecture.md), runs it, and is the only place that exits the process. Kept tiny: `rune --version` loads nothing else.
 import { basename, join } from 'node:path';
+import { devAssets } from './core/assets.ts';
 import { loadMode, persistCodeCaches } from './core/bundles.ts';
 import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
@@ -61,7 +62,7 @@ async function main(): Promise<never> {
   // process of the same user where no PID namespace hides rune (the sandbox's container fallback).
   // Setting the title overwrites the original argv block in place (libuv zero-fills all of it).
   process.title = mode === 'notes' ? `${invokedAs} notes` : invokedAs;
-  (globalThis as { __runeAssetDir?: string }).__runeAssetDir ??= join(__dirname, '..');
+  devAssets.dir ??= join(__dirname, '..');
   exitOnBrokenPipe('stdout');
   exitOnBrokenPipe('stderr');
   onBrokenPipe(() => process.exit(EXIT_BROKEN_PIPE));

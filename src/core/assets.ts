@@ -2,6 +2,7 @@
 // matching files under dist/assets when running the unpacked bundles during development.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processSlot } from './process-slot.ts';
 
 type SeaModule = {
   isSea(): boolean;
@@ -25,9 +26,14 @@ export function isSea(): boolean {
   return seaModule() !== null;
 }
 
-/** Where unpacked assets live outside a SEA; main.ts sets it next to the bundles. */
+/**
+ * Where unpacked assets live outside a SEA: main.ts sets `dir` next to the bundles, the walk worker
+ * to what its parent passed, tests and benches to a folder of their own.
+ */
+export const devAssets = processSlot('rune.assets.devDir', (): { dir?: string } => ({}));
+
 export function devAssetDir(): string | undefined {
-  return (globalThis as { __runeAssetDir?: string }).__runeAssetDir;
+  return devAssets.dir;
 }
 
 export class AssetMissingError extends Error {}

@@ -4,6 +4,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { devAssets } from '../core/assets.ts';
 import { SHELL_ASSETS } from './shell-parser.ts';
 
 export function useShellAssetsFromNodeModules(): void {
@@ -15,5 +16,6 @@ export function useShellAssetsFromNodeModules(): void {
     join(dirname(require.resolve('tree-sitter-bash/package.json')), 'tree-sitter-bash.wasm'),
     join(dir, SHELL_ASSETS.bash),
   );
-  (globalThis as { __runeAssetDir?: string }).__runeAssetDir = dir;
+  devAssets.dir = dir;
 }
+
