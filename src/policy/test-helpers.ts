@@ -5,7 +5,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { devAssets } from '../core/assets.ts';
+import definitions from '../tools/definitions.json' with { type: 'json' };
 import { SHELL_ASSETS } from './shell-parser.ts';
+import type { ToolAccess } from './types.ts';
 
 export function useShellAssetsFromNodeModules(): void {
   const require = createRequire(import.meta.url);
@@ -19,3 +21,9 @@ export function useShellAssetsFromNodeModules(): void {
   devAssets.dir = dir;
 }
 
+/** The access the built-in tool `name` declares (src/tools/definitions.json), as the agent passes it. */
+export function toolAccess(name: string): ToolAccess {
+  const entry = (definitions as { name: string; access: ToolAccess }[]).find((tool) => tool.name === name);
+  if (!entry) throw new Error(`no built-in tool named ${name}`);
+  return entry.access;
+}
