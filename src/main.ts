@@ -28,7 +28,7 @@ const EXIT_BROKEN_PIPE = 141;
 // `rune … | head`: the reader is gone. Node ignores SIGPIPE, so a write fails with EPIPE, and an
 // unhandled stream error would crash with a stack trace. Stop quietly, as a killed program would.
 // The listener goes on when some code first asks for the stream: making process.stdout for a pipe
-// costs ~7 ms, which a run writing through core/stdio.ts never pays.
+// loads net and the stream machinery, which a run writing through core/stdio.ts never pays.
 function exitOnBrokenPipe(name: 'stdout' | 'stderr'): void {
   const attach = (stream: NodeJS.WriteStream): NodeJS.WriteStream => {
     if (created[name] === stream) return stream;

@@ -71,7 +71,8 @@ export function readAssetText(name: string): string {
 
 /**
  * An asset known to be ASCII (the build checks every bundle under js/), read as Latin-1: one copy
- * into a one-byte string. UTF-8 decoding the 1.3 MB cli bundle took ~6 ms of every start.
+ * into a one-byte string. UTF-8 decoding the cli bundle, the largest, would be paid by every start
+ * (bench/startup.mjs).
  */
 export function readAssetAscii(name: string): string {
   const bytes = readAsset(name);

@@ -21,8 +21,8 @@ const state = processSlot('rune.sandbox.capabilities', () => ({
 }));
 
 /**
- * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
- * fork the whole Node process for the namespace test, so it is only the fallback. The binary keeps
+ * The kernel probe (native/src/probe.c). The static helper answers it as a small process of its
+ * own; the addon would fork the whole Node process for the namespace test, so it is only the fallback. The binary keeps
  * the answer across runs for the same kernel, boot, binary and confinement (probe-cache.ts).
  */
 function probeKernel(): KernelProbe {
