@@ -7,6 +7,7 @@ import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
 import { redact } from './core/redact.ts';
 import { onBrokenPipe, writeStd } from './core/stdio.ts';
+import { terminalText } from './core/terminal-text.ts';
 import { VERSION } from './core/version.ts';
 import { chooseMode } from './dispatch.ts';
 
@@ -78,7 +79,21 @@ async function main(): Promise<never> {
     }
   } catch (thrown) {
     const error = toRuneError(thrown);
-    writeStd(2, `${redact(formatError(error))}\n`);
+    // --verbose makes stderr NDJSON for the agent: its last line too.
+    const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+    if (mode === 'cli' && (own.includes('--verbose') || own.includes('-v'))) {
+      const record = {
+        time: new Date().toISOString(),
+        level: 'error',
+        event: 'cli.failed',
+        code: error.code,
+        message: error.message,
+      };
+      writeStd(2, `${redact(JSON.stringify(record))}\n`);
+    } else {
+      // A provider's or a tool's text can be in the message: shown, never obeyed by the terminal.
+      writeStd(2, `${terminalText(redact(formatError(error)))}\n`);
+    }
     if (error.code === 'INTERNAL' && process.env.RUNE_DEBUG && thrown instanceof Error && thrown.stack) {
       writeStd(2, `${redact(thrown.stack)}\n`);
     }

@@ -177,6 +177,7 @@ async function perform(
     isError: output.isError ?? false,
     content,
     ...(output.layers ? { layers: output.layers } : {}),
+    ...(output.diff && !output.isError ? { diff: redact(output.diff) } : {}),
   });
   const record: ToolCallRecord = {
     id: planned.call.id,

@@ -109,6 +109,18 @@ const LAYER_FIELDS = {
   context_window: () => positiveInt().optional().describe('Context window of the model, in tokens'),
   compact_threshold: () =>
     z().number().gt(0).lt(1).optional().describe('Fraction of the context window that triggers compaction'),
+  input_price: () =>
+    z()
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Price of one million input tokens (any currency), for the cost /status shows'),
+  output_price: () =>
+    z()
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Price of one million output tokens (any currency), for the cost /status shows'),
   trace: () => z().string().min(1).optional().describe('Folder for JSON trace files of each run'),
   log_level: () => z().enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
   // The tables are built only when a layer has them (see the top of this file).

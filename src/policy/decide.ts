@@ -180,7 +180,7 @@ function uncovered(
     return { kind: 'ask', question, reason, rule, ...(suggestion ? { suggestion } : {}) };
   const list = suggestion && (input.listName?.(suggestion.list) ?? `[policy] ${suggestion.list}`);
   const hint = suggestion ? ` (add '${suggestion.value}' to ${list} to allow it)` : '';
-  return { kind: 'deny', reason: `${reason}${hint}`, rule };
+  return { kind: 'deny', reason: `${reason}${hint}`, rule, ...(suggestion ? { suggestion } : {}) };
 }
 
 function floorOrDenied(input: PolicyInput, lexical: string, canonical: string): PolicyDecision | undefined {

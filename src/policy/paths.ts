@@ -77,7 +77,10 @@ const SYSTEM_SECRETS = [
 
 /** Every path of the floor for this home folder and rune's own folder (RUNE_HOME), lexically. */
 export function floorPaths(home: string, runeHome: string): string[] {
-  return [...HOME_SECRETS.map((entry) => join(home, entry)), resolve(runeHome), ...SYSTEM_SECRETS];
+  // $RUNE_HOME is ~/.rune unless moved: listed once either way.
+  return [
+    ...new Set([...HOME_SECRETS.map((entry) => join(home, entry)), resolve(runeHome), ...SYSTEM_SECRETS]),
+  ];
 }
 
 // Another process's environment and memory hold the secrets the sandbox scrubbed from ours.

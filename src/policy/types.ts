@@ -75,7 +75,13 @@ export type PolicyDecision =
       /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
       grants?: readonly Grant[];
     }
-  | { kind: 'deny'; reason: string; rule: string }
+  | {
+      kind: 'deny';
+      reason: string;
+      rule: string;
+      /** The entry that would allow it (allowlist mode): the session offers to add it (`/allow`). */
+      suggestion?: AllowlistSuggestion;
+    }
   | {
       kind: 'ask';
       question: string;

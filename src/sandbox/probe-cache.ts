@@ -6,9 +6,10 @@
 // a changed user-namespace sysctl each probe again. The file decides which layers are applied, so
 // it is read with the same checks as a V8 code cache (src/core/private-dir.ts), and only a
 // well-formed probe is believed.
-import { mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { release, version } from 'node:os';
 import { dirname, join } from 'node:path';
+import { makeDir } from '../core/make-dir.ts';
 import { cacheDir } from '../core/paths.ts';
 import { checkPrivateDir, readPrivateFile } from '../core/private-dir.ts';
 import { type KernelProbe, PROBE_FIELDS } from './native-contract.ts';
@@ -103,7 +104,7 @@ export function readCachedProbe(context: string, file = probeCacheFile()): Kerne
 export function writeCachedProbe(context: string, probe: KernelProbe, file = probeCacheFile()): void {
   try {
     const dir = dirname(file);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDir(dir);
     if (!checkPrivateDir(dir).ok) return;
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ context, probe }), { mode: 0o600 });

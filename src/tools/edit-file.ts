@@ -253,7 +253,7 @@ export const editFileTool = defineTool<EditFileArgs>({
     const what = planned.existing
       ? `edited ${planned.shown}: ${planned.replacements} replacement${planned.replacements === 1 ? '' : 's'}, +${diff.added} -${diff.removed} lines`
       : `created ${planned.shown} (${planned.bytes.length} bytes)`;
-    return { content: `${what}\n${diff.text}` };
+    return { content: `${what}\n${diff.text}`, diff: diff.text };
   },
   async preview(args, context) {
     try {

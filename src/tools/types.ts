@@ -31,6 +31,8 @@ export interface ToolOutput {
   content: string;
   isError?: boolean;
   layers?: LayerReport[];
+  /** For the person, not the model: the unified diff of a file the call changed. */
+  diff?: string;
 }
 
 export interface BuiltinTool<Args = Record<string, unknown>> {
