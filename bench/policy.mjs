@@ -7,7 +7,7 @@
 // --before runs the same cases on another checkout (its src/ and node_modules/, e.g. a worktree of
 // main) side by side: the ratios then compare the two.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -34,6 +34,17 @@ const words = (count) => `ls ${Array.from({ length: count - 1 }, (_, index) => `
 const LONG = { 'execute_cmd: 512 paths': words(512), 'execute_cmd: 4,500 words (32 KiB)': words(4500) };
 const HUGE = { 'execute_cmd: 100,000 words': words(100_000) };
 
+/** What each execute_cmd tool declares it reaches (src/tools/definitions.json); older checkouts ignore it. */
+const COMMAND = { kind: 'command' };
+
+/** Points the checkout's readAsset() at `assets`: through devAssets where it has one, else the older global. */
+function assetDir(root, assets) {
+  const module = join(root, 'src/core/assets.ts');
+  return existsSync(module) && readFileSync(module, 'utf8').includes('export const devAssets')
+    ? `import { devAssets } from ${JSON.stringify(module)}; devAssets.dir = ${JSON.stringify(assets)};`
+    : `globalThis.__runeAssetDir = ${JSON.stringify(assets)};`;
+}
+
 /** A bench script for the checkout at `root`, bundled from its own sources and packages. */
 function bundle(root, name) {
   const require = createRequire(join(root, 'package.json'));
@@ -51,19 +62,36 @@ function bundle(root, name) {
   }
   const script = join(work, `${name}.cjs`);
   const cases = {
-    'read_file (baseline)': { tool: 'read_file', args: { path: 'a.txt' }, source: 'builtin' },
-    'execute_cmd: ls -la': { tool: 'execute_cmd', args: { cmd: 'ls -la' }, source: 'builtin' },
+    'read_file (baseline)': {
+      tool: 'read_file',
+      args: { path: 'a.txt' },
+      source: 'builtin',
+      access: { kind: 'read', target: 'file' },
+    },
+    'execute_cmd: ls -la': {
+      tool: 'execute_cmd',
+      args: { cmd: 'ls -la' },
+      source: 'builtin',
+      access: COMMAND,
+    },
     'execute_cmd: ls -la | grep x': {
       tool: 'execute_cmd',
       args: { cmd: 'ls -la | grep x' },
       source: 'builtin',
+      access: COMMAND,
     },
     'execute_cmd: 5-command list': {
       tool: 'execute_cmd',
       args: { cmd: "git log --oneline -n 20 && rg -n 'foo|bar' src | head -5; ls -la src; grep -c x a.txt" },
       source: 'builtin',
+      access: COMMAND,
     },
-    'execute_cmd: 200 words': { tool: 'execute_cmd', args: { cmd: LINE_200 }, source: 'builtin' },
+    'execute_cmd: 200 words': {
+      tool: 'execute_cmd',
+      args: { cmd: LINE_200 },
+      source: 'builtin',
+      access: COMMAND,
+    },
   };
   buildSync({
     stdin: {
@@ -71,13 +99,13 @@ function bundle(root, name) {
         import { createPolicyGate } from ${JSON.stringify(join(root, 'src/policy/gate.ts'))};
         import { DEFAULTS } from ${JSON.stringify(join(root, 'src/config/schema.ts'))};
         import { silentLogger } from ${JSON.stringify(join(root, 'src/core/logger.ts'))};
-        globalThis.__runeAssetDir = ${JSON.stringify(assets)};
+        ${assetDir(root, assets)}
         const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, allowed_commands: ['ls', 'grep', 'git', 'rg', 'head'] } };
         const gate = createPolicyGate({ config, cwd: process.cwd(), env: { HOME: process.env.HOME, RUNE_HOME: process.env.RUNE_HOME },
           interactive: false, yes: false, sessionId: 'bench', logger: silentLogger });
         const cases = ${JSON.stringify(cases)};
         const long = ${JSON.stringify({ ...LONG, ...HUGE })};
-        const call = (cmd) => ({ tool: 'execute_cmd', args: { cmd }, source: 'builtin' });
+        const call = (cmd) => ({ tool: 'execute_cmd', args: { cmd }, source: 'builtin', access: { kind: 'command' } });
         // Wall time, and the CPU time the process spent (what an idle machine would wait).
         const time = async (c) => { const t = process.hrtime.bigint(); const u = process.cpuUsage(); const d = await gate.check(c); const cpu = process.cpuUsage(u); return [Number(process.hrtime.bigint() - t) / 1e3, d, cpu.user + cpu.system]; };
         (async () => {

@@ -93,6 +93,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       source: tool.source,
       ...(tool.server === undefined ? {} : { server: tool.server }),
       readOnly: tool.readOnly,
+      ...(tool.access ? { access: tool.access } : {}),
       ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
     });
   } catch (error) {
@@ -141,10 +142,7 @@ async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<To
       : {}),
   };
   const files = grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value);
-  const undo =
-    planned.tool?.source === 'builtin' && planned.call.name === 'execute_cmd'
-      ? createGrantedFiles(files)
-      : undefined;
+  const undo = planned.tool?.access?.kind === 'command' ? createGrantedFiles(files) : undefined;
   try {
     return await executeTool(planned.tool!, planned.args!, granted);
   } finally {

@@ -33,8 +33,8 @@ export interface AgentSetup {
 
 /**
  * Reads stdin to EOF. Only called when stdin is not a terminal, so it always ends. Read straight
- * from fd 0: creating `process.stdin` (a net.Socket over a pipe, with its stream machinery) cost a
- * pipe run ~4 ms. A non-blocking descriptor (EAGAIN) continues through the stream.
+ * from fd 0: creating `process.stdin` (a net.Socket over a pipe) loads net and the stream machinery,
+ * which a pipe run would pay only to read its prompt (bench/pipe.mjs). A non-blocking descriptor (EAGAIN) continues through the stream.
  */
 export async function readStdin(stream?: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];

@@ -5,8 +5,8 @@
 // DEFAULTS here.
 //
 // Each schema is built on first use (schema-kit.ts), and the tables of a layer only when the layer
-// has them: building every zod schema of rune.toml cost a pipe run ~10 ms, yet most runs set a few
-// top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
+// has them: building every zod schema of rune.toml is a visible share of a pipe run (bench/pipe.mjs),
+// yet most runs set a few top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
 import type { z as Z } from 'zod/v4';
 import { mcpServerSchema, mcpServerShape } from './mcp-schema.ts';
 import { notesLimitsSchema, notesSchema } from './notes-schema.ts';

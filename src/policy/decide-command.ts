@@ -102,7 +102,7 @@ function listPaths(shell: Analysis, cwd: string, home: string): CommandPath[] {
 export function decideCommand(input: PolicyInput): PolicyDecision {
   const text = input.call.args.cmd;
   if (typeof text !== 'string' || text.trim() === '') {
-    return { kind: 'deny', reason: 'execute_cmd needs a non-empty "cmd"', rule: 'args.invalid' };
+    return { kind: 'deny', reason: `${input.call.tool} needs a non-empty "cmd"`, rule: 'args.invalid' };
   }
   const question = `Execute: ${text}`;
   const shell = input.shell;

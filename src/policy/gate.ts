@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import { absolutePath, canonicalise, canonicaliser, configFile, homeDir, runeHome } from '../core/paths.ts';
 import { approvalRequest, normaliseAnswer, withGrants } from './approval.ts';
 import { appendAudit, argsDigest, auditFile, auditRecord } from './audit.ts';
-import { callGlobs, callPaths, decide, type PolicyInput } from './decide.ts';
+import { callGlobs, callPaths, decide, type PolicyInput, runsCommand } from './decide.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 import { floorPaths, globToRegExp } from './paths.ts';
 import { addAllowlistEntry } from './persist.ts';
@@ -60,8 +60,7 @@ function expandGlob(pattern: string): string[] {
 
 /** The shell analysis of an execute_cmd line; undefined for other calls, or when the parser cannot load. */
 async function analyse(call: ToolCallForPolicy, logger: Logger): Promise<ShellAnalysis | undefined> {
-  if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
-    return undefined;
+  if (!runsCommand(call) || typeof call.args.cmd !== 'string') return undefined;
   try {
     // Loaded with the first command judged: the parser and the programs' rules cost a run without one nothing.
     const { parseShell } = await import('./shell-parser.ts');

@@ -7,6 +7,7 @@ import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import type { SandboxFacts } from './decide-kit.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
+import { toolAccess } from './test-helpers.ts';
 import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
 
 export const HOME = '/home/u';
@@ -35,7 +36,7 @@ export interface DecideOptions {
 }
 
 export function decideCall(call: ToolCallForPolicy, options: DecideOptions = {}): PolicyDecision {
-  const shell = call.tool === 'execute_cmd' ? parseShell(String(call.args.cmd)) : undefined;
+  const shell = call.access?.kind === 'command' ? parseShell(String(call.args.cmd)) : undefined;
   const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
   const globs = Object.fromEntries(callGlobs(call, CWD, HOME, shell).map((pattern) => [pattern, []]));
   return decide({
@@ -56,6 +57,7 @@ export const cmd = (text: string): ToolCallForPolicy => ({
   tool: 'execute_cmd',
   args: { cmd: text },
   source: 'builtin',
+  access: toolAccess('execute_cmd'),
 });
 
 export function decideCmd(text: string, options: DecideOptions = {}): PolicyDecision {

@@ -12,19 +12,7 @@ import { dirname, join } from 'node:path';
 import { makeDir } from '../core/make-dir.ts';
 import { cacheDir } from '../core/paths.ts';
 import { checkPrivateDir, readPrivateFile } from '../core/private-dir.ts';
-import type { KernelProbe } from './capabilities.ts';
-
-const FIELDS = [
-  'landlockAbi',
-  'seccompFilter',
-  'seccompUserNotif',
-  'currentSeccomp',
-  'noNewPrivs',
-  'userns',
-  'netns',
-  'mountns',
-  'pidns',
-] as const;
+import { type KernelProbe, PROBE_FIELDS } from './native-contract.ts';
 
 function readOr(path: string, read: (path: string) => string): string {
   try {
@@ -82,17 +70,17 @@ export function underOutsideSeccompFilter(
   return (filters !== undefined && Number(filters) > 0) || mode === '2';
 }
 
-/** A probe as stored, or undefined when any field is missing or not an integer. */
+/** A probe as stored, or undefined when any field of the record is missing or not an integer. */
 export function validProbe(value: unknown): KernelProbe | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  for (const field of FIELDS) if (!Number.isInteger(record[field])) return undefined;
-  if (record.unshareNoop !== undefined && !Number.isInteger(record.unshareNoop)) return undefined;
-  const probe = Object.fromEntries(
-    FIELDS.map((field) => [field, record[field] as number]),
-  ) as unknown as KernelProbe;
-  if (record.unshareNoop !== undefined) probe.unshareNoop = record.unshareNoop as number;
-  return probe;
+  for (const field of PROBE_FIELDS) if (!Number.isInteger(record[field])) return undefined;
+  return probeOf((field) => record[field] as number);
+}
+
+/** A probe with each field of the record from `value`. */
+export function probeOf(value: (field: keyof KernelProbe) => number): KernelProbe {
+  return Object.fromEntries(PROBE_FIELDS.map((field) => [field, value(field)])) as unknown as KernelProbe;
 }
 
 export function probeCacheFile(): string {

@@ -51,6 +51,7 @@ export const writeFileTool = defineTool<z.infer<typeof schema>>({
     'Create or replace a file with the given content (atomically). Missing parent folders are created.',
   schema,
   readOnly: false,
+  access: { kind: 'write', verb: 'Write' },
   async execute(args, context) {
     const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
     // What the person sees in the transcript; the model reads only the one-line result.

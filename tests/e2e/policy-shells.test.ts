@@ -184,7 +184,12 @@ describe.skipIf(missing.length > 0)(
       const judging = performance.now();
       const allowed: { line: string; script: string }[] = [];
       for (const line of cornerLines(LINES)) {
-        const decision = await gate.check({ tool: 'execute_cmd', args: { cmd: line }, source: 'builtin' });
+        const decision = await gate.check({
+          tool: 'execute_cmd',
+          args: { cmd: line },
+          source: 'builtin',
+          access: { kind: 'command' },
+        });
         // A gate that returns no re-write (before ADR 0034) runs the model's text.
         if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
       }
