@@ -70,18 +70,19 @@ export interface FdSys {
 }
 
 const S_IFMT = 0o170000;
-const KINDS: Record<number, Kind> = {
-  16807: 'file',
-  9604: 'dir',
-  21609: 'symlink',
-  2401: 'fifo',
-  26411: 'socket',
-  4802: 'char-device',
-  14406: 'block-device',
-};
+// File types of st_mode (a Map: biome's fixer rewrites octal object keys into wrong decimals).
+const KINDS = new Map<number, Kind>([
+  [0o100000, 'file'],
+  [0o040000, 'dir'],
+  [0o120000, 'symlink'],
+  [0o010000, 'fifo'],
+  [0o140000, 'socket'],
+  [0o020000, 'char-device'],
+  [0o060000, 'block-device'],
+]);
 
 export function kindOf(mode: number): Kind {
-  return KINDS[mode & S_IFMT] ?? 'unknown';
+  return KINDS.get(mode & S_IFMT) ?? 'unknown';
 }
 
 const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, value]) => [value, name]));
