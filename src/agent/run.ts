@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
+import { Grants } from '../core/fd/index.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
@@ -81,6 +82,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     const error = toRuneError(thrown);
     options.logger.debug('agent.run_error', { code: error.code, message: error.message });
     return await run.finish('Error', '', error);
+  } finally {
+    run.grants.close();
   }
 }
 
@@ -97,6 +100,8 @@ class RunState {
   usage: Usage = { ...ZERO_USAGE };
   steps = 0;
   readonly toolCalls: ToolCallRecord[] = [];
+  /** The run's grants, pinned before its first tool call (src/core/fd/grants.ts). */
+  readonly grants = new Grants();
   unknownSkills: string[] = [];
   private readonly traceEvents: AgentEvent[] = [];
 
@@ -265,8 +270,11 @@ function lazyToolEnv(
         ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
       ],
       protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
+      grants: run.grants,
       signal: run.signal,
     };
+    // Resolved once, now: a call that later moves a granted folder is refused, never followed.
+    run.grants.pinAll([...context.readOnlyPaths, ...context.readWritePaths]);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {

@@ -99,7 +99,9 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       rule: 'policy_error',
     };
   }
-  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision });
+  // The judged paths are for the tool, not for the event (whose shape readers rely on).
+  const shown = decision.kind === 'allow' ? { kind: decision.kind, rule: decision.rule } : decision;
+  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision: shown });
   if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
   const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
   return {
@@ -108,6 +110,11 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
     decision,
     preset: { content: `blocked by policy (${decision.rule}): ${reason}`, isError: true },
   };
+}
+
+/** The file tools open the canonical paths the gate judged, not whatever the names lead to now. */
+function judgedContext(decision: PolicyDecision, context: ToolContext): ToolContext {
+  return decision.kind === 'allow' && decision.paths ? { ...context, judged: decision.paths } : context;
 }
 
 async function perform(
@@ -119,7 +126,7 @@ async function perform(
     planned.preset ??
     (env.context.signal.aborted
       ? { content: 'error: cancelled before it started', isError: true }
-      : await executeTool(planned.tool!, planned.args!, env.context));
+      : await executeTool(planned.tool!, planned.args!, judgedContext(planned.decision, env.context)));
   // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
   // whenever it likes) may have planted git settings under a writable root; a sandboxed command
   // had its own check (its result carries layers). src/sandbox/git.ts.

@@ -165,6 +165,8 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           ...(shell ? { shell } : {}),
         });
         if (decision.kind === 'ask') decision = await resolveAsk(call, decision);
+        if (decision.kind === 'allow' && Object.keys(canonical).length > 0)
+          decision = { ...decision, paths: canonical };
       } catch (error) {
         decision = {
           kind: 'deny',

@@ -33,7 +33,12 @@ export interface AllowlistSuggestion {
 }
 
 export type PolicyDecision =
-  | { kind: 'allow'; rule: string }
+  | {
+      kind: 'allow';
+      rule: string;
+      /** Lexical absolute path → the canonical path it was judged by: the file tools open that one. */
+      paths?: Readonly<Record<string, string>>;
+    }
   | { kind: 'deny'; reason: string; rule: string }
   | {
       kind: 'ask';

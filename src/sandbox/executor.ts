@@ -195,8 +195,8 @@ async function runCall(ctx: ExecutorContext, request: SandboxRequest): Promise<S
   const { code, signal, timedOut, cancelled, spawnError } = await waitForCall(child, request);
   killGroup(child.pid);
   ctx.pool?.release(prepared.cgroupDirs);
-  const reverted = ctx.gitAfter(prepared) + absentAfter(ctx.logger, prepared);
-  removeCallTmp(prepared);
+  const reverted =
+    ctx.gitAfter(prepared) + absentAfter(ctx.logger, prepared) + removeCallTmp(prepared, ctx.logger);
   const merged = mergeLayers(prepared, await reportText);
   if (merged.setupError && code === 125) {
     throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -240,7 +240,7 @@ function spawnCall(ctx: ExecutorContext, request: CallRequest): SandboxedProcess
       if (writes) ctx.writers.delete(prepared);
       ctx.gitAfter(prepared);
       absentAfter(ctx.logger, prepared);
-      removeCallTmp(prepared);
+      removeCallTmp(prepared, ctx.logger);
       void reported.then(() => done({ exitCode, signal }));
     });
   });

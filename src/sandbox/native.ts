@@ -1,17 +1,11 @@
 // The sandbox's native addon (native/, C + N-API), loaded from the binary's embedded copy.
-import { join } from 'node:path';
-import { loadNative } from '../core/native.ts';
+import { runeAddon } from '../core/native.ts';
 import type { KernelProbe } from './capabilities.ts';
 
 export interface RuneNative {
   probe(): KernelProbe;
 }
 
-export const NATIVE_ASSET = 'native/rune_native.node';
-
 export function runeNative(): RuneNative {
-  return loadNative<RuneNative>(
-    NATIVE_ASSET,
-    join(process.cwd(), 'native', 'build', 'Release', 'rune_native.node'),
-  );
+  return runeAddon<RuneNative>();
 }

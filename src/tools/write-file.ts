@@ -1,10 +1,9 @@
-// write_file: replaces a file atomically (a temporary file in the same folder, then rename), so a
-// reader never sees half a file and a failed write leaves the old one intact.
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+// write_file: replaces a file atomically (a temporary file in the same folder, fsynced, then renamed
+// over it inside that folder, opened through no link), so a reader never sees half a file, a failed
+// write leaves the old one intact, and a link or FIFO at the path is refused, never written through.
 import { z } from 'zod/v4';
-import { resolveToolPath } from './paths.ts';
+import { replaceFile } from '../core/fd/index.ts';
+import { toolFsError, toolTarget } from './target.ts';
 import { defineTool, ToolError } from './types.ts';
 
 const schema = z.strictObject({
@@ -19,22 +18,19 @@ export const writeFileTool = defineTool<z.infer<typeof schema>>({
   schema,
   readOnly: false,
   async execute(args, context) {
-    const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
-    const existing = await stat(path).catch(() => undefined);
-    if (existing?.isDirectory()) throw new ToolError(`${path} is a directory`);
-    const dir = dirname(path);
-    await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError(`cannot create folder ${dir}: ${error.code ?? error.message}`);
-    });
-    const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const { root, rel, shown: path } = toolTarget(args.path, context);
+    let existing: ReturnType<typeof root.stat>;
     try {
-      await writeFile(tmp, args.content, { encoding: 'utf8', flag: 'wx', mode: 0o644 });
-      // Keep the permissions of the file being replaced (an executable script stays executable).
-      if (existing) await chmod(tmp, existing.mode & 0o7777);
-      await rename(tmp, path);
+      existing = root.stat(rel);
     } catch (error) {
-      await unlink(tmp).catch(() => {});
-      throw new ToolError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      throw toolFsError('write', path, error);
+    }
+    if (existing?.kind === 'dir') throw new ToolError(`${path} is a directory`);
+    try {
+      // The permissions of the file replaced are kept (an executable script stays executable).
+      replaceFile(root, rel, args.content, { parents: true });
+    } catch (error) {
+      throw toolFsError('write', path, error);
     }
     const bytes = Buffer.byteLength(args.content, 'utf8');
     return { content: `wrote ${bytes} bytes to ${path}` };
