@@ -104,7 +104,7 @@ static napi_value fd_renameat(napi_env env, napi_callback_info info) {
   return int_result(env, rune_fd_renameat(i[0], s[0], i[1], s[1], (unsigned)i[2]));
 }
 
-/* fdStatat(dirfd, name) → [mode, nlink, uid, gid, dev, ino, size, mtimeMs] | -errno; "" = dirfd */
+/* fdStatat(dirfd, name) → [mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs] | -errno; "" = dirfd */
 static napi_value fd_statat(napi_env env, napi_callback_info info) {
   int32_t i[1];
   char s[1][NAME_MAX_BYTES];
@@ -112,11 +112,11 @@ static napi_value fd_statat(napi_env env, napi_callback_info info) {
   struct rune_fd_stat st;
   int rc = rune_fd_statat(i[0], s[0], &st);
   if (rc < 0) return int_result(env, rc);
-  double values[8] = {st.mode, st.nlink, st.uid, st.gid, (double)st.dev, (double)st.ino, (double)st.size,
-                      (double)st.mtime_ns / 1e6};
+  double values[9] = {st.mode,        st.nlink, st.uid, st.gid, (double)st.dev, (double)st.ino, (double)st.size,
+                      (double)st.mtime_ns / 1e6, (double)st.ctime_ns / 1e6};
   napi_value result, item;
-  CHECK(napi_create_array_with_length(env, 8, &result));
-  for (uint32_t k = 0; k < 8; k++) {
+  CHECK(napi_create_array_with_length(env, 9, &result));
+  for (uint32_t k = 0; k < 9; k++) {
     CHECK(napi_create_double(env, values[k], &item));
     CHECK(napi_set_element(env, result, k, item));
   }

@@ -181,5 +181,6 @@ int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out) {
   out->ino = st.st_ino;
   out->size = (uint64_t)st.st_size;
   out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  out->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
   return 0;
 }

@@ -31,7 +31,7 @@ int rune_fd_renameat(int olddir, const char *oldname, int newdir, const char *ne
 struct rune_fd_stat {
   uint32_t mode, nlink, uid, gid;
   uint64_t dev, ino, size;
-  int64_t mtime_ns;
+  int64_t mtime_ns, ctime_ns;
 };
 
 /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW); an empty name stats dirfd itself. */

@@ -47,6 +47,7 @@ export interface Entry {
   ino: number;
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
 }
 
 export interface Listed {
@@ -152,8 +153,8 @@ function nativeSys(n: NativeFd): FdSys {
     statAt(dirFd, name) {
       const st = n.fdStatat(dirFd, name);
       if (typeof st === 'number') throw errnoError(st, `stat ${name}`);
-      const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0] = st;
-      return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs };
+      const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = st;
+      return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs };
     },
     list(dirFd) {
       const listed = n.listFd(dirFd);
@@ -168,8 +169,8 @@ function nativeSys(n: NativeFd): FdSys {
 const at = (fd: number, name: string) => `/proc/self/fd/${fd}/${name}`;
 
 function entryOf(st: Stats): Entry {
-  const { mode, nlink, uid, gid, dev, ino, size, mtimeMs } = st;
-  return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs };
+  const { mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs } = st;
+  return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs };
 }
 
 /** The /proc path form: the magic link leads exactly to the open folder, the name is one component. */
