@@ -153,7 +153,8 @@ function nativeSys(n: NativeFd): FdSys {
     statAt(dirFd, name) {
       const st = n.fdStatat(dirFd, name);
       if (typeof st === 'number') throw errnoError(st, `stat ${name}`);
-      const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = st;
+      const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] =
+        st;
       return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs };
     },
     list(dirFd) {
