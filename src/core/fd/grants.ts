@@ -100,7 +100,14 @@ export class Grants {
     if (real !== pin.real) throw replaced(pin, `it now leads to ${real}`);
     const now = identify(real, false);
     if (!now) throw replaced(pin, 'it is gone');
-    if (now.id.dev !== pin.id?.dev || now.id.ino !== pin.id.ino)
+    // A granted file may be a new file by the same name (an approved `> proof.txt` is made before
+    // each call and removed when unused, src/agent/granted-files.ts): no link, no folder, so nothing
+    // leads elsewhere. A folder must be the very one pinned.
+    if (pin.id?.kind === 'file' && now.id.kind === 'file') {
+      pin.id = now.id;
+      return;
+    }
+    if (now.id.dev !== pin.id?.dev || now.id.ino !== pin.id.ino || now.id.kind !== pin.id.kind)
       throw replaced(pin, `another ${now.id.kind === 'dir' ? 'folder' : now.id.kind} is there now`);
   }
 
