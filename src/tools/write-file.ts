@@ -1,8 +1,11 @@
 // write_file: replaces a file atomically (a temporary file in the same folder, fsynced, then renamed
 // over it inside that folder, opened through no link), so a reader never sees half a file, a failed
 // write leaves the old one intact, and a link or FIFO at the path is refused, never written through.
+
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod/v4';
-import { replaceFile } from '../core/fd/index.ts';
+import { Root, replaceFile } from '../core/fd/index.ts';
+import { canonicalise } from '../core/paths.ts';
 import { type ToolTarget, toolFsError, toolTarget } from './target.ts';
 import { defineTool, type ToolContext, ToolError } from './types.ts';
 import { unifiedDiff } from './unified-diff.ts';
@@ -33,7 +36,11 @@ function currentText({ root, rel }: Pick<ToolTarget, 'root' | 'rel'>): string | 
 function diffOf(args: { path: string; content: string }, context: ToolContext, maxBytes?: number) {
   let before: string | undefined;
   try {
-    before = currentText(toolTarget(args.path, context));
+    const target = toolTarget(args.path, context);
+    // A link at the name gives no diff: the person is shown what the name holds, never a target's
+    // text (a preview comes before the policy has judged where the link leads).
+    const atName = join(canonicalise(dirname(target.shown)), basename(target.shown));
+    before = Root.system().stat(atName.slice(1))?.kind === 'symlink' ? undefined : currentText(target);
   } catch {
     before = undefined;
   }
