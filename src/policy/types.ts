@@ -77,6 +77,8 @@ export type PolicyDecision =
        * the command line as rune judged it, written so every shell reads it one way.
        */
       args?: Record<string, unknown>;
+      /** Lexical absolute path → the canonical path it was judged by: the file tools open that one. */
+      paths?: Readonly<Record<string, string>>;
       /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
       grants?: readonly Grant[];
     }
