@@ -1,7 +1,7 @@
 // Cost of one policy decision inside a running rune: a read_file check (canonicalisation + audit
 // line) is the baseline; execute_cmd adds the shell parse, the programs' rules and a path check per
 // word. Then single decisions of long lines, each the longest a run loop waits on one call (ADR
-// 0034 bounds a line to 32 KiB and 512 paths), and the first decision of a fresh
+// 0037 bounds a line to 32 KiB and 512 paths), and the first decision of a fresh
 // process (it loads the parser). Medians of interleaved runs, as ratios.
 //   node bench/policy.mjs [--rounds 2000] [--before CHECKOUT]
 // --before runs the same cases on another checkout (its src/ and node_modules/, e.g. a worktree of
@@ -50,7 +50,7 @@ function bundle(root, name) {
   const require = createRequire(join(root, 'package.json'));
   const assets = join(work, `${name}-assets`);
   const alias = {};
-  // A checkout from before ADR 0034 parses with tree-sitter: its wasm files where readAsset() looks.
+  // A checkout from before ADR 0037 parses with tree-sitter: its wasm files where readAsset() looks.
   if (existsSync(join(root, 'node_modules/web-tree-sitter'))) {
     mkdirSync(join(assets, 'wasm'), { recursive: true });
     copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), join(assets, 'wasm/tree-sitter.wasm'));

@@ -224,7 +224,7 @@ async function collectAssets(nativeAddon) {
   copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
   copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
   copyFileSync(buildSandboxHelper(), join(assetDir, 'native/rune-sandbox'));
-  // The shell parser's wasm of earlier builds (ADR 0009, replaced by ADR 0034) must not ride along.
+  // The shell parser's wasm of earlier builds (ADR 0009, replaced by ADR 0037) must not ride along.
   rmSync(join(assetDir, 'wasm'), { recursive: true, force: true });
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
   if (existsSync(join(root, 'web/src'))) await buildBrowserBundle();

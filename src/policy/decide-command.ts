@@ -1,4 +1,4 @@
-// The decision on one execute_cmd line (docs/adr/0034-run-what-was-judged.md). Every path the
+// The decision on one execute_cmd line (docs/adr/0037-run-what-was-judged.md). Every path the
 // line names is held to the floor and denied_paths; constructs rune does not model block it; each
 // command is judged from the folders it runs in: what its program's rules say it writes must be
 // writable (or the sandbox's private /tmp), what it reads recursively must not hold a secret, and

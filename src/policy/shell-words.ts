@@ -1,4 +1,4 @@
-// One shell word of the subset rune judges (docs/adr/0034-run-what-was-judged.md): its value after
+// One shell word of the subset rune judges (docs/adr/0037-run-what-was-judged.md): its value after
 // quote removal, whether an unquoted glob makes the shell expand it, and the text rune runs for it.
 // Every character the shell would not expand is single-quoted in that text, so dash, bash and
 // busybox ash can read it only one way. Pure.

@@ -1,4 +1,4 @@
-// The shell subset rune judges (docs/adr/0034-run-what-was-judged.md), parsed as POSIX sh parses
+// The shell subset rune judges (docs/adr/0037-run-what-was-judged.md), parsed as POSIX sh parses
 // it: simple commands of literal words joined by `|`, `&&`, `||`, `;` and newlines, with file
 // redirections and descriptor duplications. Anything else — expansions, substitutions, compound
 // commands, here documents, background jobs, bash-only syntax — is a hazard that ends the parse,

@@ -190,7 +190,7 @@ describe.skipIf(missing.length > 0)(
           source: 'builtin',
           access: { kind: 'command' },
         });
-        // A gate that returns no re-write (before ADR 0034) runs the model's text.
+        // A gate that returns no re-write (before ADR 0037) runs the model's text.
         if (decision.kind === 'allow') allowed.push({ line, script: String(decision.args?.cmd ?? line) });
       }
       console.log(`judged in ${Math.round(performance.now() - judging)} ms`);

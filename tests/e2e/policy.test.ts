@@ -1,5 +1,5 @@
 // The policy through the built binary: the shell parser and the programs' rules load from the lazy
-// chunk and an allowed command runs as rune re-wrote it (docs/adr/0034-run-what-was-judged.md), pipe mode never hangs on a call that needs confirmation (the model is told), the audit log and
+// chunk and an allowed command runs as rune re-wrote it (docs/adr/0037-run-what-was-judged.md), pipe mode never hangs on a call that needs confirmation (the model is told), the audit log and
 // `rune audit`, config refusal of `*.com`, and a project config that can only narrow.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
