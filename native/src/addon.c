@@ -8,6 +8,7 @@
 
 #include "addon_fd.h"
 #include "fdwalk.h"
+#include "fdwatch.h"
 #include "probe.h"
 #include "thread_landlock.h"
 
@@ -229,6 +230,7 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "closeFd", fn));
   CHECK(rune_fd_register(env, exports));
+  CHECK(rune_watch_register(env, exports));
   return exports;
 }
 

@@ -1,0 +1,298 @@
+// The checkpoints of one session as the run loop sees them: before a call that can write, what it
+// could change is brought up to date (a folder's first look stores its files; changes someone else
+// made since are recorded as such), and after it, what it changed is recorded against the call and
+// its turn. Nothing here fails a tool call: a checkpoint that cannot be kept whole says so.
+import type { RuneConfig } from '../../config/schema.ts';
+import { Root } from '../../core/fd/index.ts';
+import { Watcher } from '../../core/fd/watch.ts';
+import type { Logger } from '../../core/logger.ts';
+import { isUnder } from '../../core/paths.ts';
+import type { ProtectedPaths } from '../../policy/types.ts';
+import type { ChatMessage } from '../../providers/types.ts';
+import { folderOps } from '../../tools/walk/folder-ops.ts';
+import { rulesAbove } from '../../tools/walk/walk.ts';
+import { Budget } from './budget.ts';
+import { type Capture, captureAt, stampOf } from './capture.ts';
+import { TrackFilter } from './filter.ts';
+import { CheckpointStore, sha256Hex } from './store.ts';
+import { FolderTracker } from './tracker.ts';
+import { type Change, type Held, sameState } from './types.ts';
+
+const MIB = 1024 * 1024;
+
+/** What one call could change: folders (a command's writable grants) and single files. */
+export interface CallScope {
+  roots: string[];
+  files: string[];
+}
+
+export interface CallCheckpoint {
+  /** Paths the call changed. */
+  changed: number;
+  /** What could not be kept, one line each. */
+  partial: string[];
+}
+
+export interface CheckpointsOptions {
+  env: NodeJS.ProcessEnv;
+  sessionId: string;
+  cwd: string;
+  config: RuneConfig;
+  logger: Logger;
+  /** false: no inotify, folders are scanned at every call (tests of that path). */
+  watch?: boolean;
+}
+
+/** The digest of a conversation's first `count` messages (an undo checks the prefix is still there). */
+export function messagesDigest(messages: readonly ChatMessage[], count = messages.length): string {
+  return sha256Hex(Buffer.from(JSON.stringify(messages.slice(0, count)), 'utf8'));
+}
+
+export class Checkpoints {
+  readonly sessionId: string;
+  readonly store: CheckpointStore;
+  readonly #o: CheckpointsOptions;
+  readonly #capture: Capture;
+  readonly #budget: Budget;
+  readonly #trackers = new Map<string, FolderTracker>();
+  /** Single files (a file tool's, or a writable file grant) no tracked folder covers. */
+  readonly #files = new Map<string, { held: Held | null; stamp: string }>();
+  readonly #watcher: Watcher | undefined;
+  #protected: ProtectedPaths | undefined;
+  #turn = 0;
+  #call: { id: string; scope: CallScope; partial: string[] } | undefined;
+  /** Problems already told (each once). */
+  readonly #told = new Set<string>();
+
+  constructor(options: CheckpointsOptions) {
+    this.#o = options;
+    this.sessionId = options.sessionId;
+    const { max_mb, max_file_mb } = options.config.checkpoints;
+    this.#budget = new Budget(options.env, options.sessionId, max_mb * MIB);
+    this.store = CheckpointStore.open(options.env, options.sessionId, { create: true, limits: this.#budget });
+    this.#capture = { store: this.store, maxFileBytes: max_file_mb * MIB };
+    const watcher = options.watch === false ? 'inotify switched off' : Watcher.open();
+    if (typeof watcher === 'string') {
+      options.logger.debug('agent.checkpoint_no_watch', {
+        message: `${watcher}; folders are scanned at each call`,
+      });
+    } else this.#watcher = watcher;
+    if (this.store.records.length === 0)
+      this.store.append({
+        t: 'session',
+        v: 1,
+        id: options.sessionId,
+        cwd: options.cwd,
+        at: new Date().toISOString(),
+      });
+    for (const record of this.store.records)
+      if (record.t === 'turn') this.#turn = Math.max(this.#turn, record.n);
+  }
+
+  /** The number the next turn gets. */
+  get nextTurn(): number {
+    return this.#turn + 1;
+  }
+
+  /** A turn begins: `messages` is the conversation before its prompt. */
+  beginTurn(prompt: string, messages: readonly ChatMessage[]): number {
+    this.#turn += 1;
+    this.store.append({
+      t: 'turn',
+      n: this.#turn,
+      at: new Date().toISOString(),
+      prompt: prompt.replace(/\s+/g, ' ').trim().slice(0, 80),
+      messages: messages.length,
+      digest: messagesDigest(messages),
+    });
+    return this.#turn;
+  }
+
+  /** Everything recorded is on disk once this resolves. */
+  endTurn(): Promise<void> {
+    return this.store.flush().catch((error) => {
+      this.#tell(`checkpoints could not be written to disk: ${(error as Error).message}`);
+    });
+  }
+
+  /** Before a call that can write: what it could change, as it is now. */
+  before(id: string, tool: string, scope: CallScope, protectedPaths: ProtectedPaths): void {
+    this.#protected ??= protectedPaths;
+    const partial: string[] = [];
+    this.#call = { id, scope, partial };
+    try {
+      if (this.#turn === 0) this.beginTurn('', []);
+      const seen = this.#look(partial);
+      for (const root of scope.roots) if (!this.#trackers.has(root)) this.#track(root, partial);
+      for (const file of scope.files) {
+        const change = this.#lookFile(file, partial);
+        if (change) seen.push(change);
+      }
+      if (seen.length > 0) this.store.append({ t: 'seen', c: unique(seen) });
+      this.store.append({ t: 'call', n: this.#turn, id, tool, roots: scope.roots, files: scope.files });
+    } catch (error) {
+      partial.push(`the checkpoint failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** After the call: what it changed, recorded against it. */
+  after(id: string): CallCheckpoint {
+    const call = this.#call?.id === id ? this.#call : undefined;
+    this.#call = undefined;
+    const partial = call?.partial ?? [];
+    let changes: Change[] = [];
+    try {
+      changes = this.#look(partial);
+      for (const file of call?.scope.files ?? []) {
+        const change = this.#lookFile(file, partial);
+        if (change) changes.push(change);
+      }
+      for (const change of changes) {
+        const lost = lostContent(change);
+        if (lost) partial.push(lost);
+      }
+      changes = unique(changes);
+      if (changes.length > 0) this.store.append({ t: 'change', id, c: changes });
+      this.store.append({ t: 'done', id, ...(partial.length > 0 ? { partial } : {}) });
+    } catch (error) {
+      partial.push(`the checkpoint failed: ${(error as Error).message}`);
+    }
+    // Durable in the background: the model's next request takes far longer than a flush.
+    void this.store.flush().catch(() => undefined);
+    for (const line of partial) this.#tell(line);
+    return { changed: changes.length, partial };
+  }
+
+  /** Changes in every tracked folder since the last look. */
+  #look(partial: string[]): Change[] {
+    const out: Change[] = [];
+    for (const tracker of this.#trackers.values()) {
+      try {
+        tracker.root.verify();
+        out.push(...tracker.changes());
+      } catch (error) {
+        partial.push(`${tracker.path}: ${(error as Error).message}`);
+      }
+      partial.push(...tracker.problems.splice(0));
+    }
+    return out;
+  }
+
+  /** Starts tracking the folder `root` (a real path): its first look. */
+  #track(root: string, partial: string[]): void {
+    const filter = new TrackFilter(root, this.#protected!);
+    const refused = filter.folderRefusal();
+    if (refused) {
+      partial.push(`${root} is not checkpointed: it is inside ${refused}`);
+      return;
+    }
+    let opened: Root;
+    try {
+      opened = Root.open(root);
+    } catch (error) {
+      // A granted folder that does not exist (yet) holds nothing to keep.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        partial.push(`${root} is not checkpointed: ${(error as Error).message}`);
+      return;
+    }
+    const tracker = new FolderTracker({
+      root: opened,
+      filter,
+      rules: rulesAbove(root, filter.guard, folderOps()),
+      capture: this.#capture,
+      watcher: this.#watcher,
+    });
+    const entries = tracker.baseline();
+    // A folder inside another tracked one is tracked by both; each change is then recorded once.
+    this.#trackers.set(root, tracker);
+    for (let at = 0; at < entries.length; at += 2000)
+      this.store.append({ t: 'base', r: root, e: entries.slice(at, at + 2000) });
+    this.store.append({ t: 'based', r: root });
+    partial.push(...tracker.problems.splice(0));
+  }
+
+  /** A single file: its change since the last look, unless a tracked folder covers it. */
+  #lookFile(path: string, partial: string[]): Change | undefined {
+    for (const tracker of this.#trackers.values()) {
+      if (
+        isUnder(path, tracker.path) &&
+        path !== tracker.path &&
+        tracker.covers(path.slice(tracker.path.length + 1))
+      )
+        return undefined;
+    }
+    const slash = path.lastIndexOf('/');
+    const parent = path.slice(0, slash) || '/';
+    const name = path.slice(slash + 1);
+    let dir: Root;
+    try {
+      dir = Root.open(parent);
+    } catch {
+      return this.#fileChange(path, parent, null, 'absent');
+    }
+    try {
+      const entry = dir.stat(name);
+      const refused = new TrackFilter(parent, this.#protected!).fileRefusal(path, entry);
+      if (refused) {
+        partial.push(`${path} is not checkpointed: ${refused}`);
+        return undefined;
+      }
+      if (!entry) return this.#fileChange(path, parent, null, 'absent');
+      const stamp = stampOf(entry);
+      const known = this.#files.get(path);
+      if (known && known.stamp === stamp) return undefined;
+      return this.#fileChange(path, parent, captureAt(dir.sys, dir.fd, name, entry, this.#capture), stamp);
+    } finally {
+      dir.close();
+    }
+  }
+
+  #fileChange(path: string, parent: string, now: Held | null, stamp: string): Change | undefined {
+    const known = this.#files.get(path);
+    this.#files.set(path, { held: now, stamp });
+    if (!known) {
+      // First sight: not a change, but what the file held is where an undo goes back to.
+      if (now) this.store.append({ t: 'base', r: parent, e: [[path.slice(parent.length + 1), now]] });
+      return undefined;
+    }
+    if (sameState(known.held, now)) return undefined;
+    return { p: path, r: parent, was: known.held, now };
+  }
+
+  #tell(line: string): void {
+    if (this.#told.has(line)) return;
+    this.#told.add(line);
+    this.#o.logger.warn('agent.checkpoint_partial', { message: line });
+  }
+
+  async close(): Promise<void> {
+    this.#watcher?.close();
+    for (const tracker of this.#trackers.values()) tracker.root.close();
+    await this.store.close();
+  }
+}
+
+/** One change per path: the first state before, the last after (nested grants see a change twice). */
+function unique(changes: Change[]): Change[] {
+  const byPath = new Map<string, Change>();
+  for (const change of changes) {
+    const known = byPath.get(change.p);
+    byPath.set(change.p, known ? { ...known, now: change.now } : change);
+  }
+  return [...byPath.values()].filter((change) => !sameState(change.was, change.now));
+}
+
+/** A change whose content the store could not keep, in words; undefined when it was kept. */
+function lostContent(change: Change): string | undefined {
+  for (const held of [change.was, change.now]) {
+    if (held?.k !== 'f' || held.x === undefined) continue;
+    const why =
+      held.x === 'large'
+        ? 'it is larger than checkpoints.max_file_mb'
+        : held.x === 'full'
+          ? 'the checkpoint store is full (checkpoints.max_mb)'
+          : 'it could not be read';
+    return `${change.p}: not kept whole (${why})`;
+  }
+  return undefined;
+}
