@@ -7,7 +7,8 @@ import type { ToolCall } from '../providers/types.ts';
 import { skippedLayersNote } from '../sandbox/summary.ts';
 import { executeTool, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
-import type { AgentEvent, ToolCallRecord } from './types.ts';
+import { callScope } from './checkpoints/scope.ts';
+import type { AgentEvent, CallCheckpointer, ToolCallRecord } from './types.ts';
 
 interface PlannedCall {
   call: ToolCall;
@@ -19,6 +20,7 @@ interface PlannedCall {
 }
 
 export interface ToolRunEnv {
+  checkpoints?: CallCheckpointer;
   registry: ToolRegistry;
   offered: Set<string>;
   policy: PolicyGate;
@@ -117,16 +119,39 @@ function judgedContext(decision: PolicyDecision, context: ToolContext): ToolCont
   return decision.kind === 'allow' && decision.paths ? { ...context, judged: decision.paths } : context;
 }
 
+/** The call's checkpoint begun (when it can write and the session keeps checkpoints); done() ends it. */
+function beforeCall(
+  planned: PlannedCall,
+  env: ToolRunEnv,
+  context: ToolContext,
+): { done(): void } | undefined {
+  const checkpoints = env.checkpoints;
+  if (!checkpoints || !planned.tool) return undefined;
+  const scope = callScope(planned.tool, planned.args ?? {}, context);
+  if (!scope) return undefined;
+  const { id, name } = planned.call;
+  checkpoints.before(id, name, scope, context.protectedPaths);
+  return {
+    done() {
+      const { changed, partial } = checkpoints.after(id);
+      env.emit({ type: 'checkpoint', id, name, changed, partial });
+    },
+  };
+}
+
 async function perform(
   planned: PlannedCall,
   env: ToolRunEnv,
 ): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
   const started = performance.now();
+  const runs = !planned.preset && !env.context.signal.aborted;
+  const context = judgedContext(planned.decision, env.context);
+  const checkpoint = runs ? beforeCall(planned, env, context) : undefined;
   let output =
     planned.preset ??
     (env.context.signal.aborted
       ? { content: 'error: cancelled before it started', isError: true }
-      : await executeTool(planned.tool!, planned.args!, judgedContext(planned.decision, env.context)));
+      : await executeTool(planned.tool!, planned.args!, context));
   // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
   // whenever it likes) may have planted git settings under a writable root; a sandboxed command
   // had its own check (its result carries layers). src/sandbox/git.ts.
@@ -135,6 +160,7 @@ async function perform(
     const undone = env.context.executor.checkGit?.(env.context.readWritePaths);
     if (undone) output = { ...output, content: `${output.content}\n${undone}` };
   }
+  checkpoint?.done();
   // The model learns when its command ran with layers missing: it must not assume a confinement.
   const note = skippedLayersNote(output.layers);
   const content = redact(note ? `${output.content}\n${note}` : output.content);

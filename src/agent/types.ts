@@ -2,11 +2,18 @@
 // Concourse resource all call runAgent() with these options and read this result.
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
+import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths } from '../policy/types.ts';
 import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ExtraTool } from '../tools/types.ts';
+import type { CallCheckpoint, CallScope } from './checkpoints/recorder.ts';
+
+/** What a run tells the checkpoints of its session around each call that can write (src/agent/checkpoints/). */
+export interface CallCheckpointer {
+  before(id: string, tool: string, scope: CallScope, protectedPaths: ProtectedPaths): void;
+  after(id: string): CallCheckpoint;
+}
 
 export type StopReason = 'FinalAnswer' | 'MaxSteps' | 'TokenBudgetExhausted' | 'Error' | 'UserInterrupt';
 
@@ -36,6 +43,8 @@ export type AgentEvent =
       content: string;
       layers?: LayerReport[];
     }
+  /** What a call changed, as its checkpoint recorded it; `partial`: what could not be kept. */
+  | { type: 'checkpoint'; id: string; name: string; changed: number; partial: string[] }
   | { type: 'model_usage'; step: number; usage: Usage }
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }
   | { type: 'run_end'; status: StopReason; steps: number; usage: Usage };
@@ -78,6 +87,12 @@ export interface AgentRunOptions {
   executor?: SandboxExecutor;
   /** A registry kept across runs (an interactive session adding MCP tools); else built from extraTools. */
   tools?: ToolRegistry;
+  /**
+   * The session's checkpoints: what each call that can write changes is recorded before and after
+   * it. The caller begins and ends turns. Absent (Concourse, notes, pipe mode without
+   * --checkpoint): nothing is recorded.
+   */
+  checkpoints?: CallCheckpointer;
 }
 
 export interface AgentRunResult {

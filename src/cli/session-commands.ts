@@ -12,6 +12,7 @@ import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { floorPaths } from '../policy/paths.ts';
 import { loadSkills } from '../skills/index.ts';
+import { CHECKPOINT_COMMANDS, CHECKPOINT_HANDLERS } from './checkpoint-commands.ts';
 import { fitLine, lineWidth, paint } from './format.ts';
 import { formatPolicy } from './policy-format.ts';
 import { newPolicy, providerInfo, type SessionContext } from './session-context.ts';
@@ -27,6 +28,7 @@ export const SLASH_COMMANDS: Record<string, string> = {
   '/compact': 'summarise the conversation so far to free context',
   '/reset': 'start a new conversation',
   '/multi': 'enter a prompt of several lines, ended by a line holding only "."',
+  ...CHECKPOINT_COMMANDS,
   '/version': 'the rune version',
   '/clear': 'clear the screen',
   '/exit': 'quit (or Ctrl-C at an empty prompt, or Ctrl-D)',
@@ -195,6 +197,7 @@ const HANDLERS: Record<string, Handler> = {
   '/compact': compact,
   '/reset': reset,
   '/multi': multi,
+  ...CHECKPOINT_HANDLERS,
   '/version': ({ write }) => {
     write(`rune ${VERSION}\n`);
     return true;

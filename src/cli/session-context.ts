@@ -13,6 +13,7 @@ import type { Confirmer, PolicyGate } from '../policy/types.ts';
 import type { ChatMessage, Provider } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import type { AgentSetup } from './agent.ts';
+import type { SessionCheckpoints } from './checkpoint-session.ts';
 import { formatArguments, formatPreview, paint, type Style } from './format.ts';
 import type { Runtime } from './runtime.ts';
 import type { SessionIo, Spinner } from './session-terminal.ts';
@@ -31,6 +32,8 @@ export interface SessionState {
   controller: AbortController | undefined;
   /** The lines of a `/multi` prompt being typed. */
   multi: string[] | undefined;
+  /** What the session's calls change, for /diff, /undo and /rewind; undefined when switched off. */
+  checkpoints: SessionCheckpoints | undefined;
   policy: PolicyGate;
 }
 

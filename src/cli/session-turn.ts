@@ -81,6 +81,7 @@ export async function runTurn(session: SessionContext, prompt: string): Promise<
   const view = new TurnView(session);
   spinner.start('thinking');
   const history = state.messages;
+  const checkpoints = await state.checkpoints?.begin(state.sessionId, prompt, history);
   const result = await runAgent({
     prompt,
     config: state.config,
@@ -97,9 +98,11 @@ export async function runTurn(session: SessionContext, prompt: string): Promise<
     confirmer: session.confirmer,
     signal: state.controller.signal,
     onEvent: view.onEvent,
+    ...(checkpoints ? { checkpoints } : {}),
     ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
   });
   spinner.stop();
+  await state.checkpoints?.end();
   view.finish(result.answer);
   endTurn(session, prompt, history, result);
   // An unknown @skill was already named by the run's warning, with the folders it looked in.

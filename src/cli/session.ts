@@ -9,6 +9,7 @@ import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import type { AgentSetup } from './agent.ts';
+import { SessionCheckpoints } from './checkpoint-session.ts';
 import { paint, type Style, styleFor } from './format.ts';
 import { startRuntime } from './runtime.ts';
 import { slashCommand } from './session-commands.ts';
@@ -67,6 +68,7 @@ async function startSession(setup: AgentSetup, io: SessionIo): Promise<SessionCo
     totals: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     controller: undefined,
     multi: undefined,
+    checkpoints: SessionCheckpoints.wanted(setup, true) ? new SessionCheckpoints(setup, logger) : undefined,
   };
   const confirmer = promptConfirmer(rl, pending, spinner, style, write);
   const policy = await newPolicy(setup, pending.config, logger, confirmer, pending.sessionId);
@@ -127,7 +129,7 @@ function readPrompts(session: SessionContext): Promise<number> {
       process.off('SIGINT', onSignal);
       state.controller?.abort();
       session.spinner.stop();
-      void session.runtime.close().finally(() => resolveExit(0));
+      void Promise.all([session.runtime.close(), state.checkpoints?.close()]).finally(() => resolveExit(0));
     });
     showPrompt(session);
   });

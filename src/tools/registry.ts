@@ -14,6 +14,8 @@ export interface RegisteredTool {
   source: ToolSource;
   server?: string;
   readOnly: boolean;
+  /** Folders the tool's process may write besides the run's grants (an MCP server's). */
+  writablePaths?: readonly string[];
   /** Checks the model's arguments; the error text is what the model reads. */
   parse(raw: string): Promise<{ ok: true; args: Record<string, unknown> } | { ok: false; error: string }>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
@@ -73,6 +75,7 @@ function fromExtra(tool: ExtraTool): RegisteredTool {
     definition: tool.definition,
     source: tool.source,
     ...(tool.server === undefined ? {} : { server: tool.server }),
+    ...(tool.writablePaths ? { writablePaths: tool.writablePaths } : {}),
     readOnly: tool.readOnly ?? false,
     async parse(raw) {
       const json = parseJsonObject(raw);

@@ -88,6 +88,8 @@ export interface ExtraTool {
   source: 'builtin' | 'mcp';
   server?: string;
   readOnly?: boolean;
+  /** Folders the tool's process may write (an MCP server's allowed_paths_rw): what a checkpoint keeps. */
+  writablePaths?: readonly string[];
   execute(
     args: Record<string, unknown>,
     signal: AbortSignal,

@@ -7,6 +7,7 @@ import { Root } from '../../core/fd/index.ts';
 import { Watcher } from '../../core/fd/watch.ts';
 import type { Logger } from '../../core/logger.ts';
 import { isUnder } from '../../core/paths.ts';
+import { redactValue } from '../../core/redact.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import { folderOps } from '../../tools/walk/folder-ops.ts';
@@ -17,6 +18,7 @@ import { TrackFilter } from './filter.ts';
 import { CheckpointStore, sha256Hex } from './store.ts';
 import { FolderTracker } from './tracker.ts';
 import { type Change, type Held, sameState } from './types.ts';
+import { recoverUnfinished } from './undo.ts';
 
 const MIB = 1024 * 1024;
 
@@ -41,11 +43,21 @@ export interface CheckpointsOptions {
   logger: Logger;
   /** false: no inotify, folders are scanned at every call (tests of that path). */
   watch?: boolean;
+  /**
+   * What the store must never hold; given, a call an earlier rune was stopped in is completed when
+   * the store opens (else before the first call).
+   */
+  protectedPaths?: ProtectedPaths;
 }
 
-/** The digest of a conversation's first `count` messages (an undo checks the prefix is still there). */
+/**
+ * The digest of a conversation's first `count` messages, as stored (secrets redacted), without a
+ * leading system prompt (each run puts its own there): an undo checks the prefix is still there.
+ */
 export function messagesDigest(messages: readonly ChatMessage[], count = messages.length): string {
-  return sha256Hex(Buffer.from(JSON.stringify(messages.slice(0, count)), 'utf8'));
+  const prefix = messages.slice(0, count);
+  const shown = prefix[0]?.role === 'system' ? prefix.slice(1) : prefix;
+  return sha256Hex(Buffer.from(JSON.stringify(redactValue(shown)), 'utf8'));
 }
 
 export class Checkpoints {
@@ -87,6 +99,14 @@ export class Checkpoints {
       });
     for (const record of this.store.records)
       if (record.t === 'turn') this.#turn = Math.max(this.#turn, record.n);
+    if (options.protectedPaths) this.#recover(options.protectedPaths);
+  }
+
+  /** A call an earlier rune was stopped in (kill -9) gets its changes before this one adds turns. */
+  #recover(protectedPaths: ProtectedPaths): void {
+    this.#protected ??= protectedPaths;
+    const notes = recoverUnfinished(this.store, protectedPaths, this.#o.config.checkpoints.max_file_mb);
+    for (const note of notes) this.#tell(note);
   }
 
   /** The number the next turn gets. */
@@ -117,7 +137,7 @@ export class Checkpoints {
 
   /** Before a call that can write: what it could change, as it is now. */
   before(id: string, tool: string, scope: CallScope, protectedPaths: ProtectedPaths): void {
-    this.#protected ??= protectedPaths;
+    if (!this.#protected) this.#recover(protectedPaths);
     const partial: string[] = [];
     this.#call = { id, scope, partial };
     try {
