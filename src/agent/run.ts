@@ -9,7 +9,6 @@ import { Grants } from '../core/fd/index.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
-import { protectedPathsFor } from '../policy/gate.ts';
 import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import {
@@ -20,7 +19,6 @@ import {
   type SkillCatalog,
   skillMessage,
 } from '../skills/index.ts';
-import { toolEnvironment } from '../tools/env.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
@@ -32,6 +30,7 @@ import {
 } from './deps.ts';
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { runToolCalls, type ToolRunEnv } from './tool-calls.ts';
+import { toolContextFor } from './tool-context.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
 
@@ -251,27 +250,10 @@ function lazyToolEnv(
 ): () => Promise<ToolRunEnv> {
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
-    const { config, cwd } = options;
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const home = homeDir(options.env);
     const context: ToolContext = {
-      cwd,
-      config,
-      executor,
-      env: toolEnvironment(options.env, config.sandbox.env_passthrough),
-      readOnlyPaths: [
-        cwd,
-        ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
-        ...(options.readPaths ?? []),
-      ],
-      readWritePaths: [
-        ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
-      ],
-      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
+      ...toolContextFor(options, policy, executor, run.signal),
       grants: run.grants,
-      signal: run.signal,
     };
     // Resolved once, now: a call that later moves a granted folder is refused, never followed.
     run.grants.pinAll([...context.readOnlyPaths, ...context.readWritePaths]);

@@ -65,7 +65,7 @@ export function formatPolicy(
   return `${lines.join('\n')}\n`;
 }
 
-/** The three rules that hold for every tool process, in words (README "Sandbox" says the same). */
+/** The rules that hold for every tool process and for rune itself, in words (README "Sandbox" says the same). */
 export function sandboxRules(config: RuneConfig): string[] {
   const domains = config.policy.allowed_domains;
   return [
@@ -78,5 +78,6 @@ export function sandboxRules(config: RuneConfig): string[] {
     ...domains.map((entry) => `    ${describeTarget(entry)}`),
     '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+    "  rune itself  outside the sandbox rune touches a path a tool could have changed (writable grants, Concourse folders, a tool's argument) only by descriptor from a folder it holds: never through a symbolic link, never blocking on a FIFO, only regular files and folders; grants are resolved once per run, and one a call replaced (a link or another folder in its place) is refused, never followed; a link, FIFO, socket or device left where git reads a file is moved aside and reported",
   ];
 }

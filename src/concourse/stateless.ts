@@ -1,10 +1,10 @@
 // The stateless way (the original program's): versions are digests of answers. check runs
 // source.prompt, in re-runs it and reports whether the digest still matches, out runs the put's prompt.
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { RuneError } from '../core/errors.ts';
+import type { Root } from '../core/fd/index.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { holdFolder, removeScratch, writeInto } from './files.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
 import type { InParams, Source, Version } from './schema.ts';
 import type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
@@ -34,7 +34,7 @@ export async function check(deps: StatelessDeps, source: Source, given: Version 
     const ref = digestOf(result.answer);
     return given?.ref === ref ? [given] : [{ ref }];
   } finally {
-    rmSync(cwd, { recursive: true, force: true });
+    removeScratch(cwd);
   }
 }
 
@@ -55,9 +55,17 @@ export async function get(
     );
   }
   requireDestination(dest);
-  const result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
-  const ref = digestOf(result.answer);
-  writeAnswer(dest, { prompt, result, ref, timestamp: deps.now() });
+  // Held before the agent works in it: the answer goes where the destination was, or nowhere.
+  const folder = holdFolder('in', dest, 'the destination');
+  let result: Awaited<ReturnType<typeof runPrompt>>;
+  let ref: string;
+  try {
+    result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
+    ref = digestOf(result.answer);
+    writeAnswer(folder, { prompt, result, ref, timestamp: deps.now() });
+  } finally {
+    folder.close();
+  }
   const matched = version.ref === ref;
   if (!matched) {
     deps.log(`rune: the answer changed since ${version.ref ?? 'this version'}; it is now ${ref}`);
@@ -83,9 +91,9 @@ export interface Answer {
   timestamp: Date;
 }
 
-/** response.txt holds the answer byte for byte; payload.json the run around it. */
-export function writeAnswer(dest: string, answer: Answer): void {
-  writeFileSync(join(dest, 'response.txt'), answer.result.answer);
+/** response.txt holds the answer byte for byte; payload.json the run around it (src/concourse/files.ts). */
+export function writeAnswer(dest: Root, answer: Answer): void {
+  writeInto('in', dest, 'response.txt', answer.result.answer);
   const payload = {
     prompt: answer.prompt,
     response: answer.result.answer,
@@ -99,5 +107,5 @@ export function writeAnswer(dest: string, answer: Answer): void {
     },
     stop_reason: answer.result.status,
   };
-  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(payload, null, 2)}\n`);
+  writeInto('in', dest, 'payload.json', `${JSON.stringify(payload, null, 2)}\n`);
 }

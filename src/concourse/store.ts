@@ -2,12 +2,11 @@
 // revision 1 holding a one-line header (the run's record) and then the answer byte for byte.
 // Versions are {run: <file id>, ref}; `in` only reads revision 1 back, so a get is deterministic.
 // With `watch`, the versions are instead the revisions of one file of the note.
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { isRuneError, RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
 import { buildUrl } from './build-url.ts';
+import { holdFolder, removeScratch, writeInto } from './files.ts';
 import { type FetchFn, type NoteFile, NotesClient } from './notes-client.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
 import type { InParams, NotesSource, Source, Version } from './schema.ts';
@@ -190,7 +189,7 @@ export async function check(
         await storeRun(deps, notes, source.prompt, result);
       }
     } finally {
-      rmSync(cwd, { recursive: true, force: true });
+      removeScratch(cwd);
     }
   } else if (!(await notes.noteExists())) {
     throw new RuneError('NOT_FOUND', `check: note "${notes.note}" does not exist on ${notesSource.url}`);
@@ -268,21 +267,26 @@ export async function get(
       `in: run ${id} in note "${notes.note}" does not match its version (${version.ref})`,
     );
   }
-  writeAnswer(dest, {
-    prompt: run.record.prompt,
-    result: {
-      answer: run.answer,
-      model: run.record.model,
-      status: run.record.stop_reason as AgentRunResult['status'],
-      usage: {
-        inputTokens: run.record.usage.input_tokens,
-        outputTokens: run.record.usage.output_tokens,
-        totalTokens: run.record.usage.total_tokens,
+  const folder = holdFolder('in', dest, 'the destination');
+  try {
+    writeAnswer(folder, {
+      prompt: run.record.prompt,
+      result: {
+        answer: run.answer,
+        model: run.record.model,
+        status: run.record.stop_reason as AgentRunResult['status'],
+        usage: {
+          inputTokens: run.record.usage.input_tokens,
+          outputTokens: run.record.usage.output_tokens,
+          totalTokens: run.record.usage.total_tokens,
+        },
       },
-    },
-    ref,
-    timestamp: new Date(run.record.timestamp),
-  });
+      ref,
+      timestamp: new Date(run.record.timestamp),
+    });
+  } finally {
+    folder.close();
+  }
   const metadata: Metadata = [
     { name: 'model', value: run.record.model },
     { name: 'stop_reason', value: run.record.stop_reason },
@@ -307,7 +311,7 @@ async function getWatched(
     );
   }
   const revision = await notes.revision(watch, number);
-  writeFileSync(join(dest, watch), revision.content);
+  const folder = holdFolder('in', dest, 'the destination');
   const payload = {
     note: notes.note,
     file: watch,
@@ -316,7 +320,12 @@ async function getWatched(
     timestamp: revision.created_at,
     ref: digestOf(revision.content),
   };
-  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(payload, null, 2)}\n`);
+  try {
+    writeInto('in', folder, watch, revision.content);
+    writeInto('in', folder, 'payload.json', `${JSON.stringify(payload, null, 2)}\n`);
+  } finally {
+    folder.close();
+  }
   return {
     version,
     metadata: [

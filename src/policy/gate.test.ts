@@ -136,6 +136,23 @@ describe('policy gate', () => {
     expect(lines[0]).not.toContain('sk-secret-value');
   });
 
+  it('audits the calling process of a call made through rune mount, and only then', async () => {
+    const { gate, env } = setup();
+    await gate.check({
+      tool: 'list_dir',
+      args: { path: '.' },
+      source: 'builtin',
+      caller: { pid: 42, sid: 40 },
+    });
+    await gate.check({ tool: 'list_dir', args: { path: '.' }, source: 'builtin' });
+    const [mounted, model] = readFileSync(join(env.RUNE_HOME, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(mounted).toMatchObject({ tool: 'list_dir', decision: 'allow', caller_pid: 42, caller_sid: 40 });
+    expect(model).not.toHaveProperty('caller_pid');
+  });
+
   it('a project config that is invalid stops the gate with a clear error; a valid one narrows', async () => {
     const { project, env } = setup();
     mkdirSync(join(project, '.rune'));

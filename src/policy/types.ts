@@ -17,6 +17,14 @@ export interface ToolCallForPolicy {
    * when somebody is asked, so nothing is read for a call the policy refuses outright.
    */
   preview?: () => Promise<string | undefined>;
+  /** The process that made the call when it came through `rune mount` (its pid and session id). */
+  caller?: CallerProcess;
+}
+
+export interface CallerProcess {
+  pid: number;
+  /** The session id (getsid) of the caller: one shell's pipelines share it. */
+  sid: number;
 }
 
 /** An allowlist entry that would have covered a blocked call, offered as "always allow". */

@@ -10,18 +10,12 @@ import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { moveAsideCreated } from './absent.ts';
+import { removeCallTmp } from './call-tmp.ts';
 import { type CgroupPlan, CgroupPool, planCgroups } from './cgroups.ts';
 import { GitGuard } from './git.ts';
 import { sandboxCapabilities } from './kernel.ts';
 import { expectedLayers, mergeLayers, switchedOff } from './layers.ts';
-import {
-  type CallRequest,
-  type PrepareContext,
-  type Prepared,
-  prepareCall,
-  REPORT_FD,
-  removeCallTmp,
-} from './prepare.ts';
+import { type CallRequest, type PrepareContext, type Prepared, prepareCall, REPORT_FD } from './prepare.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
 import type {
   LayerReport,

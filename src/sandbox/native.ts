@@ -1,10 +1,12 @@
 // The sandbox's native addon (native/, C + N-API), loaded from the binary's embedded copy.
-import { runeAddon } from '../core/native.ts';
+import { RUNE_ADDON, runeAddon } from '../core/native.ts';
 import type { KernelProbe } from './capabilities.ts';
 
 export interface RuneNative {
   probe(): KernelProbe;
 }
+
+export const NATIVE_ASSET = RUNE_ADDON;
 
 export function runeNative(): RuneNative {
   return runeAddon<RuneNative>();

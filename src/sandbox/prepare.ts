@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
-import { Grants as Pins, Root, removeTree } from '../core/fd/index.ts';
+import { Grants as Pins } from '../core/fd/index.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { type Watched, watchAbsent } from './absent.ts';
@@ -77,30 +77,6 @@ export function listDir(dir: string): string[] {
   } catch {
     return [];
   }
-}
-
-/**
- * Removes the call's temporary folder by descriptor (src/core/fd): a link the command left there is
- * removed, never followed, and a folder swapped in from elsewhere or a mount is left alone. Returns
- * what was left, for the model and the person ('' when everything went).
- */
-export function removeCallTmp(prepared: Prepared, logger: Logger): string {
-  if (!prepared.tmpDir) return '';
-  let left: string[];
-  try {
-    const parent = Root.open(realPath(dirname(prepared.tmpDir)));
-    try {
-      left = removeTree(parent, basename(prepared.tmpDir));
-    } finally {
-      parent.close();
-    }
-  } catch (error) {
-    left = [`${prepared.tmpDir}: ${(error as Error).message}`];
-  }
-  if (left.length === 0) return '';
-  const message = `rune: the call's temporary folder was not removed entirely:\n${left.map((l) => `  - ${l}`).join('\n')}`;
-  logger.warn('sandbox.tmp_left', { message });
-  return `${message}\n`;
 }
 
 /** A call that runs without the helper: sandbox off, or (auto mode) no helper on this machine. */

@@ -4,7 +4,7 @@
 // The last block shows, on fixtures, that a broken example or an undocumented flag is caught.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   configSnippets,
@@ -151,6 +151,18 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
       toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
     }),
+  // Inside the sandbox (its minimal /dev) there is no /dev/fuse, as in a container not given the device.
+  15: () =>
+    code([
+      'sandbox',
+      '--allow-read',
+      dirname(requireBinary()),
+      '--',
+      requireBinary(),
+      'mount',
+      '--foreground',
+      '/tmp',
+    ]),
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };

@@ -171,6 +171,8 @@ export class Root {
     } catch (error) {
       if (code(error) === 'ENOENT' || code(error) === 'ENOTDIR') return undefined;
       throw error;
+    } finally {
+      if (dir !== this.fd) this.sys.close(dir);
     }
   }
 

@@ -5,6 +5,7 @@
 // is then its parent's plus its name, checked against the floor and denied_paths without a
 // realpath per file, and each opened object's identity (device + inode) against bind mounts and
 // hard links of protected files. Symlinks are never followed. Synchronous: it runs in a worker.
+// biome-ignore lint/style/noRestrictedImports: openSync opens '/' itself (openSlash), the root every walk path is resolved from
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { isUnder } from '../../core/paths.ts';
@@ -123,7 +124,7 @@ function exists(ops: FolderOps, dirFd: number, name: string): boolean {
 }
 
 /** Opens the absolute `path` from '/', following no link anywhere (the folder the walk judged). */
-function openFromTop(ops: FolderOps, path: string, flags: number): number {
+export function openFromTop(ops: FolderOps, path: string, flags: number): number {
   const slash = openSlash();
   try {
     return ops.openPath(slash, path === '/' ? '.' : path.slice(1), flags);
@@ -132,6 +133,7 @@ function openFromTop(ops: FolderOps, path: string, flags: number): number {
   }
 }
 
+// '/' itself is the one folder opened by name: it has no parent and cannot be a link.
 const openSlash = (): number => openSync('/', O_PATH | O_DIRECTORY);
 
 /** An ignore file of a folder above the root, read through that folder opened without following a link. */
