@@ -27,7 +27,9 @@ const [repoA, repoB, repoC, runeHome, roundsArg, editsArg] = process.argv.slice(
 const rounds = Number(roundsArg);
 const edits = Number(editsArg);
 const env = { PATH: '/usr/bin:/bin', HOME: join(runeHome, '..'), RUNE_HOME: runeHome };
-const config = withDefaults({ policy: { allowed_paths_rw: [repoA, repoB, repoC], allowed_commands: ['echo'] } });
+const config = withDefaults({
+  policy: { allowed_paths_rw: [repoA, repoB, repoC], allowed_commands: ['echo'] },
+});
 const executor = createSandboxExecutor({ config, logger: silentLogger, mode: 'auto' });
 const TARGET = 'src/m1/d1/f1.ts';
 
@@ -135,7 +137,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < edits; i++) {
     const file = join(repoB, 'src', `m${i % 20}`, `d${i}`, `f${i % 20}.ts`);
     sized.before(`e${i}`, 'execute_cmd', scopeB, b.protectedPaths);
-    writeFileSync(file, readFileSync(file, 'utf8').replace('export const x = 1;', `export const x = ${i + 2};`));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('export const x = 1;', `export const x = ${i + 2};`),
+    );
     const kept = sized.after(`e${i}`);
     if (kept.changed !== 1) throw new Error(`edit ${i}: ${JSON.stringify(kept)}`);
   }

@@ -38,7 +38,10 @@ function makeRepo(dir) {
     const folder = join(dir, 'src', `m${d % 20}`, `d${d}`);
     mkdirSync(folder, { recursive: true });
     for (let f = 0; f < 20 && made < count(); f++, made++)
-      writeFileSync(join(folder, `f${f}.ts`), `// file ${made}\n${'export const x = 1;\n'.repeat(50 + (made % 200))}`);
+      writeFileSync(
+        join(folder, `f${f}.ts`),
+        `// file ${made}\n${'export const x = 1;\n'.repeat(50 + (made % 200))}`,
+      );
   }
 }
 const count = () => files;
@@ -75,13 +78,17 @@ const out = JSON.parse(result.stdout);
 const base = median(out.samples['command, no checkpoint (baseline)']);
 for (const [name, samples] of Object.entries(out.samples)) {
   const m = median(samples);
-  const vs = name.startsWith('command +') ? `ratio ${(m / base).toFixed(3)}, added ${(m - base).toFixed(1)} ms` : '';
+  const vs = name.startsWith('command +')
+    ? `ratio ${(m / base).toFixed(3)}, added ${(m - base).toFixed(1)} ms`
+    : '';
   console.log(
     `  ${name.padEnd(56)} median ${m.toFixed(1).padStart(7)} ms  p90 ${percentile(samples, 90).toFixed(1).padStart(7)} ms  ${vs}`,
   );
 }
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-console.log(`  first look at the repository (once per session): ${out.firstLook.toFixed(0)} ms with inotify, ${out.firstLookScanning.toFixed(0)} ms without`);
+console.log(
+  `  first look at the repository (once per session): ${out.firstLook.toFixed(0)} ms with inotify, ${out.firstLookScanning.toFixed(0)} ms without`,
+);
 console.log(
   `  store: ${mib(out.sizeBaseline)} after the first look; ${mib(out.afterEdits)} after ${values.edits} edits (+${((out.afterEdits - out.sizeBaseline) / 1024).toFixed(0)} KiB)`,
 );

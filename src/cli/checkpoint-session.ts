@@ -3,8 +3,10 @@
 // turn begins and ends with it, and the conversation as it stood before each turn is kept in
 // memory for /undo. A store that cannot be opened is reported once; the session goes on without.
 import type { Checkpoints } from '../agent/checkpoints/recorder.ts';
+import { grantScope } from '../agent/checkpoints/scope.ts';
 import type { CallCheckpointer } from '../agent/types.ts';
 import type { Logger } from '../core/logger.ts';
+import { absolutePath, homeDir } from '../core/paths.ts';
 import { protectedPathsFor } from '../policy/gate.ts';
 import type { ChatMessage } from '../providers/types.ts';
 import type { AgentSetup } from './agent.ts';
@@ -44,6 +46,7 @@ export class SessionCheckpoints {
     }
     if (!this.#recorder) return undefined;
     this.turnStarts.set(this.#recorder.beginTurn(prompt, messages), messages);
+    this.#warm(this.#recorder);
     return this.#recorder;
   }
 
@@ -57,6 +60,16 @@ export class SessionCheckpoints {
     this.#recorder = undefined;
     this.turnStarts.clear();
     await recorder?.close();
+  }
+
+  /** The first look at the folders the run may write begins while the model thinks. */
+  #warm(recorder: Checkpoints): void {
+    const { config, cwd, env } = this.#setup;
+    const home = homeDir(env);
+    const granted = [...config.policy.allowed_paths_rw, ...config.policy.allowed_files_rw].map((path) =>
+      absolutePath(path, cwd, home),
+    );
+    recorder.warm(grantScope(granted).roots, protectedPathsFor(config, cwd, env));
   }
 
   async #open(sessionId: string): Promise<Checkpoints | undefined> {

@@ -124,7 +124,8 @@ function expectOriginal(cwd: string): void {
   expect(readFileSync(join(cwd, 'edited.txt'), 'utf8')).toBe('original line\n');
   expect(readFileSync(join(cwd, 'gone.txt'), 'utf8')).toBe('deleted by the command\n');
   expect(readFileSync(join(cwd, 'old.txt'), 'utf8')).toBe('renamed by the command\n');
-  for (const made of ['new.txt', 'renamed.txt', 'blob.bin']) expect(existsSync(join(cwd, made)), made).toBe(false);
+  for (const made of ['new.txt', 'renamed.txt', 'blob.bin'])
+    expect(existsSync(join(cwd, made)), made).toBe(false);
 }
 
 describe.skipIf(!hasTmux)('checkpoints in the interactive session (tmux)', () => {

@@ -13,12 +13,13 @@ import type { ChatMessage } from '../../providers/types.ts';
 import { folderOps } from '../../tools/walk/folder-ops.ts';
 import { rulesAbove } from '../../tools/walk/walk.ts';
 import { Budget } from './budget.ts';
-import { type Capture, captureAt, stampOf } from './capture.ts';
+import { type Capture, captureAt, type Stamp, sameStamp } from './capture.ts';
 import { TrackFilter } from './filter.ts';
 import { CheckpointStore, sha256Hex } from './store.ts';
 import { FolderTracker } from './tracker.ts';
 import { type Change, type Held, sameState } from './types.ts';
 import { recoverUnfinished } from './undo.ts';
+import { Warmup } from './warm.ts';
 
 const MIB = 1024 * 1024;
 
@@ -68,8 +69,9 @@ export class Checkpoints {
   readonly #budget: Budget;
   readonly #trackers = new Map<string, FolderTracker>();
   /** Single files (a file tool's, or a writable file grant) no tracked folder covers. */
-  readonly #files = new Map<string, { held: Held | null; stamp: string }>();
+  readonly #files = new Map<string, { held: Held | null; stamp: Stamp | undefined }>();
   readonly #watcher: Watcher | undefined;
+  readonly #warmup = new Warmup((root, tracker, entries) => this.#adopt(root, tracker, entries));
   #protected: ProtectedPaths | undefined;
   #turn = 0;
   #call: { id: string; scope: CallScope; partial: string[] } | undefined;
@@ -142,6 +144,7 @@ export class Checkpoints {
     this.#call = { id, scope, partial };
     try {
       if (this.#turn === 0) this.beginTurn('', []);
+      this.#warmup.finish();
       const seen = this.#look(partial);
       for (const root of scope.roots) if (!this.#trackers.has(root)) this.#track(root, partial);
       for (const file of scope.files) {
@@ -150,6 +153,8 @@ export class Checkpoints {
       }
       if (seen.length > 0) this.store.append({ t: 'seen', c: unique(seen) });
       this.store.append({ t: 'call', n: this.#turn, id, tool, roots: scope.roots, files: scope.files });
+      // Written before the call runs: a rune killed during it leaves a checkpoint that restores.
+      this.store.commit();
     } catch (error) {
       partial.push(`the checkpoint failed: ${(error as Error).message}`);
     }
@@ -174,6 +179,7 @@ export class Checkpoints {
       changes = unique(changes);
       if (changes.length > 0) this.store.append({ t: 'change', id, c: changes });
       this.store.append({ t: 'done', id, ...(partial.length > 0 ? { partial } : {}) });
+      this.store.commit();
     } catch (error) {
       partial.push(`the checkpoint failed: ${(error as Error).message}`);
     }
@@ -198,8 +204,40 @@ export class Checkpoints {
     return out;
   }
 
-  /** Starts tracking the folder `root` (a real path): its first look. */
+  /**
+   * Starts the first look of each folder in `roots` (real paths) in the background, so a call that
+   * can write it later finds it done: the folders the session's runs may write.
+   */
+  warm(roots: readonly string[], protectedPaths: ProtectedPaths): void {
+    if (!this.#protected) this.#recover(protectedPaths);
+    const partial: string[] = [];
+    for (const root of roots) {
+      if (this.#trackers.has(root) || this.#warmup.has(root)) continue;
+      const tracker = this.#newTracker(root, partial);
+      if (tracker) this.#warmup.start(root, tracker);
+    }
+    for (const line of partial) this.#tell(line);
+  }
+
+  /** Starts tracking the folder `root` (a real path): its first look, now. */
   #track(root: string, partial: string[]): void {
+    const tracker = this.#newTracker(root, partial);
+    if (tracker) this.#adopt(root, tracker, tracker.baseline());
+    partial.push(...(tracker?.problems.splice(0) ?? []));
+  }
+
+  /** A folder's first look is done: its entries are recorded, and its changes looked at from now. */
+  #adopt(root: string, tracker: FolderTracker, entries: [string, Held][]): void {
+    // A folder inside another tracked one is tracked by both; each change is then recorded once.
+    this.#trackers.set(root, tracker);
+    for (let at = 0; at < entries.length; at += 2000)
+      this.store.append({ t: 'base', r: root, e: entries.slice(at, at + 2000) });
+    this.store.append({ t: 'based', r: root });
+    this.store.commit();
+  }
+
+  /** The tracker of `root`, or undefined (with the reason in `partial`) when it cannot be tracked. */
+  #newTracker(root: string, partial: string[]): FolderTracker | undefined {
     const filter = new TrackFilter(root, this.#protected!);
     const refused = filter.folderRefusal();
     if (refused) {
@@ -215,20 +253,13 @@ export class Checkpoints {
         partial.push(`${root} is not checkpointed: ${(error as Error).message}`);
       return;
     }
-    const tracker = new FolderTracker({
+    return new FolderTracker({
       root: opened,
       filter,
       rules: rulesAbove(root, filter.guard, folderOps()),
       capture: this.#capture,
       watcher: this.#watcher,
     });
-    const entries = tracker.baseline();
-    // A folder inside another tracked one is tracked by both; each change is then recorded once.
-    this.#trackers.set(root, tracker);
-    for (let at = 0; at < entries.length; at += 2000)
-      this.store.append({ t: 'base', r: root, e: entries.slice(at, at + 2000) });
-    this.store.append({ t: 'based', r: root });
-    partial.push(...tracker.problems.splice(0));
   }
 
   /** A single file: its change since the last look, unless a tracked folder covers it. */
@@ -248,7 +279,7 @@ export class Checkpoints {
     try {
       dir = Root.open(parent);
     } catch {
-      return this.#fileChange(path, parent, null, 'absent');
+      return this.#fileChange(path, parent, null, undefined);
     }
     try {
       const entry = dir.stat(name);
@@ -257,17 +288,16 @@ export class Checkpoints {
         partial.push(`${path} is not checkpointed: ${refused}`);
         return undefined;
       }
-      if (!entry) return this.#fileChange(path, parent, null, 'absent');
-      const stamp = stampOf(entry);
+      if (!entry) return this.#fileChange(path, parent, null, undefined);
       const known = this.#files.get(path);
-      if (known && known.stamp === stamp) return undefined;
-      return this.#fileChange(path, parent, captureAt(dir.sys, dir.fd, name, entry, this.#capture), stamp);
+      if (sameStamp(known?.stamp, entry)) return undefined;
+      return this.#fileChange(path, parent, captureAt(dir.sys, dir.fd, name, entry, this.#capture), entry);
     } finally {
       dir.close();
     }
   }
 
-  #fileChange(path: string, parent: string, now: Held | null, stamp: string): Change | undefined {
+  #fileChange(path: string, parent: string, now: Held | null, stamp: Stamp | undefined): Change | undefined {
     const known = this.#files.get(path);
     this.#files.set(path, { held: now, stamp });
     if (!known) {
@@ -286,6 +316,7 @@ export class Checkpoints {
   }
 
   async close(): Promise<void> {
+    for (const tracker of this.#warmup.stop()) tracker.root.close();
     this.#watcher?.close();
     for (const tracker of this.#trackers.values()) tracker.root.close();
     await this.store.close();

@@ -31,17 +31,28 @@ export function callScope(
       ? (tool.writablePaths ?? []).map((path) => absolutePath(path, context.cwd, homeDir(context.env)))
       : context.readWritePaths;
   if (granted.length === 0) return undefined;
+  const scope = grantScope(granted, (path) =>
+    context.grants ? context.grants.pin(path) : canonicalise(path),
+  );
+  return scope.roots.length + scope.files.length > 0 ? scope : undefined;
+}
+
+/** Writable grants (absolute paths) as real folders and files; what does not exist is left out. */
+export function grantScope(
+  granted: readonly string[],
+  real: (path: string) => string = canonicalise,
+): CallScope {
   const scope: CallScope = { roots: [], files: [] };
   for (const path of new Set(granted)) {
-    let real: string;
+    let at: string;
     try {
-      real = context.grants ? context.grants.pin(path) : canonicalise(path);
+      at = real(path);
     } catch {
       continue; // replaced since it was pinned: the call itself is refused for the same reason
     }
-    const st = lstatSync(real, { throwIfNoEntry: false });
-    if (st?.isDirectory()) scope.roots.push(real);
-    else if (st?.isFile()) scope.files.push(real);
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (st?.isDirectory()) scope.roots.push(at);
+    else if (st?.isFile()) scope.files.push(at);
   }
-  return scope.roots.length + scope.files.length > 0 ? scope : undefined;
+  return scope;
 }

@@ -8,7 +8,7 @@ import { type Entry, type Root, readAll } from '../../core/fd/index.ts';
 import type { FdSys } from '../../core/fd/sys.ts';
 import { IN, type Watcher } from '../../core/fd/watch.ts';
 import type { IgnoreRules } from '../../tools/walk/ignore-rules.ts';
-import { type Capture, captureAt, stampOf } from './capture.ts';
+import { type Capture, captureAt, type Stamp, sameStamp } from './capture.ts';
 import type { TrackFilter } from './filter.ts';
 import { type Change, type Held, sameState } from './types.ts';
 
@@ -19,7 +19,8 @@ const MAX_IGNORE_FILE = 1024 * 1024;
 
 interface Tracked {
   held: Held;
-  stamp: string;
+  /** What lstat said when it was captured; undefined: look again whatever lstat says. */
+  stamp: Stamp | undefined;
 }
 
 export interface TrackerOptions {
@@ -68,8 +69,17 @@ export class FolderTracker {
 
   /** The first look: every tracked entry, its file content stored. */
   baseline(): [string, Held][] {
+    const steps = this.firstLook();
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** The first look a folder at a time (a warm-up runs it in slices while the model thinks). */
+  *firstLook(): Generator<void, [string, Held][]> {
     const seen = new Map<string, Tracked>();
-    this.#walk('', seen);
+    yield* this.#walkSteps('', seen);
     for (const [rel, tracked] of seen) this.index.set(rel, tracked);
     return [...seen].map(([rel, tracked]) => [rel, tracked.held]);
   }
@@ -211,32 +221,48 @@ export class FolderTracker {
 
   /** The index's entry when its stamp still holds, else what the entry holds now. */
   #capture(rel: string, dirFd: number, name: string, entry: Entry): Tracked {
-    const stamp = stampOf(entry);
     const old = this.index.get(rel);
-    if (old && old.stamp === stamp) return old;
-    return { held: captureAt(this.#sys, dirFd, name, entry, this.#o.capture), stamp };
+    if (old && sameStamp(old.stamp, entry)) return old;
+    return { held: captureAt(this.#sys, dirFd, name, entry, this.#o.capture), stamp: entry };
   }
 
   /** Every tracked entry below the folder `rel` (which must be tracked) into `seen`, watching each folder. */
-  #walk(rel: string, seen: Map<string, Tracked>, depth = 0): void {
-    if (depth > MAX_DEPTH) {
-      this.problems.push(`${this.root.where(rel)}: deeper than ${MAX_DEPTH} folders, not tracked`);
-      return;
+  #walk(rel: string, seen: Map<string, Tracked>): void {
+    for (const _ of this.#walkSteps(rel, seen)) {
+      // One folder per step.
     }
+  }
+
+  /** #walk one folder per step: the folder's watch first, so a change after its listing is an event. */
+  *#walkSteps(start: string, seen: Map<string, Tracked>): Generator<void> {
+    const stack: { rel: string; depth: number }[] = [{ rel: start, depth: 0 }];
+    for (let next = stack.pop(); next; next = stack.pop()) {
+      const { rel, depth } = next;
+      if (depth > MAX_DEPTH) {
+        this.problems.push(`${this.root.where(rel)}: deeper than ${MAX_DEPTH} folders, not tracked`);
+        continue;
+      }
+      for (const child of this.#folder(rel, seen)) stack.push({ rel: child, depth: depth + 1 });
+      yield;
+    }
+  }
+
+  /** The tracked entries of one folder into `seen`; its subfolders. */
+  #folder(rel: string, seen: Map<string, Tracked>): string[] {
     let fd: number;
     try {
       fd = this.root.resolveIn(rel, O_RDONLY | O_DIRECTORY);
     } catch {
-      return; // gone or swapped for a link since it was listed: its parent's look says what is there
+      return []; // gone or swapped for a link since it was listed: its parent's look says what is there
     }
     try {
       this.#watch(rel, fd);
       const listed = this.#sys.list(fd);
-      const names = new Set(listed.map((item) => item.name));
       let rules = this.#inside.get(rel);
       if (!rules) {
         const above = rel === '' ? this.#o.rules : this.#inside.get(parentOf(rel));
-        if (!above) return; // its parent is not tracked
+        if (!above) return []; // its parent is not tracked
+        const names = new Set(listed.map((item) => item.name));
         rules = above.enter(rel, names, (parts) => readSmall(this.#sys, fd, parts));
         this.#inside.set(rel, rules);
       }
@@ -253,7 +279,7 @@ export class FolderTracker {
         seen.set(child, this.#capture(child, fd, name, entry));
         if (entry.kind === 'dir') folders.push(child);
       }
-      for (const child of folders) this.#walk(child, seen, depth + 1);
+      return folders;
     } finally {
       this.#sys.close(fd);
     }

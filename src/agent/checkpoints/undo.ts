@@ -73,7 +73,7 @@ export function recoverUnfinished(
       });
       const prefix = root === '/' ? '/' : `${root}/`;
       for (const [path, { held }] of known)
-        if (path.startsWith(prefix)) tracker.index.set(path.slice(prefix.length), { held, stamp: '' });
+        if (path.startsWith(prefix)) tracker.index.set(path.slice(prefix.length), { held, stamp: undefined });
       changes.push(...tracker.changes());
       notes.push(...tracker.problems);
     } finally {
