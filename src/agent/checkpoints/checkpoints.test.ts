@@ -143,6 +143,28 @@ describe.each([
   });
 });
 
+describe('the first look in the background', () => {
+  it('is done when the call comes, and edits made meanwhile are not taken for the call\'s', async () => {
+    const ck = open();
+    ck.beginTurn('t1', []);
+    ck.warm([repo], protectedPaths());
+    writeFileSync(join(repo, 'src', 'a.txt'), 'edited while rune looked\n');
+    for (let i = 0; i < 500 && !ck.store.records.some((r) => r.t === 'based'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(ck.store.records.some((r) => r.t === 'based')).toBe(true);
+    writeFileSync(join(repo, 'src', 'deep', 'c.txt'), 'edited after the look\n');
+    ck.before('c1', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'src', 'a.txt'), 'by the command\n');
+    ck.after('c1');
+    const history = readHistory(ck.store.records);
+    expect(history.turns[0]!.calls[0]!.changes.map((c) => c.p)).toEqual([join(repo, 'src', 'a.txt')]);
+    applyUndo(ck.store, planUndoTo(history)!, new Map());
+    expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('edited while rune looked\n');
+    expect(readFileSync(join(repo, 'src', 'deep', 'c.txt'), 'utf8')).toBe('edited after the look\n');
+    await ck.close();
+  });
+});
+
 describe('conflict answers', () => {
   it('takes the checkpoint, or writes it beside theirs', async () => {
     const ck = open();
