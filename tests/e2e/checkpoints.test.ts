@@ -6,12 +6,14 @@
 import { spawn } from 'node:child_process';
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -200,12 +202,15 @@ describe('the checkpoint store', () => {
         toolCalls: [
           {
             name: 'execute_cmd',
-            arguments: { cmd: `${COMMAND} && cat .env && echo changed > ${home}/notes.txt` },
+            arguments: { cmd: `${COMMAND} && cat .env && echo changed >> key-link` },
           },
         ],
       },
       { text: 'done' },
     ]);
+    // A hard link to the key inside the project is the key; a link to ~/.ssh leads into the floor.
+    linkSync(join(home, '.ssh', 'id_ed25519'), join(cwd, 'key-link'));
+    symlinkSync(join(home, '.ssh'), join(cwd, 'ssh'));
     const run = await runRune(args('--checkpoint', 'change things'), { cwd, env: env() });
     expect(run.code, run.stderr).toBe(0);
     const store = join(runeHome, 'checkpoints', sessionIdIn(run.stderr));
@@ -214,11 +219,12 @@ describe('the checkpoint store', () => {
     const bytes = files.map((name) => readFileSync(join(store, name), 'latin1')).join('\n');
     expect(statSync(join(store, 'pack')).size).toBeGreaterThan(0);
     expect(bytes).toContain('original line');
-    // The home folder was tracked (a file the command wrote there is kept), its secrets were not.
-    expect(bytes).toContain('changed\n');
+    // The home folder was looked at (it is granted), its secrets were not.
+    expect(bytes).toContain(`{"t":"based","r":"${home}"}`);
     expect(bytes).not.toContain('SSH-KEY-MATERIAL');
     expect(bytes).not.toContain('dotenv-secret');
     expect(bytes).not.toContain('id_ed25519');
+    expect(bytes).not.toContain('key-link');
     expect(bytes).not.toMatch(/"\.env"|\/\.env"/);
   });
 });
