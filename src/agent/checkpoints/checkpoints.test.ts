@@ -144,7 +144,7 @@ describe.each([
 });
 
 describe('the first look in the background', () => {
-  it('is done when the call comes, and edits made meanwhile are not taken for the call\'s', async () => {
+  it("is done when the call comes, and edits made meanwhile are not taken for the call's", async () => {
     const ck = open();
     ck.beginTurn('t1', []);
     ck.warm([repo], protectedPaths());
@@ -161,6 +161,35 @@ describe('the first look in the background', () => {
     applyUndo(ck.store, planUndoTo(history)!, new Map());
     expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('edited while rune looked\n');
     expect(readFileSync(join(repo, 'src', 'deep', 'c.txt'), 'utf8')).toBe('edited after the look\n');
+    await ck.close();
+  });
+});
+
+describe('several granted folders', () => {
+  it('sees a change in each, and once where one folder is inside the other', async () => {
+    const other = join(base, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'o.txt'), 'other\n');
+    const ck = open();
+    ck.beginTurn('t1', []);
+    const roots = [repo, join(repo, 'src'), other];
+    ck.before('c1', 'execute_cmd', { roots, files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'src', 'a.txt'), 'changed a\n');
+    writeFileSync(join(other, 'o.txt'), 'changed o\n');
+    ck.after('c1');
+    ck.before('c2', 'execute_cmd', { roots, files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'src', 'deep', 'c.txt'), 'changed c\n');
+    ck.after('c2');
+    const calls = readHistory(ck.store.records).turns[0]!.calls;
+    expect(calls[0]!.changes.map((c) => c.p).sort()).toEqual([
+      join(other, 'o.txt'),
+      join(repo, 'src', 'a.txt'),
+    ]);
+    expect(calls[1]!.changes.map((c) => c.p)).toEqual([join(repo, 'src', 'deep', 'c.txt')]);
+    applyUndo(ck.store, planUndoTo(readHistory(ck.store.records))!, new Map());
+    expect(readFileSync(join(other, 'o.txt'), 'utf8')).toBe('other\n');
+    expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('alpha\n');
+    expect(readFileSync(join(repo, 'src', 'deep', 'c.txt'), 'utf8')).toBe('gamma\n');
     await ck.close();
   });
 });

@@ -192,6 +192,12 @@ export class Checkpoints {
   /** Changes in every tracked folder since the last look. */
   #look(partial: string[]): Change[] {
     const out: Change[] = [];
+    // One queue for every folder: read once, each tracker (those still looking too) keeps its own.
+    if (this.#watcher) {
+      const events = this.#watcher.read();
+      if (events.length > 0)
+        for (const tracker of [...this.#trackers.values(), ...this.#warmup.trackers()]) tracker.take(events);
+    }
     for (const tracker of this.#trackers.values()) {
       try {
         tracker.root.verify();

@@ -6,7 +6,7 @@
 import { constants } from 'node:fs';
 import { type Entry, type Root, readAll } from '../../core/fd/index.ts';
 import type { FdSys } from '../../core/fd/sys.ts';
-import { IN, type Watcher } from '../../core/fd/watch.ts';
+import { IN, type WatchEvent, type Watcher } from '../../core/fd/watch.ts';
 import type { IgnoreRules } from '../../tools/walk/ignore-rules.ts';
 import { type Capture, captureAt, type Stamp, sameStamp } from './capture.ts';
 import type { TrackFilter } from './filter.ts';
@@ -52,6 +52,8 @@ export class FolderTracker {
   readonly #watchOf = new Map<string, number>();
   /** Some folder has no watch (or events were lost): the next look scans everything. */
   #rescan = false;
+  /** Events about this folder's watches, read since the last look (take()). */
+  #events: WatchEvent[] = [];
 
   constructor(options: TrackerOptions) {
     this.#o = options;
@@ -99,15 +101,25 @@ export class FolderTracker {
     return this.#o.filter.leftOut(rel, name, file, rules) === undefined;
   }
 
+  /**
+   * Keeps the events of `read` that are about this folder: one inotify queue serves every tracked
+   * folder, so the recorder reads it once and hands each tracker the whole batch.
+   */
+  take(read: readonly WatchEvent[]): void {
+    for (const event of read)
+      if (event.mask & IN.Q_OVERFLOW || this.#folderOf.has(event.wd)) this.#events.push(event);
+  }
+
   /** What changed since the last look (index updated; content of changed files stored). */
   changes(): Change[] {
     const out: Change[] = [];
     if (this.#rescan || !this.#o.watcher) {
       this.#rescan = !this.#o.watcher;
+      this.#events = [];
       this.#settle('', true, out);
       return out;
     }
-    const { paths, folders, overflow } = this.#drain(this.#o.watcher);
+    const { paths, folders, overflow } = this.#drain();
     if (overflow) {
       this.problems.push(`${this.path}: too many changes at once for inotify; the folder was scanned`);
       this.#settle('', true, out);
@@ -129,11 +141,13 @@ export class FolderTracker {
   }
 
   /** Reads the queued events into the entries and folders to look at again. */
-  #drain(watcher: Watcher): { paths: Set<string>; folders: Set<string>; overflow: boolean } {
+  #drain(): { paths: Set<string>; folders: Set<string>; overflow: boolean } {
     const paths = new Set<string>();
     const folders = new Set<string>();
     let overflow = false;
-    for (const event of watcher.read()) {
+    const events = this.#events;
+    this.#events = [];
+    for (const event of events) {
       if (event.mask & IN.Q_OVERFLOW) overflow = true;
       const dir = this.#folderOf.get(event.wd);
       if (dir === undefined) continue;
@@ -303,16 +317,17 @@ export class FolderTracker {
     }
   }
 
-  /** A folder gone from the index: its watch no longer names it (a moved folder's comes back on its walk). */
+  /**
+   * A folder gone from the index: its watch no longer names it (a moved folder's comes back on its
+   * walk). The watch itself stays: another tracked folder may share it (a grant inside a grant),
+   * and the kernel drops it when the folder is removed.
+   */
   #forgetFolder(rel: string): void {
     this.#inside.delete(rel);
     const wd = this.#watchOf.get(rel);
     if (wd === undefined) return;
     this.#watchOf.delete(rel);
-    if (this.#folderOf.get(wd) === rel) {
-      this.#folderOf.delete(wd);
-      this.#o.watcher?.remove(wd);
-    }
+    if (this.#folderOf.get(wd) === rel) this.#folderOf.delete(wd);
   }
 }
 

@@ -26,6 +26,11 @@ export class Warmup {
     return this.#pending.has(root);
   }
 
+  /** The trackers still taking their first look. */
+  trackers(): FolderTracker[] {
+    return [...this.#pending.values()].map((pending) => pending.tracker);
+  }
+
   /** Starts the first look of `root` in the background. */
   start(root: string, tracker: FolderTracker): void {
     this.#pending.set(root, { tracker, steps: tracker.firstLook() });
