@@ -14,6 +14,7 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -287,6 +288,83 @@ describe('the store', () => {
     expect(report.failed).toEqual([]);
     expectRestored();
     await store.close();
+  });
+});
+
+describe('a session over several processes', () => {
+  it("a later process's first look replaces what the journal knew before", async () => {
+    let ck = open();
+    ck.beginTurn('t1', []);
+    ck.before('c1', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    rmSync(join(repo, 'd.txt'));
+    ck.after('c1');
+    await ck.close();
+    rmSync(join(repo, 'src', 'deep', 'c.txt')); // by the person, between the runs
+    ck = open();
+    ck.beginTurn('t2', []);
+    ck.before('c2', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'src', 'a.txt'), 'the run was killed here\n');
+    ck.store.flushSync();
+    await ck.close(); // no after(): killed
+    const store = CheckpointStore.open(env, 's1', { create: false, limits: { room: () => true } });
+    recoverUnfinished(store, protectedPaths(), 64);
+    const plan = planUndoTo(readHistory(store.records))!;
+    expect(plan.turn.n).toBe(2);
+    expect(plan.steps.map((s) => s.p)).toEqual([join(repo, 'src', 'a.txt')]);
+    applyUndo(store, plan, new Map());
+    expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('alpha\n');
+    expect(existsSync(join(repo, 'src', 'deep', 'c.txt'))).toBe(false);
+    await store.close();
+  });
+});
+
+describe('the bound', () => {
+  const big = (mb: number) => Buffer.alloc(mb * 1024 * 1024, 7);
+
+  it('a file above max_file_mb is recorded without its content, and the person is told', async () => {
+    const small = withDefaults({ checkpoints: { max_file_mb: 1 } });
+    const ck = new Checkpoints({ env, sessionId: 's1', cwd: repo, config: small, logger: silentLogger });
+    writeFileSync(join(repo, 'large.bin'), big(2));
+    ck.beginTurn('t1', []);
+    ck.before('c1', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'large.bin'), big(3));
+    const kept = ck.after('c1');
+    expect(kept.partial).toEqual([
+      `${join(repo, 'large.bin')}: not kept whole (it is larger than checkpoints.max_file_mb)`,
+    ]);
+    const report = applyUndo(ck.store, planUndoTo(readHistory(ck.store.records))!, new Map());
+    expect(report.failed).toEqual([`${join(repo, 'large.bin')}: its content was not kept (large)`]);
+    await ck.close();
+  });
+
+  it("the least recently used sessions' checkpoints go first; then the store stops growing", async () => {
+    const bounded = withDefaults({ checkpoints: { max_mb: 3 } });
+    for (const [id, mtime] of [
+      ['old', 1_000],
+      ['newer', 2_000],
+    ] as const) {
+      const dir = join(env.RUNE_HOME!, 'checkpoints', id);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'pack'), big(1));
+      writeFileSync(join(dir, 'journal'), '');
+      utimesSync(join(dir, 'pack'), mtime, mtime);
+      utimesSync(join(dir, 'journal'), mtime, mtime);
+    }
+    const ck = new Checkpoints({ env, sessionId: 's1', cwd: repo, config: bounded, logger: silentLogger });
+    ck.beginTurn('t1', []);
+    ck.before('c1', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'one.bin'), big(1));
+    expect(ck.after('c1').partial).toEqual([]);
+    expect(readdirSync(join(env.RUNE_HOME!, 'checkpoints')).sort()).toEqual(['newer', 's1']);
+    ck.before('c2', 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+    writeFileSync(join(repo, 'two.bin'), Buffer.alloc(1024 * 1024, 8));
+    writeFileSync(join(repo, 'three.bin'), Buffer.alloc(1024 * 1024, 9));
+    const kept = ck.after('c2');
+    expect(readdirSync(join(env.RUNE_HOME!, 'checkpoints'))).toEqual(['s1']);
+    expect(kept.partial.join('\n')).toContain(
+      'not kept whole (the checkpoint store is full (checkpoints.max_mb))',
+    );
+    await ck.close();
   });
 });
 

@@ -97,6 +97,10 @@ export function knownState(records: readonly JournalRecord[]): Map<string, { r: 
   };
   for (const record of records) {
     if (record.t === 'base') {
+      if (record.fresh) {
+        const under = record.r === '/' ? '/' : `${record.r}/`;
+        for (const path of [...known.keys()]) if (path.startsWith(under)) known.delete(path);
+      }
       for (const [rel, held] of record.e)
         known.set(record.r === '/' ? `/${rel}` : `${record.r}/${rel}`, { r: record.r, held });
     } else if (record.t === 'seen' || record.t === 'change' || record.t === 'undo') apply(record.c);

@@ -236,8 +236,13 @@ export class Checkpoints {
   #adopt(root: string, tracker: FolderTracker, entries: [string, Held][]): void {
     // A folder inside another tracked one is tracked by both; each change is then recorded once.
     this.#trackers.set(root, tracker);
-    for (let at = 0; at < entries.length; at += 2000)
-      this.store.append({ t: 'base', r: root, e: entries.slice(at, at + 2000) });
+    for (let at = 0; at === 0 || at < entries.length; at += 2000)
+      this.store.append({
+        t: 'base',
+        r: root,
+        e: entries.slice(at, at + 2000),
+        ...(at === 0 ? { fresh: true as const } : {}),
+      });
     this.store.append({ t: 'based', r: root });
     this.store.commit();
   }

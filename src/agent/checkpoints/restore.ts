@@ -48,11 +48,20 @@ export function currentStates(steps: readonly Step[]): Map<string, State> {
   return out;
 }
 
+/**
+ * Whether `now` is what rune left (`left`). A file whose content was not kept can only be told by
+ * its size and permissions.
+ */
+export function asLeft(now: State, left: State): boolean {
+  if (left?.k === 'f' && left.h === undefined) return now?.k === 'f' && now.z === left.z && now.m === left.m;
+  return sameState(now, left);
+}
+
 /** The steps whose path holds neither what rune left nor what it would put back. */
 export function conflictsOf(steps: readonly Step[], current: ReadonlyMap<string, State>): Conflict[] {
   return steps
     .map((step) => ({ ...step, current: current.get(step.p) ?? null }))
-    .filter((c) => !sameState(c.current, c.expect) && !sameState(c.current, c.want));
+    .filter((c) => !asLeft(c.current, c.expect) && !sameState(c.current, c.want));
 }
 
 /** Applies `steps`; `choices` answers each conflict by path (a conflict without an answer is kept). */
@@ -69,7 +78,7 @@ export function applySteps(
   for (const step of steps) {
     const now = current.get(step.p) ?? null;
     if (sameState(now, step.want)) continue;
-    const conflict = !sameState(now, step.expect);
+    const conflict = !asLeft(now, step.expect);
     const choice = conflict ? (choices.get(step.p) ?? 'theirs') : 'checkpoint';
     if (choice === 'theirs') {
       report.kept.push(step.p);

@@ -74,8 +74,11 @@ export type JournalRecord =
   | { t: 'turn'; n: number; at: string; prompt: string; messages: number; digest: string }
   /** A blob of the pack: `z` bytes at offset `o`. */
   | { t: 'blob'; h: string; o: number; z: number }
-  /** What a tracked folder held when it was first seen (one or more records, then `based`). */
-  | { t: 'base'; r: string; e: [string, Held][] }
+  /**
+   * What a tracked folder held when it was first seen (one or more records, then `based`); `fresh`
+   * on the first: a new look (a later process's) replaces what the journal knew below `r`.
+   */
+  | { t: 'base'; r: string; e: [string, Held][]; fresh?: true }
   | { t: 'based'; r: string }
   /** A change rune did not make, noticed before a call (someone else edited a file meanwhile). */
   | { t: 'seen'; c: Change[] }
