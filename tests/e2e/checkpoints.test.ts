@@ -155,6 +155,33 @@ describe('rune --checkpoint and rune undo', () => {
   });
 });
 
+describe('a checkpoint that cannot be kept whole', () => {
+  it('is reported on stderr, and the rest of it still undoes', async () => {
+    writeFileSync(join(cwd, 'big.bin'), Buffer.alloc(2 * 1024 * 1024, 1));
+    writeFileSync(
+      join(runeHome, 'rune.toml'),
+      `${readFileSync(join(runeHome, 'rune.toml'), 'utf8')}[checkpoints]\nmax_file_mb = 1\n`,
+    );
+    mock.script([
+      {
+        toolCalls: [
+          { name: 'execute_cmd', arguments: { cmd: 'echo more >> edited.txt && echo x >> big.bin' } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const run = await runRune(args('--checkpoint', 'grow it'), { cwd, env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `${join(cwd, 'big.bin')}: not kept whole (it is larger than checkpoints.max_file_mb)`,
+    );
+    const undo = await runRune(['undo', sessionIdIn(run.stderr)], { cwd, env: env() });
+    expect(undo.code, undo.stderr).toBe(12);
+    expect(undo.stderr).toContain('big.bin: its content was not kept');
+    expect(readFileSync(join(cwd, 'edited.txt'), 'utf8')).toBe('original line\n');
+  });
+});
+
 describe('a run killed in the middle of a call', () => {
   it('leaves a checkpoint that still restores', async () => {
     mock.script([
