@@ -1,4 +1,4 @@
-// What a checkpoint records (docs/adr/0032-checkpoints.md): for each path a call changed, what it
+// What a checkpoint records (docs/adr/0035-checkpoints.md): for each path a call changed, what it
 // held before and after — a file by the sha256 of its content (kept in the session's pack), a
 // folder, a link by its text, a FIFO/socket/device by its kind — and the journal records that tie
 // those changes to the calls and turns of a session.
