@@ -82,7 +82,8 @@ function describeHeld(held: Held | null): string {
 /** The unified diff of one change, coloured: its header line and body. */
 export function changeDiff(store: CheckpointStore, change: Change, cwd: string, style: Style): string {
   const label = visible(shownPath(change.p, cwd));
-  const head = paint(style, 'bold', `${changeWord(change.was, change.now)}: ${label}`);
+  const word = changeWord(change.was, change.now);
+  const head = paint(style, 'bold', `${word === 'mode' ? 'mode changed' : word}: ${label}`);
   const fileLike = (held: Held | null) => held === null || held.k === 'f';
   if (!fileLike(change.was) || !fileLike(change.now) || (change.was === null && change.now === null))
     return `${head}\n  ${describeHeld(change.was)} → ${describeHeld(change.now)}\n`;
@@ -96,6 +97,7 @@ export function changeDiff(store: CheckpointStore, change: Change, cwd: string, 
     change.was && change.now && change.was.m !== change.now.m
       ? `\n  mode ${modeText(change.was)} → ${modeText(change.now)}`
       : '';
+  if (before.equals(after)) return `${head}${modeNote}\n`;
   const diff = unifiedDiff(label, before.toString('utf8'), after.toString('utf8'), MAX_DIFF_BYTES);
   const body = diff.text
     .split('\n')
@@ -112,7 +114,24 @@ function colourLine(line: string, style: Style): string {
   return line;
 }
 
-/** Every change as a diff, file after file. */
+/** A file removed at one path and the same content new at another: a rename, shown as one. */
+export function pairRenames(changes: readonly Change[]): { renames: [Change, Change][]; rest: Change[] } {
+  const gone = new Map<string, Change>();
+  for (const change of changes)
+    if (change.now === null && change.was?.k === 'f' && change.was.h) gone.set(change.was.h, change);
+  const renames: [Change, Change][] = [];
+  const paired = new Set<Change>();
+  for (const change of changes) {
+    if (change.was !== null || change.now?.k !== 'f' || !change.now.h) continue;
+    const from = gone.get(change.now.h);
+    if (!from || paired.has(from)) continue;
+    paired.add(from).add(change);
+    renames.push([from, change]);
+  }
+  return { renames, rest: changes.filter((change) => !paired.has(change)) };
+}
+
+/** Every change as a diff, file after file; a rename as one line. */
 export function changesDiff(
   store: CheckpointStore,
   changes: readonly Change[],
@@ -120,7 +139,12 @@ export function changesDiff(
   style: Style,
 ): string {
   if (changes.length === 0) return 'no changes\n';
-  return changes.map((change) => changeDiff(store, change, cwd, style)).join('\n');
+  const { renames, rest } = pairRenames(changes);
+  const moved = renames.map(
+    ([from, to]) =>
+      `${paint(style, 'bold', `renamed: ${visible(shownPath(from.p, cwd))} → ${visible(shownPath(to.p, cwd))}`)}\n`,
+  );
+  return [...moved, ...rest.map((change) => changeDiff(store, change, cwd, style))].join('\n');
 }
 
 /** Files a turn's calls changed, one per path. */
