@@ -43,6 +43,8 @@ beforeEach(() => {
   writeFileSync(join(repo, '.gitignore'), 'build/\n*.log\n');
   writeFileSync(join(repo, 'src', 'a.txt'), 'alpha\n');
   writeFileSync(join(repo, 'src', 'deep', 'c.txt'), 'gamma\n');
+  mkdirSync(join(repo, 'tree', 'inner'), { recursive: true });
+  writeFileSync(join(repo, 'tree', 'inner', 't.txt'), 'in a tree\n');
   writeFileSync(join(repo, 'd.txt'), 'delta\n');
   writeFileSync(join(repo, '.env'), 'TOKEN=env-secret-value\n');
   mkdirSync(join(repo, 'build'));
@@ -69,6 +71,7 @@ function command(): void {
   mkdirSync(join(repo, 'made', 'inner'), { recursive: true });
   writeFileSync(join(repo, 'made', 'inner', 'x.txt'), 'x\n');
   chmodSync(join(repo, 'src', 'deep'), 0o700);
+  rmSync(join(repo, 'tree'), { recursive: true });
   writeFileSync(join(repo, 'build', 'out.js'), 'changed but ignored\n');
 }
 
@@ -79,6 +82,7 @@ function expectRestored(): void {
   for (const gone of ['src/new.txt', 'e.txt', 'blob.bin', 'link', 'fifo', 'made'])
     expect(existsSync(join(repo, gone)) || lstatOrNull(join(repo, gone)) !== null, gone).toBe(false);
   expect(lstatSync(join(repo, 'src', 'deep')).mode & 0o777).toBe(0o755);
+  expect(readFileSync(join(repo, 'tree', 'inner', 't.txt'), 'utf8')).toBe('in a tree\n');
 }
 
 function lstatOrNull(path: string) {
@@ -104,6 +108,9 @@ describe.each([
     const paths = history.turns[0]!.calls[0]!.changes.map((c) => c.p.slice(repo.length + 1)).sort();
     expect(paths).toEqual(
       [
+        'tree',
+        'tree/inner',
+        'tree/inner/t.txt',
         'blob.bin',
         'd.txt',
         'e.txt',
