@@ -273,8 +273,8 @@ describe('the store', () => {
       ck.after(`c${i}`);
     }
     const blobs = ck.store.records.filter((r) => r.t === 'blob').length;
-    // alpha, gamma, delta, .gitignore, one, two.
-    expect(blobs).toBe(6);
+    // alpha, gamma, delta, in a tree, .gitignore, one, two.
+    expect(blobs).toBe(7);
     await ck.close();
   });
 
