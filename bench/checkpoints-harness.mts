@@ -73,9 +73,12 @@ async function main(): Promise<void> {
 
   // The first look at each copy: every file read, digested and stored once.
   let start = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   inotify.before('first', 'execute_cmd', scopeB, b.protectedPaths);
   inotify.after('first');
   const firstLook = ms(start);
+  const used = process.cpuUsage(cpu);
+  const firstLookCpu = (used.user + used.system) / 1000;
   await inotify.store.flush();
   const baselineBytes = inotify.store.bytes;
   start = process.hrtime.bigint();
@@ -148,7 +151,7 @@ async function main(): Promise<void> {
   const afterEdits = sized.store.bytes;
   await sized.close();
   process.stdout.write(
-    `${JSON.stringify({ samples, firstLook, firstLookScanning, baselineBytes, sizeBaseline, afterEdits })}\n`,
+    `${JSON.stringify({ samples, firstLook, firstLookCpu, firstLookScanning, baselineBytes, sizeBaseline, afterEdits })}\n`,
   );
 }
 
