@@ -87,7 +87,7 @@ for (const [name, samples] of Object.entries(out.samples)) {
 }
 const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 console.log(
-  `  first look at the repository (once per session): ${out.firstLook.toFixed(0)} ms with inotify, ${out.firstLookScanning.toFixed(0)} ms without`,
+  `  first look at the repository (once per session, in the background during the first turn): ${out.firstLook.toFixed(0)} ms wall, ${out.firstLookCpu.toFixed(0)} ms CPU (${out.firstLookScanning.toFixed(0)} ms wall without inotify)`,
 );
 console.log(
   `  store: ${mib(out.sizeBaseline)} after the first look; ${mib(out.afterEdits)} after ${values.edits} edits (+${((out.afterEdits - out.sizeBaseline) / 1024).toFixed(0)} KiB)`,
