@@ -16,7 +16,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { cleanEnv, requireBinary, runRune } from '../helpers/rune.ts';
@@ -152,6 +153,46 @@ describe('rune --checkpoint and rune undo', () => {
     const back = await runRune(['undo', id, '--turn', '1'], { cwd, env: env() });
     expect(back.code, back.stderr).toBe(0);
     expect(readFileSync(join(cwd, 'edited.txt'), 'utf8')).toBe('original line\n');
+  });
+});
+
+describe('an MCP tool whose server may write', () => {
+  it("is checkpointed over the server's writable folders, and undone", async () => {
+    const filesystem = join(
+      dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/package.json')),
+      'dist/index.js',
+    );
+    writeFileSync(
+      join(runeHome, 'rune.toml'),
+      [
+        '[policy]',
+        'allowed_mcp_tools = ["fs.*"]',
+        '[[mcp]]',
+        'name = "fs"',
+        'command = "node"',
+        `args = ["${filesystem}", "${cwd}"]`,
+        `allowed_paths_rw = ["${cwd}"]`,
+        '',
+      ].join('\n'),
+    );
+    mock.script([
+      {
+        toolCalls: [
+          {
+            name: 'move_file',
+            arguments: { source: join(cwd, 'old.txt'), destination: join(cwd, 'moved.txt') },
+          },
+        ],
+      },
+      { text: 'moved' },
+    ]);
+    const run = await runRune(args('--checkpoint', 'move it'), { cwd, env: env(), timeoutMs: 50_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(join(cwd, 'moved.txt')), run.stderr).toBe(true);
+    const undo = await runRune(['undo', sessionIdIn(run.stderr)], { cwd, env: env() });
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(readFileSync(join(cwd, 'old.txt'), 'utf8')).toBe('renamed by the command\n');
+    expect(existsSync(join(cwd, 'moved.txt'))).toBe(false);
   });
 });
 
