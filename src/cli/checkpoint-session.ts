@@ -50,9 +50,12 @@ export class SessionCheckpoints {
     return this.#recorder;
   }
 
-  /** The turn's records are on disk. */
-  async end(): Promise<void> {
-    await this.#recorder?.endTurn();
+  /**
+   * The turn's records go to disk (fdatasync) in the background: the prompt does not wait for the
+   * disk. close() waits for it.
+   */
+  end(): void {
+    void this.#recorder?.endTurn();
   }
 
   async close(): Promise<void> {

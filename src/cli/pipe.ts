@@ -95,7 +95,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     executor: runtime.executor,
     tools: runtime.registry,
     takeNotices: () => runtime.mcp?.takeNotices() ?? [],
-  }).finally(() => Promise.all([runtime.close(), checkpoints?.end().then(() => checkpoints.close())]));
+  }).finally(() => Promise.all([runtime.close(), checkpoints?.close()]));
   // The next pipe runs find these functions in the code cache, even if the first run was --help.
   markMainPath();
   process.off('SIGINT', onSignal);

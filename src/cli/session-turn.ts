@@ -102,7 +102,7 @@ export async function runTurn(session: SessionContext, prompt: string): Promise<
     ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
   });
   spinner.stop();
-  await state.checkpoints?.end();
+  state.checkpoints?.end();
   view.finish(result.answer);
   endTurn(session, prompt, history, result);
   // An unknown @skill was already named by the run's warning, with the folders it looked in.

@@ -23,6 +23,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withDefaults } from '../../config/load.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { realPath } from '../../core/paths.ts';
+import { registerSecret } from '../../core/redact.ts';
 import { protectedPathsFor } from '../../policy/gate.ts';
 import { readHistory } from './history.ts';
 import { Checkpoints } from './recorder.ts';
@@ -199,6 +200,18 @@ describe('several granted folders', () => {
     expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('alpha\n');
     expect(readFileSync(join(repo, 'src', 'deep', 'c.txt'), 'utf8')).toBe('gamma\n');
     await ck.close();
+  });
+});
+
+describe('the journal', () => {
+  it('masks secrets in the prompts it lists', async () => {
+    registerSecret('sk-test-journal-secret-0123456789');
+    const ck = open();
+    ck.beginTurn('use sk-test-journal-secret-0123456789 for it', []);
+    await ck.close();
+    const journal = readFileSync(join(env.RUNE_HOME!, 'checkpoints', 's1', 'journal'), 'utf8');
+    expect(journal).toContain('use ');
+    expect(journal).not.toContain('sk-test-journal-secret');
   });
 });
 

@@ -7,7 +7,7 @@ import { Root } from '../../core/fd/index.ts';
 import { Watcher } from '../../core/fd/watch.ts';
 import type { Logger } from '../../core/logger.ts';
 import { isUnder } from '../../core/paths.ts';
-import { redactValue } from '../../core/redact.ts';
+import { redact, redactValue } from '../../core/redact.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 import type { ChatMessage } from '../../providers/types.ts';
 import { folderOps } from '../../tools/walk/folder-ops.ts';
@@ -123,7 +123,8 @@ export class Checkpoints {
       t: 'turn',
       n: this.#turn,
       at: new Date().toISOString(),
-      prompt: prompt.replace(/\s+/g, ' ').trim().slice(0, 80),
+      // What /rewind lists; secrets in it are masked like everything rune writes out.
+      prompt: redact(prompt.replace(/\s+/g, ' ').trim()).slice(0, 80),
       messages: messages.length,
       digest: messagesDigest(messages),
     });
