@@ -13,6 +13,7 @@ import {
   readlinkSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -21,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withDefaults } from '../../config/load.ts';
-import { silentLogger } from '../../core/logger.ts';
+import { createLogger, silentLogger } from '../../core/logger.ts';
 import { realPath } from '../../core/paths.ts';
 import { registerSecret } from '../../core/redact.ts';
 import { protectedPathsFor } from '../../policy/gate.ts';
@@ -84,6 +85,21 @@ function expectRestored(): void {
     expect(existsSync(join(repo, gone)) || lstatOrNull(join(repo, gone)) !== null, gone).toBe(false);
   expect(lstatSync(join(repo, 'src', 'deep')).mode & 0o777).toBe(0o755);
   expect(readFileSync(join(repo, 'tree', 'inner', 't.txt'), 'utf8')).toBe('in a tree\n');
+}
+
+/** The inotify watches this process holds (every inotify descriptor's, from /proc). */
+function inotifyWatches(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fdinfo')) {
+    let info: string;
+    try {
+      info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    } catch {
+      continue;
+    }
+    count += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+  }
+  return count;
 }
 
 function lstatOrNull(path: string) {
@@ -384,6 +400,36 @@ describe('the bound', () => {
     expect(kept.partial.join('\n')).toContain(
       'not kept whole (the checkpoint store is full (checkpoints.max_mb))',
     );
+    await ck.close();
+  });
+
+  it('a folder with more entries than a tracked folder may hold is not tracked; the person is told, once', async () => {
+    const told: string[] = [];
+    const logger = createLogger({ write: (line) => told.push(line) });
+    const watchesBefore = inotifyWatches();
+    const ck = new Checkpoints({ env, sessionId: 's1', cwd: repo, config, logger, maxTracked: 4 });
+    const packSize = () => statSync(join(env.RUNE_HOME!, 'checkpoints', 's1', 'pack')).size;
+    ck.beginTurn('t1', []);
+    for (const id of ['c1', 'c2']) {
+      ck.before(id, 'execute_cmd', { roots: [repo], files: [] }, protectedPaths());
+      writeFileSync(join(repo, 'src', 'a.txt'), `${id}\n`);
+      expect(ck.after(id).changed).toBe(0);
+    }
+    // Its watches are gone with it: a busy folder's events would make the tracked ones scan.
+    expect(inotifyWatches()).toBe(watchesBefore);
+    const tooLarge = told.filter((line) => line.includes('holds more than 4 files and folders'));
+    expect(tooLarge).toEqual([
+      `warning: ${repo} holds more than 4 files and folders that .gitignore does not ignore: commands' changes there are not checkpointed (narrow allowed_paths_rw)\n`,
+    ]);
+    // A file tool's own file inside it is still kept exactly.
+    const packed = packSize();
+    ck.before('c3', 'write_file', { roots: [], files: [join(repo, 'd.txt')] }, protectedPaths());
+    writeFileSync(join(repo, 'd.txt'), 'written\n');
+    expect(ck.after('c3').changed).toBe(1);
+    expect(packSize()).toBeGreaterThan(packed);
+    applyUndo(ck.store, planUndoTo(readHistory(ck.store.records))!, new Map());
+    expect(readFileSync(join(repo, 'd.txt'), 'utf8')).toBe('delta\n');
+    expect(readFileSync(join(repo, 'src', 'a.txt'), 'utf8')).toBe('c2\n');
     await ck.close();
   });
 });

@@ -49,6 +49,8 @@ export interface CheckpointsOptions {
    * the store opens (else before the first call).
    */
   protectedPaths?: ProtectedPaths;
+  /** Entries a tracked folder may hold (MAX_TRACKED unless a test says otherwise). */
+  maxTracked?: number;
 }
 
 /**
@@ -71,6 +73,8 @@ export class Checkpoints {
   /** Single files (a file tool's, or a writable file grant) no tracked folder covers. */
   readonly #files = new Map<string, { held: Held | null; stamp: Stamp | undefined }>();
   readonly #watcher: Watcher | undefined;
+  /** Folders too large to track (MAX_TRACKED): not looked at again. */
+  readonly #untracked = new Set<string>();
   readonly #warmup = new Warmup((root, tracker, entries) => this.#adopt(root, tracker, entries));
   #protected: ProtectedPaths | undefined;
   #turn = 0;
@@ -147,7 +151,8 @@ export class Checkpoints {
       if (this.#turn === 0) this.beginTurn('', []);
       this.#warmup.finish();
       const seen = this.#look(partial);
-      for (const root of scope.roots) if (!this.#trackers.has(root)) this.#track(root, partial);
+      for (const root of scope.roots)
+        if (!this.#trackers.has(root) && !this.#untracked.has(root)) this.#track(root, partial);
       for (const file of scope.files) {
         const change = this.#lookFile(file, partial);
         if (change) seen.push(change);
@@ -219,7 +224,7 @@ export class Checkpoints {
     if (!this.#protected) this.#recover(protectedPaths);
     const partial: string[] = [];
     for (const root of roots) {
-      if (this.#trackers.has(root) || this.#warmup.has(root)) continue;
+      if (this.#trackers.has(root) || this.#warmup.has(root) || this.#untracked.has(root)) continue;
       const tracker = this.#newTracker(root, partial);
       if (tracker) this.#warmup.start(root, tracker);
     }
@@ -235,6 +240,12 @@ export class Checkpoints {
 
   /** A folder's first look is done: its entries are recorded, and its changes looked at from now. */
   #adopt(root: string, tracker: FolderTracker, entries: [string, Held][]): void {
+    if (tracker.tooLarge) {
+      this.#tell(tracker.tooLarge);
+      this.#untracked.add(root);
+      this.#drop(tracker);
+      return;
+    }
     // A folder inside another tracked one is tracked by both; each change is then recorded once.
     this.#trackers.set(root, tracker);
     for (let at = 0; at === 0 || at < entries.length; at += 2000)
@@ -246,6 +257,17 @@ export class Checkpoints {
       });
     this.store.append({ t: 'based', r: root });
     this.store.commit();
+  }
+
+  /**
+   * A tracker not kept: its watches go (a busy folder's events would fill the one queue and make
+   * every tracked folder scan), except those another tracked folder shares (a grant inside it).
+   */
+  #drop(tracker: FolderTracker): void {
+    const others = [...this.#trackers.values(), ...this.#warmup.trackers()].filter((t) => t !== tracker);
+    const shared = new Set(others.flatMap((other) => other.watches));
+    for (const wd of tracker.watches) if (!shared.has(wd)) this.#watcher?.remove(wd);
+    tracker.root.close();
   }
 
   /** The tracker of `root`, or undefined (with the reason in `partial`) when it cannot be tracked. */
@@ -271,6 +293,7 @@ export class Checkpoints {
       rules: rulesAbove(root, filter.guard, folderOps()),
       capture: this.#capture,
       watcher: this.#watcher,
+      maxTracked: this.#o.maxTracked,
     });
   }
 

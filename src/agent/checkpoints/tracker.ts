@@ -14,6 +14,11 @@ import { type Change, type Held, sameState } from './types.ts';
 
 const { O_RDONLY, O_DIRECTORY, O_NONBLOCK } = constants;
 const MAX_DEPTH = 256;
+/**
+ * Entries a tracked folder may hold. A grant as wide as a home folder would make the first look
+ * copy everything in it; past this the folder is not tracked, and the person is told.
+ */
+export const MAX_TRACKED = 200_000;
 /** Ignore files above this size are not read (ignore-rules.ts reads at most 1 MiB). */
 const MAX_IGNORE_FILE = 1024 * 1024;
 
@@ -30,6 +35,8 @@ export interface TrackerOptions {
   rules: IgnoreRules;
   capture: Capture;
   watcher: Watcher | undefined;
+  /** MAX_TRACKED unless a test says otherwise. */
+  maxTracked?: number;
 }
 
 const join = (dir: string, name: string) => (dir === '' ? name : `${dir}/${name}`);
@@ -43,6 +50,9 @@ export class FolderTracker {
   readonly index = new Map<string, Tracked>();
   /** Why the last look could not be whole (an unwatched folder, a too deep tree). */
   readonly problems: string[] = [];
+  /** Set when the first look found more than MAX_TRACKED entries: the folder is not tracked. */
+  tooLarge: string | undefined;
+  readonly #maxTracked: number;
   readonly #o: TrackerOptions;
   readonly #sys: FdSys;
   readonly #dev: number;
@@ -61,7 +71,13 @@ export class FolderTracker {
     this.path = options.root.path;
     this.#sys = options.root.sys;
     this.#dev = options.root.dev;
+    this.#maxTracked = options.maxTracked ?? MAX_TRACKED;
     if (!options.watcher) this.#rescan = true;
+  }
+
+  /** The inotify watches this folder's look added. */
+  get watches(): number[] {
+    return [...this.#folderOf.keys()];
   }
 
   /** Whether inotify covers the whole folder (a look then costs what changed). */
@@ -82,6 +98,10 @@ export class FolderTracker {
   *firstLook(): Generator<void, [string, Held][]> {
     const seen = new Map<string, Tracked>();
     yield* this.#walkSteps('', seen);
+    if (seen.size > this.#maxTracked) {
+      this.tooLarge = `${this.path} holds more than ${this.#maxTracked} files and folders that .gitignore does not ignore: commands' changes there are not checkpointed (narrow allowed_paths_rw)`;
+      return [];
+    }
     for (const [rel, tracked] of seen) this.index.set(rel, tracked);
     return [...seen].map(([rel, tracked]) => [rel, tracked.held]);
   }
@@ -257,6 +277,7 @@ export class FolderTracker {
         continue;
       }
       for (const child of this.#folder(rel, seen)) stack.push({ rel: child, depth: depth + 1 });
+      if (seen.size > this.#maxTracked) return;
       yield;
     }
   }
