@@ -3,33 +3,20 @@
 // rename, a binary file) and takes the conversation back; /diff shows the session's changes;
 // /rewind previews and goes back to an earlier turn; a file edited outside rune meanwhile brings
 // up the conflict prompt, and each answer does what it says.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { requireBinary } from '../helpers/rune.ts';
+import { hasTmux, openPane, type Pane, shellWords, tmuxServer } from '../helpers/tmux.ts';
 
 const KEY = 'sk-test-checkpoints-tmux-7c6d5e4f';
-const SOCKET = `rune-checkpoints-test-${process.pid}`;
+const tmux = tmuxServer(`rune-checkpoints-test-${process.pid}`);
 const COMMAND =
   "echo more >> edited.txt && echo fresh > new.txt && rm gone.txt && mv old.txt renamed.txt && printf '\\000\\001\\002\\377' > blob.bin";
 let mock: MockLlm;
 let counter = 0;
 const roots: string[] = [];
-
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
 
 beforeAll(async () => {
   requireBinary();
@@ -37,11 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await mock.close();
-  try {
-    tmux('kill-server');
-  } catch {
-    // No server left.
-  }
+  tmux.kill();
   for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
 afterEach(() => {
@@ -49,13 +32,7 @@ afterEach(() => {
   mock.requests.length = 0;
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Term {
-  cwd: string;
-  type(text: string): void;
-  waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
-}
+type Term = Pane & { cwd: string };
 
 /** A session in a project folder whose files a command may change. */
 function startSession(): Term {
@@ -74,8 +51,7 @@ function startSession(): Term {
     join(runeHome, 'rune.toml'),
     `[policy]\nallowed_commands = ["echo", "rm", "mv", "printf"]\nallowed_paths_rw = ["${cwd}"]\n`,
   );
-  const name = `c${++counter}`;
-  const command = [
+  const command = shellWords([
     'env',
     '-i',
     `HOME=${home}`,
@@ -89,28 +65,8 @@ function startSession(): Term {
     mock.baseUrl,
     '--model',
     'm',
-  ]
-    .map((part) => `'${part}'`)
-    .join(' ');
-  tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', cwd, `sh -c "${command}; sleep 60"`);
-  const capture = () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000');
-  return {
-    cwd,
-    type(text) {
-      tmux('send-keys', '-t', name, '-l', text);
-      tmux('send-keys', '-t', name, 'Enter');
-    },
-    async waitFor(pattern, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      let screen = '';
-      while (Date.now() < deadline) {
-        screen = capture();
-        if (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen)) return screen;
-        await sleep(50);
-      }
-      throw new Error(`timed out waiting for ${pattern}; screen:\n${screen}`);
-    },
-  };
+  ]);
+  return { cwd, ...openPane(tmux, `c${++counter}`, cwd, `${command}; sleep 60`, 20_000) };
 }
 
 /** One turn that runs `cmd` and answers `answer`. */

@@ -1,7 +1,6 @@
 // The interactive session in a real terminal (tmux): streamed answers, slash commands, Ctrl-C that
 // cancels a model call or a running tool (its process group) and returns to the prompt, Ctrl-C at
 // an empty prompt quitting, and a history file without keys.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -9,41 +8,25 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
 import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
 import { requireBinary, tempDir } from '../helpers/rune.ts';
+import { hasTmux, openPane, type Pane, shellWords, tmuxServer } from '../helpers/tmux.ts';
 
 const EVERYTHING = join(
   dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
   'dist/index.js',
 );
 const KEY = 'sk-test-session-0a1b2c3d4e5f6a7b8c9d';
-const SOCKET = `rune-agent-test-${process.pid}`;
+const tmux = tmuxServer(`rune-agent-test-${process.pid}`);
 let mock: MockLlm;
 let counter = 0;
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
-
 // A real terminal needs tmux (.ci/run installs it); without it these tests are skipped, not faked.
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 beforeAll(async () => {
   requireBinary();
   mock = await startMockLlm();
 });
 afterAll(async () => {
   await mock.close();
-  try {
-    tmux('kill-server');
-  } catch {
-    // No server left.
-  }
+  tmux.kill();
 });
 afterEach(() => {
   mock.script([]);
@@ -53,15 +36,7 @@ afterEach(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Term {
-  name: string;
-  runeHome: string;
-  cwd: string;
-  capture(): string;
-  keys(...keys: string[]): void;
-  type(text: string): void;
-  waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
-}
+type Term = Pane & { runeHome: string; cwd: string };
 
 function startSession(toml = '', args: string[] = ['--model', 'm'], colour = false): Term {
   const home = tempDir('rune-tmux-home-');
@@ -69,8 +44,7 @@ function startSession(toml = '', args: string[] = ['--model', 'm'], colour = fal
   mkdirSync(runeHome, { recursive: true, mode: 0o700 });
   if (toml) writeFileSync(join(runeHome, 'rune.toml'), toml);
   const cwd = tempDir('rune-tmux-cwd-');
-  const name = `s${++counter}`;
-  const command = [
+  const command = shellWords([
     'env',
     '-i',
     `HOME=${home}`,
@@ -84,46 +58,9 @@ function startSession(toml = '', args: string[] = ['--model', 'm'], colour = fal
     '--base-url',
     mock.baseUrl,
     ...args,
-  ]
-    .map((part) => `'${part}'`)
-    .join(' ');
-  tmux(
-    'new-session',
-    '-d',
-    '-s',
-    name,
-    '-x',
-    '160',
-    '-y',
-    '50',
-    '-c',
-    cwd,
-    `sh -c "${command}; echo EXITED=\\$?; sleep 60"`,
-  );
-  const term: Term = {
-    name,
-    runeHome,
-    cwd,
-    capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000'),
-    keys: (...keys) => {
-      tmux('send-keys', '-t', name, ...keys);
-    },
-    type: (text) => {
-      tmux('send-keys', '-t', name, '-l', text);
-      tmux('send-keys', '-t', name, 'Enter');
-    },
-    async waitFor(pattern, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      let screen = '';
-      while (Date.now() < deadline) {
-        screen = term.capture();
-        if (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen)) return screen;
-        await sleep(50);
-      }
-      throw new Error(`timed out waiting for ${pattern}; screen:\n${screen}`);
-    },
-  };
-  return term;
+  ]);
+  const script = `${command}; echo EXITED=\\$?; sleep 60`;
+  return { runeHome, cwd, ...openPane(tmux, `s${++counter}`, cwd, script, 15_000) };
 }
 
 async function waitForRequests(n: number): Promise<void> {
@@ -454,7 +391,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       await term.waitFor('MCP server "secure" asks for a login: open this URL in a browser on this machine:');
       await term.waitFor('/help for commands');
       // The URL is wider than the terminal: read it with wrapped lines joined.
-      const url = authorizationUrlIn(tmux('capture-pane', '-p', '-J', '-t', term.name, '-S', '-5000'));
+      const url = authorizationUrlIn(tmux.run('capture-pane', '-p', '-J', '-t', term.name, '-S', '-5000'));
       expect(url).toBeDefined();
       term.type('/info');
       await term.waitFor(/ {2}secure: login: waiting for the OAuth login in the browser/);
