@@ -104,16 +104,10 @@ static napi_value fd_renameat(napi_env env, napi_callback_info info) {
   return int_result(env, rune_fd_renameat(i[0], s[0], i[1], s[1], (unsigned)i[2]));
 }
 
-/* fdStatat(dirfd, name) → [mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs] | -errno; "" = dirfd */
-static napi_value fd_statat(napi_env env, napi_callback_info info) {
-  int32_t i[1];
-  char s[1][NAME_MAX_BYTES];
-  if (args_of(env, info, "is", i, s) != 0) return usage(env, "fdStatat(dirfd, name)");
-  struct rune_fd_stat st;
-  int rc = rune_fd_statat(i[0], s[0], &st);
+static napi_value stat_result(napi_env env, int rc, const struct rune_fd_stat *st) {
   if (rc < 0) return int_result(env, rc);
-  double values[9] = {st.mode,        st.nlink, st.uid, st.gid, (double)st.dev, (double)st.ino, (double)st.size,
-                      (double)st.mtime_ns / 1e6, (double)st.ctime_ns / 1e6};
+  double values[9] = {st->mode,        st->nlink, st->uid, st->gid, (double)st->dev, (double)st->ino, (double)st->size,
+                      (double)st->mtime_ns / 1e6, (double)st->ctime_ns / 1e6};
   napi_value result, item;
   CHECK(napi_create_array_with_length(env, 9, &result));
   for (uint32_t k = 0; k < 9; k++) {
@@ -123,6 +117,24 @@ static napi_value fd_statat(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* fdStatat(dirfd, name) → [mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs] | -errno; "" = dirfd */
+static napi_value fd_statat(napi_env env, napi_callback_info info) {
+  int32_t i[1];
+  char s[1][NAME_MAX_BYTES];
+  if (args_of(env, info, "is", i, s) != 0) return usage(env, "fdStatat(dirfd, name)");
+  struct rune_fd_stat st;
+  return stat_result(env, rune_fd_statat(i[0], s[0], &st), &st);
+}
+
+/* fdStatPath(dirfd, path) → as fdStatat, for the last component of a relative path */
+static napi_value fd_stat_path(napi_env env, napi_callback_info info) {
+  int32_t i[1];
+  char s[1][NAME_MAX_BYTES];
+  if (args_of(env, info, "is", i, s) != 0) return usage(env, "fdStatPath(dirfd, path)");
+  struct rune_fd_stat st;
+  return stat_result(env, rune_fd_stat_path(i[0], s[0], &st), &st);
+}
+
 napi_status rune_fd_register(napi_env env, napi_value exports) {
   static const struct {
     const char *name;
@@ -130,7 +142,7 @@ napi_status rune_fd_register(napi_env env, napi_value exports) {
   } table[] = {
       {"fdResolve", fd_resolve},     {"fdOpenat2", fd_openat2},   {"fdMkdirat", fd_mkdirat},
       {"fdUnlinkat", fd_unlinkat},   {"fdReadlinkat", fd_readlinkat}, {"fdRenameat", fd_renameat},
-      {"fdStatat", fd_statat},
+      {"fdStatat", fd_statat},       {"fdStatPath", fd_stat_path},
   };
   for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
     napi_value fn;

@@ -162,6 +162,8 @@ int rune_fd_renameat(int olddir, const char *oldname, int newdir, const char *ne
   return syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags) == 0 ? 0 : -errno;
 }
 
+static void fill_stat(const struct stat *st, struct rune_fd_stat *out);
+
 int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out) {
   struct stat st;
   int r;
@@ -173,6 +175,28 @@ int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out) {
     r = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW);
   }
   if (r != 0) return -errno;
+  fill_stat(&st, out);
+  return 0;
+}
+
+int rune_fd_stat_path(int dirfd, const char *path, struct rune_fd_stat *out) {
+  if (path[0] == '\0') return rune_fd_statat(dirfd, "", out);
+  const char *slash = strrchr(path, '/');
+  if (!slash) return rune_fd_statat(dirfd, path, out);
+  char parent[4096];
+  size_t len = (size_t)(slash - path);
+  if (len >= sizeof parent) return -ENAMETOOLONG;
+  memcpy(parent, path, len);
+  parent[len] = '\0';
+  int fd = rune_fd_resolve(dirfd, parent, O_PATH | O_DIRECTORY, 0);
+  if (fd < 0) return fd;
+  int rc = rune_fd_statat(fd, slash + 1, out);
+  close(fd);
+  return rc;
+}
+
+static void fill_stat(const struct stat *stp, struct rune_fd_stat *out) {
+  const struct stat st = *stp;
   out->mode = st.st_mode;
   out->nlink = (uint32_t)st.st_nlink;
   out->uid = st.st_uid;
@@ -182,5 +206,4 @@ int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out) {
   out->size = (uint64_t)st.st_size;
   out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
   out->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-  return 0;
 }

@@ -37,6 +37,10 @@ struct rune_fd_stat {
 /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW); an empty name stats dirfd itself. */
 int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out);
 
+/* lstat of the last component of `path` (relative, as for rune_fd_resolve; "" for dirfd itself),
+ * its folders resolved through no link: one call for what open + fstatat + close would do. */
+int rune_fd_stat_path(int dirfd, const char *path, struct rune_fd_stat *out);
+
 /* 0 when `name` is one path component (not empty, ".", ".." and without '/'), else -EINVAL. */
 int rune_fd_component(const char *name);
 

@@ -1,13 +1,16 @@
 // One round of tool calls (docs/adr/0007-agent-run-loop.md): each call decided by the policy gate in
 // order, consecutive read-only calls run together, every other call alone, results in call order.
 
+import { deriveConfig } from '../config/load.ts';
 import { redact } from '../core/redact.ts';
+import { grantedAccess } from '../policy/approval.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ToolCall } from '../providers/types.ts';
 import { skippedLayersNote } from '../sandbox/summary.ts';
 import { executeTool, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
 import { callScope } from './checkpoints/scope.ts';
+import { createGrantedFiles } from './granted-files.ts';
 import type { AgentEvent, CallCheckpointer, ToolCallRecord } from './types.ts';
 
 interface PlannedCall {
@@ -119,18 +122,27 @@ function judgedContext(decision: PolicyDecision, context: ToolContext): ToolCont
   return decision.kind === 'allow' && decision.paths ? { ...context, judged: decision.paths } : context;
 }
 
-/** The call's checkpoint begun (when it can write and the session keeps checkpoints); done() ends it. */
-function beforeCall(
-  planned: PlannedCall,
-  env: ToolRunEnv,
-  context: ToolContext,
-): { done(): void } | undefined {
+/** What an allowed call runs with: its context, and the granted files a command may make. */
+interface Granted {
+  context: ToolContext;
+  files: string[];
+}
+
+/**
+ * The call's checkpoint begun (when it can write and the session keeps checkpoints); done() ends
+ * it. A granted file made for a command (granted-files.ts) is in it as not there before the call.
+ */
+function beforeCall(planned: PlannedCall, env: ToolRunEnv, granted: Granted): { done(): void } | undefined {
   const checkpoints = env.checkpoints;
   if (!checkpoints || !planned.tool) return undefined;
-  const scope = callScope(planned.tool, planned.args ?? {}, context);
+  const found = callScope(planned.tool, planned.args ?? {}, granted.context);
+  const scope =
+    granted.files.length > 0
+      ? { roots: found?.roots ?? [], files: [...new Set([...(found?.files ?? []), ...granted.files])] }
+      : found;
   if (!scope) return undefined;
   const { id, name } = planned.call;
-  checkpoints.before(id, name, scope, context.protectedPaths);
+  checkpoints.before(id, name, scope, granted.context.protectedPaths);
   return {
     done() {
       const { changed, partial } = checkpoints.after(id);
@@ -139,19 +151,61 @@ function beforeCall(
   };
 }
 
+/**
+ * What an allowed call runs with, approvals included (docs/adr/0033-run-outcomes.md): the paths and
+ * domains its own question named, and those approved for the session, join the sandbox plan of
+ * this call.
+ */
+function grantedContext(planned: PlannedCall, env: ToolRunEnv): Granted {
+  const context = judgedContext(planned.decision, env.context);
+  const grants = [
+    ...(env.policy.granted?.() ?? []),
+    ...((planned.decision.kind === 'allow' ? planned.decision.grants : undefined) ?? []),
+  ];
+  if (grants.length === 0) return { context, files: [] };
+  const access = grantedAccess(grants);
+  const { policy } = context.config;
+  const granted: ToolContext = {
+    ...context,
+    readOnlyPaths: [...context.readOnlyPaths, ...access.read],
+    readWritePaths: [...context.readWritePaths, ...access.write],
+    ...(access.domains.length > 0
+      ? {
+          config: deriveConfig(context.config, {
+            policy: { ...policy, allowed_domains: [...policy.allowed_domains, ...access.domains] },
+          }),
+        }
+      : {}),
+  };
+  const files =
+    planned.tool?.source === 'builtin' && planned.call.name === 'execute_cmd'
+      ? grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value)
+      : [];
+  return { context: granted, files };
+}
+
+/** Runs an allowed call; a granted file that does not exist yet is made so the sandbox can bind it. */
+async function executeGranted(planned: PlannedCall, granted: Granted): Promise<ToolOutput> {
+  const undo = granted.files.length > 0 ? createGrantedFiles(granted.files) : undefined;
+  try {
+    return await executeTool(planned.tool!, planned.args!, granted.context);
+  } finally {
+    undo?.();
+  }
+}
+
 async function perform(
   planned: PlannedCall,
   env: ToolRunEnv,
 ): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
   const started = performance.now();
-  const runs = !planned.preset && !env.context.signal.aborted;
-  const context = judgedContext(planned.decision, env.context);
-  const checkpoint = runs ? beforeCall(planned, env, context) : undefined;
+  const granted = planned.preset || env.context.signal.aborted ? undefined : grantedContext(planned, env);
+  const checkpoint = granted ? beforeCall(planned, env, granted) : undefined;
   let output =
     planned.preset ??
-    (env.context.signal.aborted
-      ? { content: 'error: cancelled before it started', isError: true }
-      : await executeTool(planned.tool!, planned.args!, context));
+    (granted
+      ? await executeGranted(planned, granted)
+      : { content: 'error: cancelled before it started', isError: true });
   // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
   // whenever it likes) may have planted git settings under a writable root; a sandboxed command
   // had its own check (its result carries layers). src/sandbox/git.ts.

@@ -73,11 +73,12 @@ export function sandboxRules(config: RuneConfig): string[] {
     `  network      ${
       domains.length === 0
         ? 'no allowed_domains: tools get an empty network namespace'
-        : 'only TCP to the addresses rune resolved for allowed_domains, at the port an entry names; every connect, shutdown and Fast Open send is checked by the net guard'
+        : 'only TCP to the addresses rune resolved for allowed_domains, at the port an entry names; every connect, shutdown and Fast Open send is checked by the net guard; a name leads to a loopback, private or link-local address only when that address is listed itself (localhost lists loopback)'
     }`,
     ...domains.map((entry) => `    ${describeTarget(entry)}`),
     '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+    "  processes    nothing a tool starts outlives its call: its PID namespace ends with it, or, without namespaces, the sandbox helper (the call's child subreaper) kills every process left and seccomp refuses setsid and setpgid; rune's own command line and environment are unreadable to tools",
     "  rune itself  outside the sandbox rune touches a path a tool could have changed (writable grants, Concourse folders, a tool's argument) only by descriptor from a folder it holds: never through a symbolic link, never blocking on a FIFO, only regular files and folders; grants are resolved once per run, and one a call replaced (a link or another folder in its place) is refused, never followed; a link, FIFO, socket or device left where git reads a file is moved aside and reported",
   ];
 }

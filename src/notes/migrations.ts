@@ -181,6 +181,13 @@ export const MIGRATIONS: readonly string[] = [
   // 5: which password a local login's session was opened with (a hash of the account's configured
   // secret), so a new password in the config ends the sessions of the old one.
   `alter table sessions add column credential text;`,
+  // 6: what approving a question allows (the grants, JSON) and which answers it takes, and what a
+  // refusing admin told the model to do instead (docs/adr/0033-run-outcomes.md).
+  `
+  alter table approvals add column grants text not null default '[]';
+  alter table approvals add column scopes text not null default '["once","session"]';
+  alter table approvals add column instead text;
+  `,
 ];
 
 export function migrate(db: SqliteDatabase): number {

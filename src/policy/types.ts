@@ -40,12 +40,21 @@ export interface AllowlistSuggestion {
   value: string;
 }
 
+/**
+ * One thing an approval allows, named as the allow-list entry that would allow it for good. Paths
+ * are absolute and canonical. Approved once, the call's sandbox plan gets it (a writable file, a
+ * readable folder, a domain); for the session, the gate's lists get it; always, rune.toml gets it.
+ */
+export type Grant = AllowlistSuggestion;
+
 export type PolicyDecision =
   | {
       kind: 'allow';
       rule: string;
       /** Lexical absolute path → the canonical path it was judged by: the file tools open that one. */
       paths?: Readonly<Record<string, string>>;
+      /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
+      grants?: readonly Grant[];
     }
   | { kind: 'deny'; reason: string; rule: string }
   | {
@@ -58,14 +67,34 @@ export type PolicyDecision =
       preview?: string;
     };
 
-/** How a person answers an `ask`: run it once, refuse, or run it and add the suggestion to rune.toml. */
+export type AskDecision = Extract<PolicyDecision, { kind: 'ask' }>;
+
+/** How long an approval holds: this call, the rest of the session (the gate's life), or for good (rune.toml). */
+export type ApprovalScope = 'once' | 'session' | 'always';
+
+/**
+ * The question a person answers: the decision's question and reason, and exactly what approving
+ * allows. The gate builds it; every confirmer (CLI prompt, notes approval, tests) answers it.
+ */
+export interface ApprovalRequest extends AskDecision {
+  /** What approving allows the call beyond the lists (may be empty: the call itself, nothing more). */
+  grants: readonly Grant[];
+  /**
+   * The answers this question takes: 'always' only when the grants, as allow-list entries, cover
+   * the call for good (a command with $( … ) is never auto-allowed, so it can only be approved
+   * once or for the session, which then remembers that exact call).
+   */
+  scopes: readonly ApprovalScope[];
+}
+
+/** A person's answer: allow for a scope, or refuse, optionally telling the model what to do instead. */
+export type ApprovalAnswer = { kind: 'allow'; scope: ApprovalScope } | { kind: 'deny'; instead?: string };
+
+/** The answer words of rune's confirmers before the scopes: yes = once, always, no. */
 export type ConfirmAnswer = 'yes' | 'no' | 'always';
 
 export interface Confirmer {
-  confirm(
-    call: ToolCallForPolicy,
-    decision: Extract<PolicyDecision, { kind: 'ask' }>,
-  ): Promise<ConfirmAnswer>;
+  confirm(call: ToolCallForPolicy, request: ApprovalRequest): Promise<ApprovalAnswer | ConfirmAnswer>;
 }
 
 /**
@@ -86,4 +115,9 @@ export interface PolicyGate {
   check(call: ToolCallForPolicy): Promise<PolicyDecision>;
   /** The floor and denied_paths as this gate applies them; absent on test fakes (see protectedPathsFor). */
   protectedPaths?(): ProtectedPaths;
+  /**
+   * What approvals for the session (or always) added to the lists: every later call's sandbox plan
+   * gets these too, as it gets the configured lists.
+   */
+  granted?(): readonly Grant[];
 }

@@ -13,9 +13,45 @@ const MAX_TEXT = 4 * 1024 * 1024;
 
 const below = (path: string): string => (path === '/' ? '' : path.slice(1));
 
+/**
+ * During a search (`searching`), the folder that holds the last path looked at stays open: the
+ * next path in the same folder is looked at from it with one fstatat, not resolved again from '/'.
+ * It was opened through no link; what it holds is only read (judges open their folder afresh).
+ */
+let held: { path: string; root: Root | undefined } | undefined;
+let searchDepth = 0;
+
+/** Runs a search of many folders with the folder cache above. */
+export function searching<T>(search: () => T): T {
+  searchDepth++;
+  try {
+    return search();
+  } finally {
+    if (--searchDepth === 0) {
+      held?.root?.close();
+      held = undefined;
+    }
+  }
+}
+
+/** The folder `dir` held open (during a search), or undefined when it cannot be opened through no link. */
+function heldFolder(dir: string): Root | undefined {
+  if (held?.path === dir) return held.root;
+  held?.root?.close();
+  let root: Root | undefined;
+  try {
+    root = Root.open(dir);
+  } catch {
+    root = undefined;
+  }
+  held = { path: dir, root };
+  return root;
+}
+
 /** What is at `path` itself (a link is reported, not followed), or undefined (nothing, or a link on the way). */
 export function lstat(path: string): Entry | undefined {
   try {
+    if (searchDepth > 0 && path !== '/') return heldFolder(dirname(path))?.stat(basename(path));
     return Root.system().stat(below(path));
   } catch {
     return undefined; // a link on the way, ENOTDIR (a .git file in the way), EACCES: nothing to see
@@ -67,14 +103,11 @@ export function linkPrint(path: string): string {
 
 /** The entries of a folder (not through a link), or none. */
 export function listFolder(dir: string): Listed[] {
-  let root: Root | undefined;
   try {
-    root = Root.open(dir);
-    return root.list();
+    if (searchDepth > 0 && dir !== '/') return heldFolder(dirname(dir))?.list(basename(dir)) ?? [];
+    return Root.system().list(below(dir));
   } catch {
     return [];
-  } finally {
-    root?.close();
   }
 }
 

@@ -55,7 +55,8 @@ export class GitJournal {
     const folder = this.folder(true);
     if (!folder) return;
     try {
-      replaceFile(folder, this.name(), data, { mode: 0o600 });
+      // Only has to outlive a killed rune, not a power loss: no fsync on every call.
+      replaceFile(folder, this.name(), data, { mode: 0o600, durable: false });
     } catch (error) {
       this.logger.debug('sandbox.git_journal', {
         message: `cannot write ${this.file}: ${(error as Error).message}`,

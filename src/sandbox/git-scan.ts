@@ -4,7 +4,7 @@
 import { basename, join, resolve } from 'node:path';
 import type { Entry } from '../core/fd/index.ts';
 import { gitFileTarget, looksLikeGitDir } from './git-config.ts';
-import { listFolder, lstat, readText, real } from './git-fs.ts';
+import { listFolder, lstat, readText, real, searching } from './git-fs.ts';
 import { type GitRepo, repoAt } from './git-repo.ts';
 import { isInside } from './plan.ts';
 
@@ -92,6 +92,10 @@ export class GitFolders {
 
   /** Searches the roots again, re-reading only the folders that changed since the last search. */
   scan(roots: readonly string[]): void {
+    searching(() => this.search(roots));
+  }
+
+  private search(roots: readonly string[]): void {
     const visited = new Map<string, DirInfo>();
     const found = new Map<string, GitRepo>();
     // `inModules`: below a git folder's modules/ or worktrees/, where every folder may be (or

@@ -1,4 +1,4 @@
-// A property test of the rule of docs/adr/0031: while a background process swaps a granted folder
+// A property test of the rule of docs/adr/0034: while a background process swaps a granted folder
 // and a link to a folder never granted (renameat2 RENAME_EXCHANGE, as fast as it can), every file
 // tool and the code rune runs after a call (the git guard, the moves aside, the removal of a call's
 // temporary folder) is called on random paths for a few thousand rounds. Each call is judged the

@@ -1,4 +1,4 @@
-// rune itself never acts on what a sandboxed command left behind (docs/adr/0031): its own code runs
+// rune itself never acts on what a sandboxed command left behind (docs/adr/0034): its own code runs
 // outside the sandbox with the person's rights, so after a call it must not follow a link the
 // command planted, block on a FIFO, write through a Concourse destination, reach a granted folder
 // the command replaced, or be raced into a folder never granted. Each class is tried as an attacker

@@ -1,7 +1,6 @@
 // The changes src/core/fd/ makes below a held folder: folders made one component at a time, files
 // created with O_EXCL, replaced by a temporary file renamed over them inside their verified folder,
 // renames within the folder, and removals that never follow a link or cross into another mount.
-import { randomBytes } from 'node:crypto';
 import { constants, fchmodSync, fchownSync, fsyncSync, writeSync } from 'node:fs';
 import { kindRefused, PathRefused } from './refused.ts';
 import { parts, type Root } from './root.ts';
@@ -80,6 +79,11 @@ export interface ReplaceOptions {
   over?: 'file' | 'any';
   /** The file as it was read: refuse when it changed since (another writer). */
   unchanged?: Pick<Entry, 'ino' | 'size' | 'mtimeMs'>;
+  /**
+   * fsync the file before the rename and the folder after (default). `false` for rune's own
+   * bookkeeping, which only has to survive rune being killed, not the machine losing power.
+   */
+  durable?: boolean;
 }
 
 const same = (a: Pick<Entry, 'ino' | 'size' | 'mtimeMs'>, b: Entry) =>
@@ -110,12 +114,14 @@ export function replaceFile(
   if (options.parents && names.length > 1) makeFolder(root, names.slice(0, -1).join('/'), { parents: true });
   const parent = root.parentOf(rel, O_RDONLY | O_DIRECTORY);
   const { dir, name } = parent;
-  const tmp = `.${name.slice(0, 200)}.${randomBytes(6).toString('hex')}.rune-tmp`;
+  let tmp = '';
   let created = false;
   try {
     const before = statOrNone(root, dir, name);
     refuseOver(root.where(rel), before, options);
-    const fd = root.sys.resolve(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0o600);
+    const made = createTemporary(root, dir, name);
+    tmp = made.tmp;
+    const fd = made.fd;
     created = true;
     try {
       writeAll(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
@@ -125,7 +131,7 @@ export function replaceFile(
       if (owner && process.getuid?.() === 0 && (owner.uid !== 0 || owner.gid !== 0)) {
         fchownSync(fd, owner.uid, owner.gid);
       }
-      fsyncSync(fd);
+      if (options.durable !== false) fsyncSync(fd);
     } finally {
       root.sys.close(fd);
     }
@@ -133,10 +139,12 @@ export function replaceFile(
     refuseOver(root.where(rel), statOrNone(root, dir, name), options);
     root.sys.renameAt(dir, tmp, dir, name);
     created = false;
-    try {
-      fsyncSync(dir);
-    } catch {
-      // Some file systems refuse fsync on a folder; the rename itself has happened.
+    if (options.durable !== false) {
+      try {
+        fsyncSync(dir);
+      } catch {
+        // Some file systems refuse fsync on a folder; the rename itself has happened.
+      }
     }
     return before;
   } finally {
@@ -148,6 +156,21 @@ export function replaceFile(
       }
     }
     parent.done();
+  }
+}
+
+/**
+ * A new temporary file beside `name` (O_EXCL, mode 0600). The name need not be unguessable: one
+ * taken already (by anyone) is never opened, another is tried.
+ */
+function createTemporary(root: Root, dir: number, name: string): { fd: number; tmp: string } {
+  for (let attempt = 0; ; attempt++) {
+    const tmp = `.${name.slice(0, 200)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.rune-tmp`;
+    try {
+      return { fd: root.sys.resolve(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0o600), tmp };
+    } catch (error) {
+      if (code(error) !== 'EEXIST' || attempt >= 8) throw error;
+    }
   }
 }
 

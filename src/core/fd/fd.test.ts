@@ -192,6 +192,23 @@ describe.each(modes)('src/core/fd (%s)', (mode) => {
     grants.close();
   });
 
+  it('pins a granted file: a new file by its name is the grant, a link or folder in its place is not', () => {
+    const grants = new Grants();
+    const file = join(inside, 'granted.txt');
+    writeFileSync(file, '');
+    expect(grants.pin(file)).toBe(file);
+    rmSync(file);
+    writeFileSync(file, 'made again');
+    expect(grants.pin(file)).toBe(file);
+    rmSync(file);
+    symlinkSync(join(outside, 'secret'), file);
+    expect(refusal(() => grants.pin(file))).toMatch(/granted file .*granted.txt was replaced during the run/);
+    rmSync(file);
+    mkdirSync(file);
+    expect(refusal(() => grants.pin(file))).toMatch(/another folder is there now/);
+    grants.close();
+  });
+
   it('refuses a pinned folder that moved, and paths that climb out', () => {
     const root = Root.open(join(inside, 'sub'));
     root.verify();

@@ -2,6 +2,7 @@
 // (device, inode) are recorded when it is first pinned (at the start of the run), and every later
 // use checks that the granted path still leads there. A call that moved a granted folder and left a
 // link or another folder in its place gets a refusal that says so, never the new place.
+import { realpathSync } from 'node:fs';
 import { canonicalise, isUnder } from '../paths.ts';
 import { PathRefused } from './refused.ts';
 import { Root } from './root.ts';
@@ -23,6 +24,15 @@ interface Pin {
 export interface Located {
   root: Root;
   rel: string;
+}
+
+/** The real path: libc's realpath for a path that exists (much cheaper), else canonicalise. */
+function realOf(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return canonicalise(path);
+  }
 }
 
 function replaced(pin: Pin, now: string): PathRefused {
@@ -53,7 +63,7 @@ export class Grants {
       this.verify(known);
       return known.real;
     }
-    const real = canonicalise(path);
+    const real = realOf(path);
     if (known && real !== known.real) throw replaced(known, `it now leads to ${real}`);
     const pin: Pin = { path, real };
     const id = identify(real);
@@ -86,11 +96,18 @@ export class Grants {
   }
 
   private verify(pin: Pin): void {
-    const real = canonicalise(pin.path);
+    const real = realOf(pin.path);
     if (real !== pin.real) throw replaced(pin, `it now leads to ${real}`);
     const now = identify(real, false);
     if (!now) throw replaced(pin, 'it is gone');
-    if (now.id.dev !== pin.id?.dev || now.id.ino !== pin.id.ino)
+    // A granted file may be a new file by the same name (an approved `> proof.txt` is made before
+    // each call and removed when unused, src/agent/granted-files.ts): no link, no folder, so nothing
+    // leads elsewhere. A folder must be the very one pinned.
+    if (pin.id?.kind === 'file' && now.id.kind === 'file') {
+      pin.id = now.id;
+      return;
+    }
+    if (now.id.dev !== pin.id?.dev || now.id.ino !== pin.id.ino || now.id.kind !== pin.id.kind)
       throw replaced(pin, `another ${now.id.kind === 'dir' ? 'folder' : now.id.kind} is there now`);
   }
 

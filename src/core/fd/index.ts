@@ -1,6 +1,6 @@
 // The one module through which rune's own code (outside the sandbox) touches a path that a tool, a
 // sandboxed command or a Concourse input could have changed: a writable grant, a Concourse folder,
-// a tool's argument (docs/adr/0031-descriptor-file-operations.md). Everything is resolved from a
+// a tool's argument (docs/adr/0034-descriptor-file-operations.md). Everything is resolved from a
 // folder held by descriptor (`Root`), through no symbolic link (openat2 RESOLVE_BENEATH |
 // RESOLVE_NO_SYMLINKS, or an O_NOFOLLOW walk), with O_NONBLOCK so a FIFO cannot block, and only a
 // regular file or a folder is acted on. Refusals are `PathRefused` errors that name the path and why.

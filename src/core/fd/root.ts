@@ -158,21 +158,11 @@ export class Root {
   stat(rel: string): Entry | undefined {
     const names = parts(rel);
     if (names.length === 0) return this.sys.statAt(this.fd, '');
-    const name = names.pop() as string;
-    let dir: number;
     try {
-      dir = names.length === 0 ? this.fd : this.resolveIn(names.join('/'), DIR_PATH);
+      return this.sys.statPath(this.fd, names.join('/'));
     } catch (error) {
-      if (code(error) === 'ENOENT' || code(error) === 'ENOTDIR') return undefined;
+      if (code(error) === 'ELOOP') throw linkRefused(this.where(this.linkOnTheWay(names) ?? rel));
       throw error;
-    }
-    try {
-      return this.sys.statAt(dir, name);
-    } catch (error) {
-      if (code(error) === 'ENOENT' || code(error) === 'ENOTDIR') return undefined;
-      throw error;
-    } finally {
-      if (dir !== this.fd) this.sys.close(dir);
     }
   }
 

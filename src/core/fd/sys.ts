@@ -66,6 +66,11 @@ export interface FdSys {
   renameAt(fromDir: number, from: string, toDir: number, to: string, flags?: number): void;
   /** lstat of one entry of `dirFd`, or of `dirFd` itself for ''. */
   statAt(dirFd: number, name: string): Entry;
+  /**
+   * lstat of the last component of a relative path below `dirFd`, its folders resolved through no
+   * link (ELOOP); undefined when nothing is there (ENOENT, ENOTDIR) — no error is made for that.
+   */
+  statPath(dirFd: number, path: string): Entry | undefined;
   list(dirFd: number): Listed[];
   close(fd: number): void;
 }
@@ -90,7 +95,12 @@ const ERRNO_NAMES = new Map(Object.entries(osConstants.errno).map(([name, value]
 
 export function errnoError(negative: number, what: string): NodeJS.ErrnoException {
   const code = ERRNO_NAMES.get(-negative) ?? `E${-negative}`;
+  // Mostly control flow (ENOENT for a path that is not there): no stack trace, which costs more
+  // than the system call.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   const error: NodeJS.ErrnoException = new Error(`${code}: ${what}`);
+  Error.stackTraceLimit = limit;
   error.code = code;
   error.errno = negative;
   return error;
@@ -113,6 +123,7 @@ interface NativeFd {
   fdReadlinkat(dirFd: number, name: string): string | number;
   fdRenameat(fromDir: number, from: string, toDir: number, to: string, flags: number): number;
   fdStatat(dirFd: number, name: string): number[] | number;
+  fdStatPath(dirFd: number, path: string): number[] | number;
   listFd(dirFd: number): [string[], number[]] | number;
   closeFd(fd: number): number;
 }
@@ -127,6 +138,13 @@ const DT_KINDS: Record<number, Kind> = {
   10: 'symlink',
   12: 'socket',
 };
+
+const { ENOENT, ENOTDIR } = osConstants.errno;
+
+function entryFrom(st: number[]): Entry {
+  const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = st;
+  return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs };
+}
 
 function check(result: number, what: string): void {
   if (result < 0) throw errnoError(result, what);
@@ -153,9 +171,13 @@ function nativeSys(n: NativeFd): FdSys {
     statAt(dirFd, name) {
       const st = n.fdStatat(dirFd, name);
       if (typeof st === 'number') throw errnoError(st, `stat ${name}`);
-      const [mode = 0, nlink = 0, uid = 0, gid = 0, dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] =
-        st;
-      return { kind: kindOf(mode), mode, nlink, uid, gid, dev, ino, size, mtimeMs, ctimeMs };
+      return entryFrom(st);
+    },
+    statPath(dirFd, path) {
+      const st = n.fdStatPath(dirFd, path);
+      if (typeof st !== 'number') return entryFrom(st);
+      if (st === -ENOENT || st === -ENOTDIR) return undefined;
+      throw errnoError(st, `stat ${path}`);
     },
     list(dirFd) {
       const listed = n.listFd(dirFd);
@@ -230,6 +252,23 @@ export const procSys: FdSys = {
     if (!isComponent(name)) throw einval(name);
     return entryOf(lstatSync(at(dirFd, name)));
   },
+  statPath(dirFd, path) {
+    const slash = path.lastIndexOf('/');
+    if (slash < 0) return statOrNone(() => procSys.statAt(dirFd, path));
+    let parent: number;
+    try {
+      parent = procSys.resolve(dirFd, path.slice(0, slash), O_PATH | constants.O_DIRECTORY);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw error;
+    }
+    try {
+      return statOrNone(() => procSys.statAt(parent, path.slice(slash + 1)));
+    } finally {
+      closeSync(parent);
+    }
+  },
   list(dirFd) {
     return readdirSync(`/proc/self/fd/${dirFd}`, { withFileTypes: true }).map((entry) => ({
       name: entry.name,
@@ -252,6 +291,16 @@ export const procSys: FdSys = {
   },
   close: (fd) => closeSync(fd),
 };
+
+function statOrNone(stat: () => Entry): Entry | undefined {
+  try {
+    return stat();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
 
 function isLink(dirFd: number, name: string): boolean {
   try {
