@@ -156,6 +156,28 @@ describe('rune --checkpoint and rune undo', () => {
   });
 });
 
+describe('a command that writes what an approval granted', () => {
+  it('has the granted file rune made for it in its checkpoint: the undo removes it', async () => {
+    const elsewhere = join(root, 'elsewhere');
+    mkdirSync(elsewhere);
+    writeFileSync(
+      join(runeHome, 'rune.toml'),
+      `[policy]\nmode = "confirm"\nallowed_commands = ["echo"]\nallowed_paths_rw = ["${cwd}"]\n`,
+    );
+    const proof = join(elsewhere, 'proof.txt');
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: `echo granted > ${proof}` } }] },
+      { text: 'done' },
+    ]);
+    const run = await runRune(args('--checkpoint', '--yes', 'write the proof'), { cwd, env: env() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(proof, 'utf8'), run.stderr).toBe('granted\n');
+    const undo = await runRune(['undo', sessionIdIn(run.stderr)], { cwd, env: env() });
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(existsSync(proof)).toBe(false);
+  });
+});
+
 describe('an MCP tool whose server may write', () => {
   it("is checkpointed over the server's writable folders, and undone", async () => {
     const filesystem = join(
