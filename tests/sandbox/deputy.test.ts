@@ -8,6 +8,7 @@
 // call; nothing may block, nothing outside the grants may be created, read or removed, and the
 // message must say what was refused.
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
@@ -380,6 +381,7 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
   });
 
   describe.skipIf(Boolean(skip))('Concourse in writes only regular files in the destination it held', () => {
+    const ANSWER_REF = `sha256:${createHash('sha256').update('THE-ANSWER', 'utf8').digest('hex')}`;
     const inStep = async (f: Fixture, plant: string | undefined) => {
       const resource = join(f.base, 'resource');
       mkdirSync(resource);
@@ -402,7 +404,8 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       const result = await runAs(who, [join(resource, 'in'), dest], {
         cwd: f.base,
         env: { ...f.env, BUILD_ID: '1' },
-        input: JSON.stringify({ source, version: { ref: 'sha256:x' } }),
+        // The version of THE-ANSWER: a stateless get writes only the answer its version names.
+        input: JSON.stringify({ source, version: { ref: ANSWER_REF } }),
         timeoutMs: 30_000,
       });
       return { result, dest };
