@@ -105,7 +105,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
     };
   }
   // The judged paths are for the tool, not for the event (whose shape readers rely on).
-  const shown = decision.kind === 'allow' ? { kind: decision.kind, rule: decision.rule } : decision;
+  const shown: PolicyDecision = decision.kind === 'allow' ? withoutPaths(decision) : decision;
   env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision: shown });
   if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
   const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
@@ -115,6 +115,11 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
     decision,
     preset: { content: `blocked by policy (${decision.rule}): ${reason}`, isError: true },
   };
+}
+
+function withoutPaths(decision: Extract<PolicyDecision, { kind: 'allow' }>): PolicyDecision {
+  const { paths: _paths, ...shown } = decision;
+  return shown;
 }
 
 /** The file tools open the canonical paths the gate judged, not whatever the names lead to now. */
