@@ -11,16 +11,9 @@
 #include "fdwalk.h"
 #include "fdwatch.h"
 #include "fuse_napi.h"
+#include "napi_check.h"
 #include "probe.h"
 #include "thread_landlock.h"
-
-#define CHECK(call)                                                   \
-  do {                                                                \
-    if ((call) != napi_ok) {                                          \
-      napi_throw_error(env, NULL, "rune_native: N-API call failed"); \
-      return NULL;                                                    \
-    }                                                                 \
-  } while (0)
 
 static napi_status set_int(napi_env env, napi_value obj, const char *key, int value) {
   napi_value v;

@@ -6,14 +6,7 @@
 
 #include "addon_fd.h"
 #include "fdops.h"
-
-#define CHECK(call)                                                   \
-  do {                                                                \
-    if ((call) != napi_ok) {                                          \
-      napi_throw_error(env, NULL, "rune_native: N-API call failed"); \
-      return NULL;                                                    \
-    }                                                                 \
-  } while (0)
+#include "napi_check.h"
 
 #define NAME_MAX_BYTES 4096
 
