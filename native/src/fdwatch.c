@@ -14,14 +14,7 @@
 #include <unistd.h>
 
 #include "fdwatch.h"
-
-#define CHECK(call)                                                   \
-  do {                                                                \
-    if ((call) != napi_ok) {                                          \
-      napi_throw_error(env, NULL, "rune_native: N-API call failed"); \
-      return NULL;                                                    \
-    }                                                                 \
-  } while (0)
+#include "napi_check.h"
 
 #define TEXT_MAX 4096
 
