@@ -95,6 +95,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       source: tool.source,
       ...(tool.server === undefined ? {} : { server: tool.server }),
       readOnly: tool.readOnly,
+      ...(tool.access ? { access: tool.access } : {}),
       ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
     });
   } catch (error) {
@@ -183,7 +184,7 @@ function grantedContext(planned: PlannedCall, env: ToolRunEnv): Granted {
       : {}),
   };
   const files =
-    planned.tool?.source === 'builtin' && planned.call.name === 'execute_cmd'
+    planned.tool?.access?.kind === 'command'
       ? grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value)
       : [];
   return { context: granted, files };
@@ -230,6 +231,7 @@ async function perform(
     isError: output.isError ?? false,
     content,
     ...(output.layers ? { layers: output.layers } : {}),
+    ...(output.diff && !output.isError ? { diff: redact(output.diff) } : {}),
   });
   const record: ToolCallRecord = {
     id: planned.call.id,

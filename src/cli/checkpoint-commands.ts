@@ -1,5 +1,5 @@
-// The session's checkpoint commands: /diff (every file change of the session, or of one turn, as
-// coloured unified diffs), /undo (the last turn: its file changes and the conversation) and /rewind
+// The session's checkpoint commands: /changes (every file change of the session, commands' too, or
+// of one turn, as coloured unified diffs; /diff is the last turn's file tool diffs), /undo (the last turn: its file changes and the conversation) and /rewind
 // (the turns listed, a preview of going back to before one, then the same undo). A file someone
 // else changed since is never overwritten without asking: keep yours, take the checkpoint, or both.
 
@@ -17,7 +17,7 @@ import { writeSession } from './sessions.ts';
 type Handler = (session: SessionContext, arg: string) => boolean | Promise<boolean>;
 
 export const CHECKPOINT_COMMANDS: Record<string, string> = {
-  '/diff [N]': "every file change of this session (or turn N's), as diffs",
+  '/changes [N]': "every file change of this session, commands' too (or turn N's), as diffs",
   '/undo': 'undo the last turn: its file changes and the conversation',
   '/rewind [N]': 'list the turns; go back to before turn N, after a preview',
 };
@@ -34,7 +34,7 @@ function recorderOf(session: SessionContext) {
   return recorder;
 }
 
-function diff(session: SessionContext, arg: string): boolean {
+function changes(session: SessionContext, arg: string): boolean {
   const recorder = recorderOf(session);
   if (!recorder) return true;
   const history = readHistory(recorder.store.records);
@@ -48,8 +48,9 @@ function diff(session: SessionContext, arg: string): boolean {
   return true;
 }
 
-function ask(session: SessionContext, question: string): Promise<string> {
-  return new Promise((resolve) => session.rl.question(question, resolve));
+/** A line the person types after `question`; Esc or Ctrl-C answers nothing (the safe default). */
+async function ask(session: SessionContext, question: string): Promise<string> {
+  return (await session.terminal.askText(question)) ?? '';
 }
 
 /** The person's answer to each conflict of the plan. */
@@ -161,7 +162,7 @@ async function rewind(session: SessionContext, arg: string): Promise<boolean> {
 }
 
 export const CHECKPOINT_HANDLERS: Record<string, Handler> = {
-  '/diff': diff,
+  '/changes': changes,
   '/undo': undo,
   '/rewind': rewind,
 };

@@ -1,5 +1,5 @@
 // How checkpoints read to a person: the turns of a session (for /rewind and `rune undo`), and the
-// changes of a session or a turn as coloured unified diffs per file (/diff, `rune diff`). Content a
+// changes of a session or a turn as coloured unified diffs per file (/changes, `rune diff`). Content a
 // command wrote is shown with its control characters made visible, never sent to the terminal raw.
 import { relative } from 'node:path';
 import type { TurnInfo } from '../agent/checkpoints/history.ts';

@@ -1,16 +1,30 @@
 // `rune init`: the non-interactive form from flags, the interactive form in a real terminal (tmux),
 // refusing to overwrite, and a written file that the config loader accepts.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanEnv, requireBinary, runRune, tempDir } from '../helpers/rune.ts';
-import { hasTmux, tmuxServer } from '../helpers/tmux.ts';
 
-const server = tmuxServer(`rune-agent-init-${process.pid}`);
-const tmux = server.run;
+const SOCKET = `rune-agent-init-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
 // The terminal tests need tmux (.ci/run installs it); without it they are skipped, not faked.
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
-afterAll(() => server.kill());
+afterAll(() => {
+  try {
+    tmux('kill-server');
+  } catch {
+    // None started.
+  }
+});
 
 function home() {
   const dir = tempDir('rune-init-');

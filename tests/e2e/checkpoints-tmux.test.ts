@@ -1,38 +1,21 @@
 // Checkpoints in the interactive session, in a real terminal (tmux) with the built binary and the
 // scripted model: /undo puts back what a shell command did (an edit, a new file, a deleted file, a
-// rename, a binary file) and takes the conversation back; /diff shows the session's changes;
+// rename, a binary file) and takes the conversation back; /changes shows the session's changes;
 // /rewind previews and goes back to an earlier turn; a file edited outside rune meanwhile brings
 // up the conflict prompt, and each answer does what it says.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
-import { requireBinary } from '../helpers/rune.ts';
-import { hasTmux, openPane, type Pane, shellWords, tmuxServer } from '../helpers/tmux.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hasTmux, startSession as startTerm, type Term, useSessionSuite } from '../helpers/tmux.ts';
 
-const KEY = 'sk-test-checkpoints-tmux-7c6d5e4f';
-const tmux = tmuxServer(`rune-checkpoints-test-${process.pid}`);
 const COMMAND =
   "echo more >> edited.txt && echo fresh > new.txt && rm gone.txt && mv old.txt renamed.txt && printf '\\000\\001\\002\\377' > blob.bin";
-let mock: MockLlm;
-let counter = 0;
+const mock = useSessionSuite();
 const roots: string[] = [];
 
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  tmux.kill();
+afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
 });
-afterEach(() => {
-  mock.script([]);
-  mock.requests.length = 0;
-});
-
-type Term = Pane & { cwd: string };
 
 /** A session in a project folder whose files a command may change. */
 function startSession(): Term {
@@ -40,33 +23,14 @@ function startSession(): Term {
   const root = mkdtempSync('/var/tmp/rune-checkpoints-tmux-');
   roots.push(root);
   const home = join(root, 'home');
-  const runeHome = join(home, '.rune');
   const cwd = join(root, 'project');
-  mkdirSync(runeHome, { recursive: true, mode: 0o700 });
+  mkdirSync(join(home, '.rune'), { recursive: true, mode: 0o700 });
   mkdirSync(cwd);
   writeFileSync(join(cwd, 'edited.txt'), 'original line\n');
   writeFileSync(join(cwd, 'gone.txt'), 'deleted by the command\n');
   writeFileSync(join(cwd, 'old.txt'), 'renamed by the command\n');
-  writeFileSync(
-    join(runeHome, 'rune.toml'),
-    `[policy]\nallowed_commands = ["echo", "rm", "mv", "printf"]\nallowed_paths_rw = ["${cwd}"]\n`,
-  );
-  const command = shellWords([
-    'env',
-    '-i',
-    `HOME=${home}`,
-    `RUNE_HOME=${runeHome}`,
-    'PATH=/usr/local/bin:/usr/bin:/bin',
-    'TERM=xterm-256color',
-    'NO_COLOR=1',
-    `RUNE_API_KEY=${KEY}`,
-    requireBinary(),
-    '--base-url',
-    mock.baseUrl,
-    '--model',
-    'm',
-  ]);
-  return { cwd, ...openPane(tmux, `c${++counter}`, cwd, `${command}; sleep 60`, 20_000) };
+  const toml = `[policy]\nallowed_commands = ["echo", "rm", "mv", "printf"]\nallowed_paths_rw = ["${cwd}"]\n`;
+  return startTerm(mock.baseUrl, { home, cwd, toml });
 }
 
 /** One turn that runs `cmd` and answers `answer`. */
@@ -85,12 +49,12 @@ function expectOriginal(cwd: string): void {
 }
 
 describe.skipIf(!hasTmux)('checkpoints in the interactive session (tmux)', () => {
-  it('/diff shows the changes and /undo puts files and conversation back', async () => {
+  it('/changes shows the changes and /undo puts files and conversation back', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
     await turn(term, 'change the files', COMMAND, 'changed them all');
     expect(readFileSync(join(term.cwd, 'blob.bin'))).toEqual(Buffer.from([0, 1, 2, 255]));
-    term.type('/diff');
+    term.type('/changes');
     await term.waitFor('binary file: 0 → 4 bytes');
     await term.waitFor('+more');
     term.type('/undo');

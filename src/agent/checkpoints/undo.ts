@@ -1,7 +1,7 @@
 // Going back to before a turn: a call rune was stopped in (kill -9, a crash) is first completed by
 // looking at what its folders hold now against what the journal knew before it; then each path is
 // put back unless someone else changed it since, which the caller is asked about; the undo is
-// recorded, so the turns undone leave /diff and /rewind and the next look starts from the result.
+// recorded, so the turns undone leave /changes and /rewind and the next look starts from the result.
 import { Root } from '../../core/fd/index.ts';
 import type { ProtectedPaths } from '../../policy/types.ts';
 import { folderOps } from '../../tools/walk/folder-ops.ts';
