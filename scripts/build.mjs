@@ -166,9 +166,6 @@ async function bundle() {
     plugins: [openaiGlobals],
     // Optional peers of bundled libraries that rune never uses.
     external: ['bufferutil', 'utf-8-validate', 'pino-pretty'],
-    // web-tree-sitter's ESM build loads `module` and `fs/promises` with import(), which a SEA cannot
-    // do; its CommonJS build uses require() for the same builtins.
-    alias: { 'web-tree-sitter': require.resolve('web-tree-sitter') },
   };
   const result = await esbuild.build({
     ...shared,
@@ -227,13 +224,8 @@ async function collectAssets(nativeAddon) {
   copyFileSync(nativeAddon, join(assetDir, 'native/rune_native.node'));
   copyFileSync(sqliteAddon(), join(assetDir, 'native/better_sqlite3.node'));
   copyFileSync(buildSandboxHelper(), join(assetDir, 'native/rune-sandbox'));
-  // The policy's shell parser (src/policy/shell-parser.ts): web-tree-sitter's runtime and the bash grammar.
-  mkdirSync(join(assetDir, 'wasm'), { recursive: true });
-  copyFileSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), join(assetDir, 'wasm/tree-sitter.wasm'));
-  copyFileSync(
-    join(dirname(require.resolve('tree-sitter-bash/package.json')), 'tree-sitter-bash.wasm'),
-    join(assetDir, 'wasm/tree-sitter-bash.wasm'),
-  );
+  // The shell parser's wasm of earlier builds (ADR 0009, replaced by ADR 0037) must not ride along.
+  rmSync(join(assetDir, 'wasm'), { recursive: true, force: true });
   rmSync(join(assetDir, 'web'), { recursive: true, force: true });
   if (existsSync(join(root, 'web/src'))) await buildBrowserBundle();
   for (const file of listFiles(join(root, 'web'))) {

@@ -36,7 +36,15 @@ export function requireStrictLayers(config: RuneConfig, executor: SandboxExecuto
   if (refused) throw refused;
 }
 
-export async function createDefaultPolicy(options: AgentRunOptions, sessionId: string): Promise<PolicyGate> {
+/**
+ * The gate for a run. With the run's executor it knows whether commands get a private /tmp (the
+ * namespaces layer), where writes are then auto-allowed.
+ */
+export async function createDefaultPolicy(
+  options: AgentRunOptions,
+  sessionId: string,
+  executor?: SandboxExecutor,
+): Promise<PolicyGate> {
   // Concourse inputs (readPaths) join the readable folders for this run only.
   const config =
     options.readPaths && options.readPaths.length > 0
@@ -56,5 +64,8 @@ export async function createDefaultPolicy(options: AgentRunOptions, sessionId: s
     ...(options.confirmer ? { confirmer: options.confirmer } : {}),
     sessionId,
     logger: options.logger,
+    ...(executor
+      ? { privateTmp: executor.describe().some((l) => l.layer === 'namespaces' && l.applied) }
+      : {}),
   });
 }

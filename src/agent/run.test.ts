@@ -115,6 +115,19 @@ describe('runAgent', () => {
     expect(requests[0]!.maxOutputTokens).toBe(8192);
   });
 
+  it('runs an allowed command as the policy judged it (decision.args), not as the model wrote it', async () => {
+    const { provider } = fakeProvider([
+      { toolCalls: [call('execute_cmd', { cmd: 'echo hi\r; touch x' })] },
+      { content: 'done' },
+    ]);
+    const executor = fakeExecutor();
+    const policy: PolicyGate = {
+      check: async () => ({ kind: 'allow', rule: 'allowed_commands', args: { cmd: "'echo' 'hi'" } }),
+    };
+    await runAgent(options(provider, { executor, policy }));
+    expect(executor.requests.map((request) => request.argv)).toEqual([['/bin/sh', '-c', "'echo' 'hi'"]]);
+  });
+
   it('runs execute_cmd through the executor and gives the output to the model', async () => {
     const { provider, requests } = fakeProvider([
       { toolCalls: [call('execute_cmd', { cmd: 'echo hi' })] },

@@ -266,7 +266,7 @@ function lazyToolEnv(
 ): () => Promise<ToolRunEnv> {
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
-    const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
+    const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId, executor));
     const context: ToolContext = {
       ...toolContextFor(options, policy, executor, run.signal),
       grants: run.grants,

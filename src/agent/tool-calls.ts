@@ -108,7 +108,8 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
   // The judged paths are for the tool, not for the event (whose shape readers rely on).
   const shown: PolicyDecision = decision.kind === 'allow' ? withoutPaths(decision) : decision;
   env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision: shown });
-  if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
+  // An auto-allowed command runs as the policy judged it (decision.args), not as the model wrote it.
+  if (decision.kind === 'allow') return { call, tool, args: decision.args ?? parsed.args, decision };
   const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
   return {
     call,

@@ -136,7 +136,7 @@ function compileWithCache(asset: string): Script {
  */
 export function persistCodeCaches(): void {
   const mainPath = ranMainPath();
-  // A cache stamped with a flag the run changed (shell-parser.ts) would be rejected by every start.
+  // A cache stamped with a flag the run changed (v8-flags.ts) would be rejected by every start.
   if (loadedScripts.length > 0) restoreRunFlags();
   for (const { script, mainFile, partialFile, cached, mainRejected } of loadedScripts.splice(0)) {
     if (cached === 'main' || (cached === 'partial' && !mainPath)) continue;

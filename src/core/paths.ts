@@ -2,7 +2,7 @@
 // relative paths become absolute, the real path of a path that may not exist yet, and whole-component
 // containment. Every caller (policy, tools, agent, sandbox plan, notes workspace, Concourse) uses
 // these, so a path the gate checked is the path the sandbox grants.
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
@@ -49,6 +49,32 @@ export function isUnder(path: string, root: string): boolean {
   if (path === root) return true;
   const prefix = root.endsWith(sep) ? root : root + sep;
   return path.startsWith(prefix);
+}
+
+/**
+ * canonicalise() for many paths at once (the words of a command line): each folder on the way is
+ * resolved once, and a missing path costs an lstat rather than a thrown realpath error.
+ */
+export function canonicaliser(): (path: string) => string {
+  const known = new Map<string, string>();
+  const resolveOne = (path: string): string => {
+    const cached = known.get(path);
+    if (cached !== undefined) return cached;
+    let result: string;
+    let exists: boolean;
+    try {
+      exists = lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+    } catch {
+      // ENOTDIR (a file on the way), EACCES: as canonicalise, the missing rest is appended.
+      exists = false;
+    }
+    const parent = dirname(path);
+    if (exists) result = canonicalise(path);
+    else result = parent === path ? path : join(resolveOne(parent), basename(path));
+    known.set(path, result);
+    return result;
+  };
+  return resolveOne;
 }
 
 /** realpath of the longest existing prefix, with the rest appended: files not yet created still resolve symlinked folders. */

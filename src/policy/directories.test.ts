@@ -1,48 +1,12 @@
 // cd DIR and git -C DIR, decided through decide() with the lists of decide.test.ts: /home/u/proj is
 // readable (the working directory), /home/u/proj/out writable.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PolicyMode } from '../config/schema.ts';
-import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
-import { floorPaths } from './paths.ts';
-import { parseShell } from './shell-parser.ts';
-import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
-
-beforeAll(() => useShellAssetsFromNodeModules());
-
-const HOME = '/home/u';
-const CWD = '/home/u/proj';
+import type { EffectiveLists } from './decide.ts';
+import { CWD, decideCmd as decideWith } from './test-decide.ts';
 
 async function decideCmd(text: string, mode: PolicyMode = 'allowlist', over: Partial<EffectiveLists> = {}) {
-  const call = {
-    tool: 'execute_cmd',
-    args: { cmd: text },
-    source: 'builtin' as const,
-    access: toolAccess('execute_cmd'),
-  };
-  const shell = await parseShell(text);
-  const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
-  return decide({
-    call,
-    mode,
-    lists: {
-      commands: ['ls', 'cat', 'git'],
-      domains: [],
-      pathsRo: [CWD],
-      pathsRw: [`${CWD}/out`],
-      filesRo: [],
-      filesRw: [],
-      denied: [`${CWD}/private`],
-      mcpTools: [],
-      ...over,
-    },
-    floor: floorPaths(HOME, `${HOME}/.rune`),
-    cwd: CWD,
-    home: HOME,
-    canonical,
-    // Globs match nothing here, as in decide.test.ts.
-    globs: Object.fromEntries(callGlobs(call, CWD, HOME, shell).map((pattern) => [pattern, []])),
-    shell,
-  });
+  return decideWith(text, { mode, lists: { commands: ['ls', 'cat', 'git'], ...over } });
 }
 
 describe('cd DIR: a builtin that needs no allow-list entry when DIR is readable', () => {
@@ -61,8 +25,9 @@ describe('cd DIR: a builtin that needs no allow-list entry when DIR is readable'
   it.each([
     ['cd /etc && ls', 'command.directory', '/etc is outside the readable paths'],
     ['cd .. && ls', 'command.directory', '/home/u is outside the readable paths'],
-    // A pipeline's cd does not chain, so `..` is judged from the working directory too.
-    ['cd repo/sub && cd .. && ls', 'command.directory', 'cd ..: /home/u is outside the readable paths'],
+    // After `;` the cd may have failed, so `..` is judged from the working directory too.
+    ['cd repo/sub; cd .. && ls', 'command.directory', 'cd ..: /home/u is outside the readable paths'],
+    ['cd repo | cd .. && ls', 'command.directory', 'cd ..: /home/u is outside the readable paths'],
     ['cd && ls', 'command.directory', 'goes to $HOME'],
     ['cd - && ls', 'command.directory', 'cd - goes back'],
     ['cd a b', 'command.directory', 'more than one folder'],
@@ -73,7 +38,7 @@ describe('cd DIR: a builtin that needs no allow-list entry when DIR is readable'
     ['cd ~ && cat .ssh/id_rsa', 'floor', '.ssh'],
     // Chained cds: the file is /home/u/.ssh/id_rsa, which only the chained folder reveals.
     ['cd repo && cd sub && cat ../../../.ssh/id_rsa', 'floor', '.ssh'],
-    ['cd a && cd b && cd c && cd d && cd e && cd f && ls', 'command.directory', 'too often'],
+    ['cd a; cd b; cd c; cd d; cd e; cd f; ls', 'command.directory', 'too often'],
     ['cd repo && rm -rf x', 'command.not-allowed', "'rm' is not in allowed_commands"],
   ])('%s → %s', async (text, rule, reason) => {
     const decision = await decideCmd(text);
@@ -105,7 +70,8 @@ describe('git -C DIR: judged as the git command without it, when DIR is readable
   it.each([
     ['git -C /etc log', 'command.directory', '/etc is outside the readable paths'],
     ['git -C repo -C /var/lib status', 'command.directory', 'git -C repo -C /var/lib: /var/lib is outside'],
-    // A writable folder's .git config and hooks could have been planted by the agent.
+    // A writable folder's .git config and hooks could have been planted, and without the sandbox's
+    // git guard (these decisions have no sandbox facts) nothing undoes them.
     ['git -C out log', 'command.directory', 'writable folder'],
     ['git -C out/nested status', 'command.directory', 'writable folder'],
     ['cd out && git log', 'command.directory', 'writable folder'],

@@ -2,13 +2,17 @@
 // but where later relative paths point) and git's `-C DIR`. Pure: paths come in canonicalised by the
 // gate, and readability and writability are answered by the caller's allow lists.
 //
-// `cd DIR` is allowed without being in allowed_commands when DIR is readable. `git -C DIR` is judged
-// as the same git command without `-C DIR`, when DIR is readable. What makes `-C` (or `cd DIR &&
-// git …`) dangerous is which repository git then obeys: its .git/config can name programs git runs
-// (core.fsmonitor, core.pager, diff drivers, aliases) and its hooks run. In a folder the agent may
-// write, it could have planted those, so git into a writable folder other than the working directory
-// stays refused (the sandbox keeps the writable roots' own .git read-only; a nested or new one it
-// cannot know about).
+// Each command is judged from the folders it may run in: after `cd DIR &&` only DIR (the rest of
+// the && chain runs only when cd succeeded); after `;` or `||` DIR or where the line was before; a
+// cd inside a pipeline changes nothing (each part is a subshell). `cd DIR` is allowed without being
+// in allowed_commands when DIR is readable. `git -C DIR` is judged as the same git command without
+// `-C DIR`, when DIR is readable, and its relative words from DIR. What makes git in another folder
+// dangerous is which repository it then obeys: its .git/config can name programs git runs and its
+// hooks run. In a writable folder the agent could have planted those; the sandbox's git guard
+// (docs/adr/0017-sandbox-git.md) keeps every git folder's config and hooks under a writable root
+// read-only during a call and undoes what a call planted after it, so with the guard on git may run
+// there. With `sandbox.mode = off` there is no guard, and git in a writable folder other than the
+// working directory is refused.
 import { absolutePath } from '../core/paths.ts';
 import type { ShellAnalysis, SimpleCommand } from './shell.ts';
 
@@ -25,6 +29,8 @@ export interface DirectoryContext {
   /** The allow-list rule that makes a canonical path readable or writable, if any. */
   readable(path: string): boolean;
   writable(path: string): boolean;
+  /** The sandbox's git guard runs around every command (off only with sandbox.mode = off). */
+  gitGuard: boolean;
 }
 
 export interface DirectoryProblem {
@@ -33,9 +39,20 @@ export interface DirectoryProblem {
   folder?: string;
 }
 
+/** One command of the line with the folders its relative words are resolved in. */
+export interface PlacedCommand {
+  /** As the line has it. */
+  command: SimpleCommand;
+  /** As the allow list judges it: git's `-C DIR` pairs removed. */
+  listed: SimpleCommand;
+  /** Where its relative words point (lexical, absolute): where it runs, or git's -C folders. */
+  folders: string[];
+  /** A `cd`: judged by its folder, never by the allow list. */
+  cd: boolean;
+}
+
 export interface DirectoryCheck {
-  /** The commands as the allow list judges them: `cd` left out, git's `-C DIR` pairs removed. */
-  commands: SimpleCommand[];
+  commands: PlacedCommand[];
   problem?: DirectoryProblem;
 }
 
@@ -89,39 +106,60 @@ export function gitDirectories(command: SimpleCommand): { argv: string[]; globs:
 interface Step {
   command: SimpleCommand;
   /** The folders this command may run in (before its own cd or -C). */
-  before: readonly string[];
+  before: string[];
   /** cd's target or git's -C folders, each resolved against every folder it may be relative to. */
   entered: string[];
+  /** Where its relative words point: `before`, or git's last -C folders. */
+  folders: string[];
+}
+
+/** The commands of the pipeline that `index` belongs to. */
+function inPipeline(commands: readonly SimpleCommand[], index: number): boolean {
+  return commands[index]?.connector === '|' || commands[index + 1]?.connector === '|';
 }
 
 /**
- * Walks the line in order: each command may run in the working directory or any folder an earlier
- * cd moved to (a list chains them, a pipeline does not, so both are kept); git's -C folders chain
- * among themselves. Undefined when the line has too many possible folders to follow.
+ * Walks the line in order, tracking where each command may run (see the header). Undefined when
+ * the line has too many possible folders to follow.
  */
 function walk(shell: Analysis, cwd: string, home: string): { steps: Step[]; bases: string[] } | undefined {
-  const bases = new Set([cwd]);
+  const possible = new Set([cwd]);
+  /** Folders an unbroken && chain after a cd guarantees. */
+  let chain: string[] | undefined;
+  let pipelineStart: string[] = [cwd];
   const steps: Step[] = [];
-  for (const command of shell.commands) {
-    const before = [...bases];
+  for (const [index, command] of shell.commands.entries()) {
+    let before: string[];
+    if (command.connector === '|') before = pipelineStart;
+    else {
+      if (command.connector !== '&&') chain = undefined;
+      before = chain ?? [...possible];
+      pipelineStart = before;
+    }
     const entered: string[] = [];
     const cd = cdTarget(command);
     // pushd is not followed (it must be on the allow list), but its folder moves later paths too.
     const pushd =
       command.argv[0] === 'pushd' ? command.argv.slice(1).find((arg) => !arg.startsWith('-')) : undefined;
     const target = cd && 'dir' in cd ? cd.dir : pushd;
-    if (target !== undefined) for (const base of before) entered.push(absolutePath(target, base, home));
-    let from = before;
+    if (target !== undefined) {
+      for (const base of before) entered.push(absolutePath(target, base, home));
+      // Inside a pipeline a cd runs in a subshell and moves nothing after it.
+      if (!inPipeline(shell.commands, index)) {
+        for (const folder of entered) possible.add(folder);
+        chain = [...new Set(entered)];
+      }
+    }
+    let folders = before;
     for (const dir of gitDirectories(command).dirs) {
       if (dir === '') continue;
-      from = from.map((base) => absolutePath(dir, base, home));
-      entered.push(...from);
+      folders = folders.map((base) => absolutePath(dir, base, home));
+      entered.push(...folders);
     }
-    for (const folder of entered) bases.add(folder);
-    if (bases.size > MAX_BASES) return undefined;
-    steps.push({ command, before, entered: [...new Set(entered)] });
+    if (possible.size > MAX_BASES) return undefined;
+    steps.push({ command, before, entered: [...new Set(entered)], folders });
   }
-  return { steps, bases: [...bases] };
+  return { steps, bases: [...new Set([...possible, ...steps.flatMap((step) => step.folders)])] };
 }
 
 /** Every folder the line's relative words may be resolved against; undefined when too many. */
@@ -129,19 +167,15 @@ export function directoryBases(shell: Analysis, cwd: string, home: string): stri
   return walk(shell, cwd, home)?.bases;
 }
 
-/** Checks the line's cd and git -C folders; the commands come back as the allow list must see them. */
+/** Checks the line's cd and git -C folders; each command comes back with where it runs. */
 export function checkDirectories(shell: Analysis, context: DirectoryContext): DirectoryCheck {
   const walked = walk(shell, context.cwd, context.home);
   if (!walked) {
-    return {
-      commands: shell.commands,
-      problem: { reason: 'the command changes folders too often to follow' },
-    };
+    return { commands: [], problem: { reason: 'the command changes folders too often to follow' } };
   }
   const canonical = (path: string): string => context.canonical[path] ?? path;
-  const commands: SimpleCommand[] = [];
-  const entered: string[] = [];
-  let gitRuns = false;
+  const commands: PlacedCommand[] = [];
+  const cwdReal = canonical(context.cwd);
   for (const step of walked.steps) {
     const { command } = step;
     const cd = cdTarget(command);
@@ -152,21 +186,22 @@ export function checkDirectories(shell: Analysis, context: DirectoryContext): Di
       if (!context.readable(folder)) {
         return { commands, problem: { reason: `${word}: ${folder} is outside the readable paths`, folder } };
       }
-      entered.push(folder);
     }
-    if (cd) continue;
-    if (command.argv[0] === 'git') gitRuns = true;
-    commands.push({ argv: git.argv, globs: git.globs, globbed: git.globs.some(Boolean) });
-  }
-  const cwdReal = canonical(context.cwd);
-  const planted = gitRuns && entered.find((folder) => folder !== cwdReal && context.writable(folder));
-  if (planted) {
-    return {
-      commands,
-      problem: {
-        reason: `git would run in ${planted}, a writable folder whose .git config and hooks the agent could have planted; run git in the working directory or a read-only folder`,
-      },
-    };
+    if (command.argv[0] === 'git' && !context.gitGuard) {
+      const planted = step.folders
+        .map(canonical)
+        .find((folder) => folder !== cwdReal && context.writable(folder));
+      if (planted) {
+        return {
+          commands,
+          problem: {
+            reason: `git would run in ${planted}, a writable folder whose .git config and hooks the agent could have planted, and with sandbox.mode = off no git guard undoes them; run git in the working directory or a read-only folder`,
+          },
+        };
+      }
+    }
+    const listed = { ...command, argv: git.argv, globs: git.globs, globbed: git.globs.some(Boolean) };
+    commands.push({ command, listed, folders: step.folders, cd: cd !== undefined });
   }
   return { commands };
 }

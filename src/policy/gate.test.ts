@@ -1,19 +1,23 @@
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from './gate.ts';
 import { resolveRunPolicy } from './project.ts';
-import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
+import { toolAccess } from './test-helpers.ts';
 import type { ApprovalAnswer, ApprovalRequest, Confirmer, PolicyGate } from './types.ts';
-
-beforeAll(() => useShellAssetsFromNodeModules());
 
 function setup(
   policy: Partial<RuneConfig['policy']> = {},
-  extra: { interactive?: boolean; yes?: boolean; confirmer?: Confirmer } = {},
+  extra: {
+    interactive?: boolean;
+    yes?: boolean;
+    confirmer?: Confirmer;
+    privateTmp?: boolean;
+    sandbox?: Partial<RuneConfig['sandbox']>;
+  } = {},
 ) {
   const root = mkdtempSync(join(tmpdir(), 'rune-gate-'));
   const home = join(root, 'home');
@@ -22,7 +26,12 @@ function setup(
   mkdirSync(project, { recursive: true });
   writeFileSync(join(home, '.ssh/id_rsa'), 'secret');
   const env = { HOME: home, RUNE_HOME: join(home, '.rune') };
-  const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, ...policy } } as unknown as RuneConfig;
+  const config = {
+    ...DEFAULTS,
+    mcp: [],
+    policy: { ...DEFAULTS.policy, ...policy },
+    sandbox: { ...DEFAULTS.sandbox, ...extra.sandbox },
+  } as unknown as RuneConfig;
   const gate = createPolicyGate({
     config,
     cwd: project,
@@ -30,6 +39,7 @@ function setup(
     interactive: extra.interactive ?? false,
     yes: extra.yes ?? false,
     ...(extra.confirmer ? { confirmer: extra.confirmer } : {}),
+    ...(extra.privateTmp === undefined ? {} : { privateTmp: extra.privateTmp }),
     sessionId: 's1',
     logger: silentLogger,
     now: () => new Date('2026-01-02T03:04:05Z'),
@@ -46,6 +56,30 @@ const cmd = (gate: PolicyGate, text: string) =>
   });
 
 describe('policy gate', () => {
+  it('takes writes to /tmp only when commands get a private /tmp, and runs the line as judged', async () => {
+    const line = 'ls  -la > /tmp/listing';
+    const mine = { allowed_commands: ['ls'] };
+    expect(await cmd(setup(mine).gate, line)).toMatchObject({ kind: 'deny', rule: 'command.redirect' });
+    expect(await cmd(setup(mine, { privateTmp: true }).gate, line)).toEqual({
+      kind: 'allow',
+      rule: 'allowed_commands',
+      args: { cmd: "'ls' '-la' >'/tmp/listing'" },
+    });
+    // strict mode runs nothing without the namespaces layer, so its /tmp is private.
+    expect(await cmd(setup(mine, { sandbox: { mode: 'strict' } }).gate, line)).toMatchObject({
+      kind: 'allow',
+    });
+  });
+
+  it('lets git run in a writable sub-repository only where the git guard runs', async () => {
+    const mine = { allowed_commands: ['git'], allowed_paths_rw: ['sub'] };
+    expect(await cmd(setup(mine).gate, 'git -C sub/repo log')).toMatchObject({ kind: 'allow' });
+    expect(await cmd(setup(mine, { sandbox: { mode: 'off' } }).gate, 'git -C sub/repo log')).toMatchObject({
+      kind: 'deny',
+      rule: 'command.directory',
+    });
+  });
+
   it('reads in the working directory and refuses a symlink to a secret', async () => {
     const { gate, project, home } = setup();
     writeFileSync(join(project, 'a.txt'), 'x');

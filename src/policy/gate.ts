@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import type { PolicyMode, RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import { absolutePath, canonicalise, configFile, homeDir, runeHome } from '../core/paths.ts';
+import { absolutePath, canonicalise, canonicaliser, configFile, homeDir, runeHome } from '../core/paths.ts';
 import { approvalRequest, normaliseAnswer, withGrants } from './approval.ts';
 import { appendAudit, argsDigest, auditFile, auditRecord } from './audit.ts';
 import { callGlobs, callPaths, decide, type PolicyInput, runsCommand } from './decide.ts';
@@ -37,6 +37,11 @@ export interface PolicyGateOptions {
   sessionId: string;
   logger: Logger;
   now?: () => Date;
+  /**
+   * Commands get a private /tmp (the sandbox's namespaces layer): writes there are auto-allowed.
+   * Default: only in sandbox.mode = strict, which refuses to run without that layer.
+   */
+  privateTmp?: boolean;
 }
 
 /** Every entry of the glob's folder its last component could match (a superset of the shell's). */
@@ -51,6 +56,41 @@ function expandGlob(pattern: string): string[] {
     // No such folder: the shell passes the word as it is, which the floor check already saw.
     return [];
   }
+}
+
+/** The shell analysis of an execute_cmd line; undefined for other calls, or when the parser cannot load. */
+async function analyse(call: ToolCallForPolicy, logger: Logger): Promise<ShellAnalysis | undefined> {
+  if (!runsCommand(call) || typeof call.args.cmd !== 'string') return undefined;
+  try {
+    // Loaded with the first command judged: the parser and the programs' rules cost a run without one nothing.
+    const { parseShell } = await import('./shell-parser.ts');
+    return parseShell(call.args.cmd);
+  } catch (error) {
+    logger.warn('policy.parser_unavailable', {
+      message: `shell parser unavailable: ${(error as Error).message}`,
+    });
+    return undefined;
+  }
+}
+
+/** Every path a call names, and every entry its globs could match, resolved to its real path. */
+function resolveCall(
+  call: ToolCallForPolicy,
+  cwd: string,
+  home: string,
+  shell: ShellAnalysis | undefined,
+): Pick<PolicyInput, 'canonical' | 'globs'> {
+  const canonical: Record<string, string> = {};
+  // A line names the same path many times (each word against each folder it may be in), and
+  // its paths share folders: each is resolved once.
+  const resolvePath = canonicaliser();
+  for (const path of callPaths(call, cwd, home, shell)) canonical[path] ??= resolvePath(path);
+  const globs: Record<string, string[]> = {};
+  for (const pattern of callGlobs(call, cwd, home, shell)) {
+    globs[pattern] = expandGlob(pattern);
+    for (const match of globs[pattern]) canonical[match] ??= resolvePath(match);
+  }
+  return { canonical, globs };
 }
 
 /** The floor in its lexical and canonical forms: a symlinked ~/.ssh is protected at both places. */
@@ -93,20 +133,11 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   // Deny reasons say where to add an entry the way this run's user sets it (a Concourse source).
   const listName = (list: string): string => settingName(config, `policy.${list}`, `[policy] ${list}`);
   const floor = floorBoth(home, runeDir);
-
-  async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
-    if (!runsCommand(call) || typeof call.args.cmd !== 'string') return undefined;
-    try {
-      // Loaded with the first command judged: web-tree-sitter is no cost to a run without one.
-      const { parseShell } = await import('./shell-parser.ts');
-      return await parseShell(call.args.cmd);
-    } catch (error) {
-      logger.warn('policy.parser_unavailable', {
-        message: `shell parser unavailable: ${(error as Error).message}`,
-      });
-      return undefined;
-    }
-  }
+  // The git guard runs around every sandboxed command; only sandbox.mode = off has none.
+  const sandbox = {
+    privateTmp: options.privateTmp ?? config.sandbox.mode === 'strict',
+    gitGuard: config.sandbox.mode !== 'off',
+  };
 
   // Calls approved for the session whose grants cannot cover them for good ($( … ) in a command):
   // the exact call (its arguments' digest) with what it was granted.
@@ -182,14 +213,8 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     async check(call) {
       let decision: PolicyDecision;
       try {
-        const shell = mode === 'unrestricted' ? undefined : await analyse(call);
-        const canonical: Record<string, string> = {};
-        for (const path of callPaths(call, cwd, home, shell)) canonical[path] = canonicalise(path);
-        const globs: Record<string, string[]> = {};
-        for (const pattern of callGlobs(call, cwd, home, shell)) {
-          globs[pattern] = expandGlob(pattern);
-          for (const match of globs[pattern]) canonical[match] = canonicalise(match);
-        }
+        const shell = mode === 'unrestricted' ? undefined : await analyse(call, logger);
+        const { canonical, globs } = resolveCall(call, cwd, home, shell);
         const input: PolicyInput = {
           call,
           mode,
@@ -200,6 +225,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           canonical,
           globs,
           listName,
+          sandbox,
           ...(shell ? { shell } : {}),
         };
         decision = decide(input);

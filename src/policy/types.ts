@@ -72,6 +72,11 @@ export type PolicyDecision =
   | {
       kind: 'allow';
       rule: string;
+      /**
+       * The arguments the tool runs with instead of the model's: for an auto-allowed execute_cmd,
+       * the command line as rune judged it, written so every shell reads it one way.
+       */
+      args?: Record<string, unknown>;
       /** Lexical absolute path → the canonical path it was judged by: the file tools open that one. */
       paths?: Readonly<Record<string, string>>;
       /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */

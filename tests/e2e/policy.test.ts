@@ -1,6 +1,7 @@
-// The policy through the built binary: the tree-sitter parser loads from the SEA's own assets,
-// pipe mode never hangs on a call that needs confirmation (the model is told), the audit log and
+// The policy through the built binary: the shell parser and the programs' rules load from the lazy
+// chunk and an allowed command runs as rune re-wrote it (docs/adr/0037-run-what-was-judged.md), pipe mode never hangs on a call that needs confirmation (the model is told), the audit log and
 // `rune audit`, config refusal of `*.com`, and a project config that can only narrow.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,8 @@ describe('policy in the built binary', () => {
     mock.script([
       { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'ls -la | grep marker' } }] },
       { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo $(id)' } }] },
+      // rune runs its own re-write: a word that starts with a glob runs as ./WORD.
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'ls *.txt' } }] },
       { text: 'done' },
     ]);
     const h = makeHome('[policy]\nallowed_commands = ["ls", "grep", "echo"]\n');
@@ -49,8 +52,9 @@ describe('policy in the built binary', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(toolMessages(1)[0]!.content, result.stderr).toContain('marker.txt');
     expect(toolMessages(2).at(-1)!.content).toMatch(/command substitution/);
+    expect(toolMessages(3).at(-1)!.content).toContain('./marker.txt');
     const calls = JSON.parse(result.stdout).tool_calls;
-    expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny']);
+    expect(calls.map((c: { decision: string }) => c.decision)).toEqual(['allow', 'deny', 'allow']);
   });
 
   it('pipe mode in confirm mode: a call needing confirmation does not hang, the model is told why', async () => {
@@ -153,6 +157,22 @@ describe('policy in the built binary', () => {
     const decisions = JSON.parse(result.stdout).tool_calls.map((c: { decision: string }) => c.decision);
     expect(decisions).toEqual(['allow', 'deny', 'deny']);
   });
+
+  it.skipIf(spawnSync('unshare', ['-Ur', 'true']).status !== 0)(
+    "writes to the sandbox's private /tmp are allowed (the run's executor has the namespaces layer) and stay there",
+    async () => {
+      const name = `/tmp/rune-policy-private-${process.pid}`;
+      mock.script([
+        { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: `echo kept > ${name} && cat ${name}` } }] },
+        { text: 'done' },
+      ]);
+      const h = makeHome('[policy]\nallowed_commands = ["echo", "cat"]\n');
+      const result = await rune(h, ['--json', 'write a temp file']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(toolMessages(1)[0]!.content).toContain('kept');
+      expect(existsSync(name)).toBe(false);
+    },
+  );
 });
 
 // An approval grants exactly what its question named (docs/adr/0033-run-outcomes.md): a command
