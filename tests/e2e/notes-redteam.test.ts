@@ -103,7 +103,10 @@ describe('sockets held open without a request', () => {
       );
       expect(result.failed).toBe(0);
       expect(result.n).toBeGreaterThan(50);
-      expect(result.p99!).toBeLessThan(250);
+      // A client locked out waits for a slot (seconds) or fails; a busy CI machine alone took the
+      // p99 to ~500 ms with every request answered.
+      expect(result.p50!).toBeLessThan(250);
+      expect(result.p99!).toBeLessThan(1000);
     } finally {
       stopped = true;
       clearInterval(trickle);
