@@ -31,6 +31,8 @@ export const EXIT_CODES = {
   NOT_FOUND: 13,
   /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
   MCP_AUTH: 14,
+  /** `rune notes`: another server holds the data folder (its pid is named). */
+  DATA_LOCKED: 15,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

@@ -19,6 +19,8 @@ import { EventHub } from './events.ts';
 import { clientError, frameworkErrors, rateLimited, securityHeaders } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
+import { Quotas } from './quotas.ts';
+import { ReadCache } from './read-cache.ts';
 import { authRoutes } from './routes/auth.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { collabRoutes } from './routes/collab.ts';
@@ -33,6 +35,7 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { trashRoutes } from './routes/trash.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { userRoutes } from './routes/users.ts';
+import { UploadStore } from './uploads.ts';
 import { createTaskRunner, type TaskRunner } from './worker-pool.ts';
 
 export { SESSION_COOKIE } from './routes/kit.ts';
@@ -145,7 +148,9 @@ function startServices(options: BuildOptions, storage: Storage) {
     ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
   const oauth = new OAuthLogins(notes, options.oauth);
-  return { limits, store, auth, hub, tasks, checkpointer, collab, chat, oauth };
+  const quotas = new Quotas(limits, () => now().getTime());
+  const uploads = new UploadStore(options.dataDir);
+  return { now, limits, store, auth, hub, tasks, checkpointer, collab, chat, oauth, quotas, uploads };
 }
 
 type Services = ReturnType<typeof startServices>;
@@ -154,7 +159,14 @@ type Services = ReturnType<typeof startServices>;
  * What the last process acknowledged but did not finish: live edits not yet in a revision become
  * one; chat runs it did not finish are shown as interrupted, and their questions expire.
  */
-function recoverUncleanStop({ collab, chat }: Services, storage: Storage, logger: Logger): void {
+function recoverUncleanStop({ collab, chat, uploads }: Services, storage: Storage, logger: Logger): void {
+  // Uploads a crash cut short; nothing else writes in uploads/ (one server per data folder).
+  const temporary = uploads.cleanTemporary();
+  if (temporary > 0) {
+    logger.info('notes.recovered', {
+      message: `rune notes: removed ${temporary} unfinished upload(s) left by an unclean stop`,
+    });
+  }
   const recovered = collab.recover();
   const interrupted = chat.recoverInterrupted();
   storage.db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
@@ -176,8 +188,8 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
     // new requests on busy ones get a 503); `close()` cuts what is left after DRAIN_MS.
     forceCloseConnections: false,
     // Node's own bound on receiving a request (fastify turns it off): a body sent a byte at a time
-    // would otherwise keep its connection in use, and so safe from eviction, for ever.
-    requestTimeout: 300_000,
+    // would otherwise keep its connection in use (and its share of the body budgets) for ever.
+    requestTimeout: limits.bodyTimeoutMs,
     return503OnClosing: true,
     // Names are up to 120 characters, which URL-encoded take up to 12 bytes each (4 UTF-8 bytes).
     routerOptions: { maxParamLength: 2048 },
@@ -262,7 +274,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const notes = config.notes;
   const storage = openStorage(options);
   const services = startServices(options, storage);
-  const { limits, store, auth, hub, tasks, collab, chat, oauth } = services;
+  const { now, limits, store, auth, hub, tasks, collab, chat, oauth, quotas, uploads } = services;
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
   // Sessions the config no longer admits (an account removed while the server was down) end now.
   auth.prune();
@@ -284,6 +296,10 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     oauth,
     limits,
     tasks,
+    quotas,
+    uploads,
+    clock: () => now().getTime(),
+    readCache: new ReadCache(store.versions),
     publicUrl,
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,

@@ -5,7 +5,7 @@ import { badRequest } from '../http.ts';
 import { atLeast } from '../roles.ts';
 import { parseQuery } from '../search.ts';
 import type { Query } from './kit.ts';
-import { expensive, single } from './limits.ts';
+import { asker, expensive, single } from './limits.ts';
 
 export async function searchRoutes(app: FastifyInstance): Promise<void> {
   const { tasks, limits } = app.notes;
@@ -31,6 +31,7 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
         },
       },
       limits.searchBudgetMs * 4 + 1000,
+      asker(req),
     );
     return answer.partial ? { results: answer.results, partial: true } : { results: answer.results };
   });
