@@ -28,7 +28,8 @@ export function safeUrl(value: string, kind: 'link' | 'image' = 'link'): string 
  * math and diagram placeholders). Anything else a note writes (`<div class="overlay">`) would take
  * the app's own styles and could paint a fake dialog over the page, so it is dropped.
  */
-const CONTENT_CLASS = /^(?:hljs(?:-[a-z_-]+)?|[a-z]+_|language-[a-z0-9+#._-]+|math|math-display|math-inline|mermaid-src)$/;
+const CONTENT_CLASS =
+  /^(?:hljs(?:-[a-z_-]+)?|[a-z]+_|language-[a-z0-9+#._-]+|math|math-display|math-inline|mermaid-src)$/;
 
 /** Keeps only the classes the renderer gives; set while Markdown (not a diagram's SVG) is sanitised. */
 let filterClasses = false;
