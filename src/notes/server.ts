@@ -35,6 +35,7 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { trashRoutes } from './routes/trash.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { userRoutes } from './routes/users.ts';
+import { SearchIndexer } from './search-index.ts';
 import { UploadStore } from './uploads.ts';
 import { createTaskRunner, type TaskRunner } from './worker-pool.ts';
 
@@ -70,6 +71,8 @@ export interface NotesServer {
   limits: Limits;
   /** Where searches, diffs and merges run: worker threads in the binary, inline in unit tests. */
   tasks: TaskRunner;
+  /** The file search's index, caught up after each change. */
+  searchIndex: SearchIndexer;
   /** The admin password created at first start, when no login was configured. */
   generatedAdmin: { name: string; password: string } | null;
   /**
@@ -129,6 +132,10 @@ function startServices(options: BuildOptions, storage: Storage) {
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
+  // The file search's index follows every change of files and notes, after the commit.
+  const searchIndex = new SearchIndexer(db, logger);
+  store.versions.listen(() => searchIndex.kick());
+  searchIndex.kick();
   const checkpointer = Checkpointer.start(db, dbFile, logger, storage.changes);
   const collab = new Collab(store, hub, {
     logger,
@@ -150,7 +157,21 @@ function startServices(options: BuildOptions, storage: Storage) {
   const oauth = new OAuthLogins(notes, options.oauth);
   const quotas = new Quotas(limits, () => now().getTime());
   const uploads = new UploadStore(options.dataDir);
-  return { now, limits, store, auth, hub, tasks, checkpointer, collab, chat, oauth, quotas, uploads };
+  return {
+    now,
+    limits,
+    store,
+    auth,
+    hub,
+    tasks,
+    checkpointer,
+    collab,
+    chat,
+    oauth,
+    quotas,
+    uploads,
+    searchIndex,
+  };
 }
 
 type Services = ReturnType<typeof startServices>;
@@ -243,7 +264,7 @@ async function registerRoutes(app: FastifyInstance, context: NotesContext): Prom
  */
 async function stop(
   app: FastifyInstance,
-  { chat, hub, tasks, collab, checkpointer, auth }: Services,
+  { chat, hub, tasks, collab, checkpointer, auth, searchIndex }: Services,
   storage: Storage,
   logger: Logger,
 ): Promise<void> {
@@ -262,6 +283,8 @@ async function stop(
   clearTimeout(drainLimit);
   await tasks.close();
   collab.flushAll();
+  // What is still queued stays queued in the database: the next start indexes it.
+  searchIndex.close();
   auth.flushLastUse();
   await checkpointer?.close();
   await storage.walSync.close();
@@ -274,7 +297,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const notes = config.notes;
   const storage = openStorage(options);
   const services = startServices(options, storage);
-  const { now, limits, store, auth, hub, tasks, collab, chat, oauth, quotas, uploads } = services;
+  const { now, limits, store, auth, hub, tasks, collab, chat, oauth, quotas, uploads, searchIndex } =
+    services;
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
   // Sessions the config no longer admits (an account removed while the server was down) end now.
   auth.prune();
@@ -300,6 +324,7 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     uploads,
     clock: () => now().getTime(),
     readCache: new ReadCache(store.versions),
+    searchIndex,
     publicUrl,
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
@@ -326,5 +351,5 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await stop(app, services, storage, logger);
   };
 
-  return { app, store, auth, hub, collab, chat, limits, tasks, generatedAdmin, reload, close };
+  return { app, store, auth, hub, collab, chat, limits, tasks, searchIndex, generatedAdmin, reload, close };
 }

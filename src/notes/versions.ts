@@ -6,9 +6,16 @@
 export class Versions {
   private list = 0;
   private readonly notes = new Map<number, number>();
+  private readonly listeners: Array<() => void> = [];
+
+  /** `listener` runs at every change (the search indexer schedules itself). */
+  listen(listener: () => void): void {
+    this.listeners.push(listener);
+  }
 
   /** Something about note `noteId` changed (its files, their text); null: the list of notes. */
   touch(noteId: number | null): void {
+    for (const listener of this.listeners) listener();
     if (noteId === null) {
       this.list++;
       return;

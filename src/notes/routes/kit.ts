@@ -19,6 +19,7 @@ import type { OAuthLogins } from '../oauth.ts';
 import type { Quotas } from '../quotas.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { atLeast, type Principal, type Role } from '../roles.ts';
+import type { SearchIndexer } from '../search-index.ts';
 import { storageFailure } from '../storage.ts';
 import type { UploadStore } from '../uploads.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
@@ -50,6 +51,8 @@ export interface NotesContext {
   uploads: UploadStore;
   /** Rendered public answers, by the version of what they show. */
   readCache: ReadCache;
+  /** The file search's index, caught up after each change. */
+  searchIndex: SearchIndexer;
   publicUrl: URL | null;
   /** The server's own origin as browsers see it (for Origin checks and OAuth redirects). */
   originOf(req: FastifyRequest): string;
