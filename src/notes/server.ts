@@ -211,6 +211,14 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
     // Node's own bound on receiving a request (fastify turns it off): a body sent a byte at a time
     // would otherwise keep its connection in use (and its share of the body budgets) for ever.
     requestTimeout: limits.bodyTimeoutMs,
+    // Node takes its timeouts when the server is made (fastify's own setting, applied after, is
+    // not enough), and looks for requests past them this often (its default, 30 s, would let a
+    // 60 s limit run to 90).
+    http: {
+      requestTimeout: limits.bodyTimeoutMs,
+      headersTimeout: Math.min(limits.bodyTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(500, limits.bodyTimeoutMs / 6)),
+    },
     return503OnClosing: true,
     // Names are up to 120 characters, which URL-encoded take up to 12 bytes each (4 UTF-8 bytes).
     routerOptions: { maxParamLength: 2048 },
