@@ -63,8 +63,9 @@ export function zipNote(folder: string, files: ExportFile[], pace: Pace = justYi
         entry.push(bytes.subarray(at, end), end === bytes.length);
         at = end;
         if (failure) throw failure;
-        await pace(performance.now() - sliceStart);
+        const spent = performance.now() - sliceStart;
         yield* out.splice(0);
+        await pace(spent);
       } while (at < bytes.length);
     }
     zip.end();
