@@ -8,13 +8,21 @@
 // search_stats) exact, so the query needs no scan to weigh a word.
 import type { Logger } from '../core/logger.ts';
 import type { SqliteDatabase } from '../core/sqlite.ts';
-import { bucketOf, indexKey, rowId, weight, words } from './search-tokens.ts';
+import { bucketOf, decodeCounts, encodeCounts, indexKey, rowId, weight, words } from './search-tokens.ts';
 
-/** Time one slice of indexing may take before the event loop gets its turn. */
+/**
+ * Time one slice of indexing may take before the event loop gets its turn: short after a few saves;
+ * longer through a large backlog (a first start over many files, a big note made public), where each
+ * transaction's cost (FTS5 writes a segment per commit) would otherwise make it many times slower.
+ */
 const SLICE_MS = 8;
+const BULK_SLICE_MS = 100;
+const BULK_BACKLOG = 2000;
 /** A queue this short is indexed before a search runs, within this time. */
 const CATCH_UP_FILES = 64;
 const CATCH_UP_MS = 20;
+/** Files taken from the queue per transaction (each transaction is also bounded by time). */
+const PENDING_BATCH = 4000;
 /** Files queued by a note's change, moved to the file queue at a time. */
 const NOTE_BATCH = 500;
 /** A backlog this large is reported when it is done (a first start over many files, a bench). */
@@ -26,6 +34,17 @@ interface FileRow {
   content: string;
   visible: number;
   live: number;
+}
+
+/** What one slice of indexing changes, written at its end. */
+interface Slice {
+  rows: Row[];
+  /** Per word: the change of its count of files, and of public files. */
+  terms: Map<string, [number, number]>;
+  docs: number;
+  length: number;
+  publicDocs: number;
+  publicLength: number;
 }
 
 /** An index row to add: its id (weight bucket and file), the words, and whether visitors see it. */
@@ -57,6 +76,7 @@ export class SearchIndexer {
       done: db.prepare('delete from search_pending where file_id = ?'),
       count: db.prepare('select count(*) from search_pending').pluck(),
       few: db.prepare(`select 1 from search_pending limit 1 offset ${CATCH_UP_FILES}`).pluck(),
+      bulk: db.prepare(`select 1 from search_pending limit 1 offset ${BULK_BACKLOG}`).pluck(),
       note: db.prepare('select note_id, after_id from search_pending_notes limit 1'),
       noteFiles: db.prepare('select id from files where note_id = ? and id > ? order by id limit ?').pluck(),
       queue: db.prepare('insert or ignore into search_pending(file_id) values (?)'),
@@ -95,7 +115,7 @@ export class SearchIndexer {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.run(SLICE_MS);
+      this.run(this.statements.bulk.get() === undefined ? SLICE_MS : BULK_SLICE_MS);
     });
   }
 
@@ -110,7 +130,7 @@ export class SearchIndexer {
     try {
       do {
         if (this.expandNote()) continue;
-        const ids = this.statements.pending.all(256) as number[];
+        const ids = this.statements.pending.all(PENDING_BATCH) as number[];
         if (ids.length === 0) {
           empty = true;
           break;
@@ -160,65 +180,83 @@ export class SearchIndexer {
   }
 
   /**
-   * Indexes files of `ids` until `until` (at least one), in one transaction; returns how many. New
-   * rows go in by ascending row id: FTS5 flushes its pending terms whenever a row id goes down.
+   * Indexes files of `ids` until `until` (at least one), in one transaction; returns how many. The
+   * word counts change once per word and slice; new rows go in by ascending row id (FTS5 flushes
+   * its pending terms whenever a row id goes down).
    */
   private indexSome(ids: number[], until: number): number {
-    const rows: Row[] = [];
+    const s = this.statements;
+    const slice: Slice = { rows: [], terms: new Map(), docs: 0, length: 0, publicDocs: 0, publicLength: 0 };
+    const stats = s.stats.get() as { docs: number; length: number };
     let done = 0;
     for (const id of ids) {
-      this.index(id, rows);
-      this.statements.done.run(id);
+      this.index(id, slice, stats);
+      s.done.run(id);
       done++;
       if (performance.now() >= until) break;
     }
-    rows.sort((a, b) => a.row - b.row);
-    for (const { row, text, visible } of rows) {
-      this.statements.addAll.run(row, text);
-      if (visible) this.statements.addPublic.run(row, text);
+    for (const [key, [docs, publicDocs]] of slice.terms) {
+      if (docs === 0 && publicDocs === 0) continue;
+      s.term.run(key, docs, publicDocs);
+      if (docs < 0) s.dropTerm.run(key);
+    }
+    s.addStats.run(slice.docs, slice.length, slice.publicDocs, slice.publicLength);
+    slice.rows.sort((a, b) => a.row - b.row);
+    for (const { row, text, visible } of slice.rows) {
+      s.addAll.run(row, text);
+      if (visible) s.addPublic.run(row, text);
     }
     return done;
   }
 
   /**
-   * Brings one file's word counts, totals and record in line with the file as it is now; its new
-   * index rows are added to `rows`.
+   * Brings one file's record in line with the file as it is now; what changes in the word counts,
+   * the totals and the index rows is added to `slice`.
    */
-  private index(id: number, rows: Row[]): void {
+  private index(id: number, slice: Slice, stats: { docs: number; length: number }): void {
     const s = this.statements;
     const old = s.doc.get(id) as DocRow | undefined;
     const file = s.file.get(id) as FileRow | undefined;
-    const before = new Set(old ? old.words.split(' ') : []);
+    const before = old ? decodeCounts(old.words) : new Map<string, number>();
+    const count = (key: string, docs: number, publicDocs: number) => {
+      const entry = slice.terms.get(key);
+      if (entry) {
+        entry[0] += docs;
+        entry[1] += publicDocs;
+      } else slice.terms.set(key, [docs, publicDocs]);
+    };
     if (old) {
       for (const row of JSON.parse(old.rows) as number[]) {
         s.removeAll.run(row);
         if (old.public) s.removePublic.run(row);
       }
       s.dropDoc.run(id);
-      s.addStats.run(-1, -old.length, -old.public, -old.length * old.public);
+      slice.docs--;
+      slice.length -= old.length;
+      slice.publicDocs -= old.public;
+      slice.publicLength -= old.length * old.public;
     }
     const visible = file?.visible === 1 ? 1 : 0;
     const after = new Map<string, number>();
     let length = 0;
     if (file?.live === 1 && id < 2 ** 32) {
-      for (const word of [...words(file.name), ...words(file.content)]) {
-        const key = indexKey(word);
-        after.set(key, (after.get(key) ?? 0) + 1);
-        length++;
+      for (const text of [file.name, file.content]) {
+        for (const word of words(text)) {
+          const key = indexKey(word);
+          after.set(key, (after.get(key) ?? 0) + 1);
+          length++;
+        }
       }
     }
     // Word counts change by the difference: a small edit of a large file touches few words.
     const wasPublic = old?.public ?? 0;
-    for (const key of before) {
-      if (!after.has(key)) {
-        s.term.run(key, -1, -wasPublic);
-        s.dropTerm.run(key);
-      } else if (wasPublic !== visible) s.term.run(key, 0, visible - wasPublic);
+    for (const key of before.keys()) {
+      if (!after.has(key)) count(key, -1, -wasPublic);
+      else if (wasPublic !== visible) count(key, 0, visible - wasPublic);
     }
-    for (const key of after.keys()) if (!before.has(key)) s.term.run(key, 1, visible);
+    for (const key of after.keys()) if (!before.has(key)) count(key, 1, visible);
     if (after.size === 0) return;
-    const stats = s.stats.get() as { docs: number; length: number };
-    const avgLength = (stats.length + length) / (stats.docs + 1);
+    const avgLength = (stats.length + slice.length + length) / Math.max(1, stats.docs + slice.docs + 1);
     const byBucket = new Map<number, string[]>();
     for (const [key, tf] of after) {
       const bucket = bucketOf(weight(tf, length, avgLength));
@@ -226,13 +264,16 @@ export class SearchIndexer {
       if (list) list.push(key);
       else byBucket.set(bucket, [key]);
     }
-    const ids: number[] = [];
+    const rows: number[] = [];
     for (const [bucket, keys] of byBucket) {
       const row = rowId(bucket, id);
-      ids.push(row);
-      rows.push({ row, text: keys.join(' '), visible });
+      rows.push(row);
+      slice.rows.push({ row, text: keys.join(' '), visible });
     }
-    s.putDoc.run(id, JSON.stringify(ids), [...after.keys()].join(' '), length, visible);
-    s.addStats.run(1, length, visible, length * visible);
+    s.putDoc.run(id, JSON.stringify(rows), encodeCounts(after), length, visible);
+    slice.docs++;
+    slice.length += length;
+    slice.publicDocs += visible;
+    slice.publicLength += length * visible;
   }
 }

@@ -26,19 +26,60 @@ const KEY_CHARS = 64;
  * UTF-8 bytes behind an `x`, so FTS5 sees exactly one token whatever its Unicode tables say.
  */
 export function indexKey(folded: string): string {
+  if (folded.length <= KEY_CHARS && PLAIN_KEY.test(folded)) return folded;
   const word = [...folded].slice(0, KEY_CHARS).join('');
-  if (/^[a-z0-9]+$/.test(word)) return word;
+  if (PLAIN_KEY.test(word)) return word;
   return `x${Buffer.from(word, 'utf8').toString('hex')}`;
 }
 
-/** The folded words of a text, in order. */
+const PLAIN_KEY = /^[a-z0-9]+$/;
+
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /[a-z0-9]+/g;
+
+/** The folded words of a text, in order (ASCII text, the common case, without Unicode work). */
 export function words(text: string): string[] {
+  if (ASCII.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
   const out: string[] = [];
   for (const m of text.matchAll(TOKEN)) {
     const word = fold(m[0]);
     if (word) out.push(word);
   }
   return out;
+}
+
+/**
+ * A file's words as search_docs keeps them: each index key once, with `:n` when it occurs n > 1
+ * times ("cat dog:3").
+ */
+export function encodeCounts(counts: Map<string, number>): string {
+  let out = '';
+  for (const [key, n] of counts) out += `${out ? ' ' : ''}${n > 1 ? `${key}:${n}` : key}`;
+  return out;
+}
+
+/** How often `key` occurs, as encodeCounts wrote it in `text` (0: not at all). */
+export function countOf(text: string, key: string): number {
+  for (let at = text.indexOf(key); at >= 0; at = text.indexOf(key, at + 1)) {
+    if (at > 0 && text.charCodeAt(at - 1) !== 32) continue;
+    const end = at + key.length;
+    if (end === text.length || text.charCodeAt(end) === 32) return 1;
+    if (text.charCodeAt(end) !== 58) continue;
+    const space = text.indexOf(' ', end);
+    return Number(text.slice(end + 1, space < 0 ? text.length : space));
+  }
+  return 0;
+}
+
+export function decodeCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (!text) return counts;
+  for (const part of text.split(' ')) {
+    const at = part.indexOf(':');
+    if (at < 0) counts.set(part, 1);
+    else counts.set(part.slice(0, at), Number(part.slice(at + 1)));
+  }
+  return counts;
 }
 
 /** BM25's term part for a word seen `tf` times in a text of `length` words. */
@@ -69,8 +110,4 @@ export function rowId(bucket: number, fileId: number): number {
 
 export function fileOfRow(row: number): number {
   return row % ROW_SPAN;
-}
-
-export function bucketOfRow(row: number): number {
-  return Math.floor(row / ROW_SPAN);
 }
