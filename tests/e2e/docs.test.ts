@@ -83,6 +83,28 @@ describe('README.md, run', () => {
   });
 });
 
+/** A second `rune notes` on a data folder a first one holds (the first stopped afterwards). */
+async function secondNotesServer(): Promise<number | null> {
+  const p = place();
+  const first = spawn(requireBinary(), ['notes', '--port', '0'], {
+    env: p.env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let text = '';
+      first.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+        if (text.includes('listening on')) resolve();
+      });
+      first.on('close', () => reject(new Error(`the first rune notes ended: ${text}`)));
+    });
+    return (await runRune(['notes', '--port', '0'], { env: p.env })).code;
+  } finally {
+    first.kill('SIGKILL');
+  }
+}
+
 /** Runs the binary until `ready`, then sends `signal`: for the codes a signal decides. */
 async function signalled(signal: NodeJS.Signals): Promise<number | null> {
   mock.setFallback({ hang: true });
@@ -151,6 +173,7 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
       toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
     }),
+  15: secondNotesServer,
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };
