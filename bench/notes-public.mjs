@@ -9,7 +9,7 @@
 //      type into other files of the note (goal p99 ≤ 50 ms).
 //   node bench/notes-public.mjs [--before BIN] [--files 1000000] [--only search|reads|fanout]
 //                               [--queries 100] [--clients 1000] [--typists 5] [--seconds 3]
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,9 +42,19 @@ const require = createRequire(join(ROOT, 'package.json'));
 const { request, close } = httpClient(connections);
 const want = (section) => !values.only || values.only === section;
 
+/** Data folders made by this run, removed when it ends (a million files take a few GB). */
+const homes = [];
+process.on('exit', () => {
+  for (const home of homes) {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(`${home}-notes-workspace`, { recursive: true, force: true });
+  }
+});
+
 /** A data folder whose limits let one bench client open what it measures (settings every build knows). */
 function benchHome() {
   const home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
+  homes.push(home);
   writeFileSync(
     join(home, 'rune.toml'),
     `[notes.limits]
