@@ -21,7 +21,11 @@ RUN apt-get update \
  && git config --system --add safe.directory '*'
 COPY --from=build --chmod=0755 /src/dist/rune /opt/resource/rune
 RUN ln -s rune /opt/resource/check && ln -s rune /opt/resource/in && ln -s rune /opt/resource/out
-# Native addons and code caches go to $HOME/.rune/cache: a private, writable folder of this user.
-USER rune
+# The image starts as root, so every volume layout works: Concourse mounts a step's folder owned by
+# root (mode 0700 in the standard resource-test layout) or by the image's user. A step started as
+# root becomes the owner of its folder (check: of HOME, so `rune`) before it reads or writes
+# anything, and stays root only where root owns it; tools never hold a capability either way.
+# Native addons and code caches go to $HOME/.rune/cache: a private, writable folder of `rune`.
+USER root
 ENV HOME=/home/rune
 WORKDIR /home/rune

@@ -198,7 +198,8 @@ async function fanout() {
           Y,
         });
         const key = `${b.name}, ${n} typist(s)`;
-        (samples[key] ??= { delays: [], typed: 0 }).delays.push(...delays);
+        samples[key] ??= { delays: [], typed: 0 };
+        samples[key].delays.push(...delays);
         samples[key].typed += typed;
         await b.server.stop();
       }

@@ -74,6 +74,8 @@ const HELPER_ONLY = [
   'netguard.h',
   'metaguard.c',
   'metaguard.h',
+  'reaper.c',
+  'reaper.h',
 ];
 
 function buildNative() {

@@ -39,6 +39,10 @@ describe('per-folder import rules (biome noRestrictedImports)', () => {
     ['src/tools/walk/fixture.ts', "import { x } from '../../agent/run.ts';\nexport const y = x;\n", true],
     ['src/tools/walk/fixture.ts', "import { x } from '../../policy/paths.ts';\nexport const y = x;\n", false],
     ['src/cli/fixture.ts', "import { x } from '../notes/server.ts';\nexport const y = x;\n", true],
+    ['src/cli/fixture.ts', "import { x } from '../mount/serve.ts';\nexport const y = x;\n", false],
+    ['src/mount/fixture.ts', "import { x } from '../cli/agent.ts';\nexport const y = x;\n", true],
+    ['src/mount/fixture.ts', "import { x } from '../agent/tool-calls.ts';\nexport const y = x;\n", false],
+    ['src/agent/fixture.ts', "import { x } from '../mount/serve.ts';\nexport const y = x;\n", true],
     ['web/src/fixture.ts', "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n", true],
   ];
   it.each(cases)('%s: %j refused: %s', (file, source, refused) => {

@@ -57,6 +57,10 @@ async function main(): Promise<never> {
   // a PATH lookup or `exec -a`); outside one argv[1] is the script. User arguments start at 2.
   const invokedAs = basename(process.argv[1] ?? 'rune');
   const { mode, args } = chooseMode(invokedAs, process.argv.slice(2));
+  // The command line may hold a secret (--api-key), and /proc/PID/cmdline is readable by every
+  // process of the same user where no PID namespace hides rune (the sandbox's container fallback).
+  // Setting the title overwrites the original argv block in place (libuv zero-fills all of it).
+  process.title = mode === 'notes' ? `${invokedAs} notes` : invokedAs;
   (globalThis as { __runeAssetDir?: string }).__runeAssetDir ??= join(__dirname, '..');
   exitOnBrokenPipe('stdout');
   exitOnBrokenPipe('stderr');

@@ -119,7 +119,7 @@ async function startTypists({ api, note, typists, typeEveryMs, Y }) {
     Y.applyUpdate(doc, Buffer.from(JSON.parse((await api(collab)).body).state, 'base64'));
     loops.push(
       (async () => {
-        for (let i = 0; !stop; i++) {
+        while (!stop) {
           let update;
           const grab = (u) => {
             update = u;

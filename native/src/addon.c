@@ -4,8 +4,10 @@
 #include <stdlib.h>
 
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "fdwalk.h"
+#include "fuse_napi.h"
 #include "probe.h"
 #include "thread_landlock.h"
 
@@ -41,6 +43,18 @@ static napi_value probe(napi_env env, napi_callback_info info) {
   CHECK(set_int(env, obj, "pidns", p.pidns));
   CHECK(set_int(env, obj, "unshareNoop", p.unshare_noop));
   return obj;
+}
+
+/* Makes rune's own process not dumpable before its first tool process starts: its environment (the
+ * API key) and memory (/proc/PID/environ, /proc/PID/mem) then need CAP_SYS_PTRACE, which no tool
+ * has, even where no PID namespace hides rune and no Landlock domain keeps a tool out. Its command
+ * line is overwritten at start (src/main.ts). Returns whether it holds. */
+static napi_value undumpable(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value ok;
+  CHECK(napi_get_boolean(env, prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0,
+                         &ok));
+  return ok;
 }
 
 /* Reads a JS array of strings into a NULL-free C array; *out is freed by free_strings. */
@@ -218,6 +232,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "probe", NAPI_AUTO_LENGTH, probe, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "probe", fn));
+  CHECK(napi_create_function(env, "undumpable", NAPI_AUTO_LENGTH, undumpable, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "undumpable", fn));
   CHECK(napi_create_function(env, "restrictThread", NAPI_AUTO_LENGTH, restrict_thread, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "restrictThread", fn));
   CHECK(napi_create_function(env, "openat", NAPI_AUTO_LENGTH, js_openat, NULL, &fn));
@@ -226,6 +242,7 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "listFd", fn));
   CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "closeFd", fn));
+  CHECK(rune_fuse_register(env, exports)); /* rune mount: fuse_napi.c */
   return exports;
 }
 

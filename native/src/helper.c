@@ -7,7 +7,9 @@
  * The parent stays in the host namespaces: it waits for the sandboxed child, and with --allow-addr
  * it is also the net guard (seccomp user notification + SECCOMP_IOCTL_NOTIF_ADDFD, see
  * docs/adr). The child is created with clone(NEWUSER|NEWNET|NEWNS|NEWPID), so it is PID 1 of its
- * namespace: when it exits, the kernel kills everything it left behind.
+ * namespace: when it exits, the kernel kills everything it left behind. Without namespaces (a
+ * container runtime's seccomp profile) the parent is the call's child subreaper and does that
+ * itself (reaper.c), and seccomp keeps every process in the call's process group.
  *
  * Layer reports go to --report FD as lines "layer<TAB>applied|skipped|failed<TAB>detail"; the fd is
  * close-on-exec, so its EOF tells rune the command was exec'd (or "exec<TAB>failed<TAB>why"). */
@@ -49,6 +51,7 @@
 #include "metaguard.h"
 #include "netguard.h"
 #include "probe.h"
+#include "reaper.h"
 #include "view.h"
 
 /* ---- Landlock UAPI, defined here: Debian's header is older than the kernel ---- */
@@ -146,6 +149,7 @@ static struct {
          .nofile = -1, .nproc = -1};
 
 static int layer_failed; /* set when a layer the caller required could not be applied */
+static pid_t rune_pid;   /* the helper's parent: rune, which started the call */
 static int seccomp_applied;   /* the filter is in force */
 static int landlock_tcp_denied; /* Landlock (ABI 4+) denies TCP bind and connect */
 
@@ -344,6 +348,8 @@ static int build_filter(struct sock_filter *f, int meta) {
   }
   /* The view's rules (view.c): no setuid files ever, and what a missing namespace leaves open. */
   n = view_filter_rules(f, n, view_lost);
+  /* No PID namespace hides the helper and rune, which end the call's processes: out of its reach. */
+  if (view_lost & LOST_PID) n = reaper_filter(f, n, getppid(), rune_pid);
   /* Without a view, chmod and chown go to the metadata guard (metaguard.c), after the rules above
    * have refused setuid and setgid modes. */
   if (meta) n = metaguard_filter(f, n);
@@ -482,7 +488,7 @@ static int send_fds(int sock, const int *fds, int n) {
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(2 * sizeof(int))];
+    char buf[CMSG_SPACE(3 * sizeof(int))];
   } u;
   memset(&u, 0, sizeof u);
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
@@ -495,21 +501,21 @@ static int send_fds(int sock, const int *fds, int n) {
   return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
 }
 
-/* Receives up to two fds into fds[] (the rest -1); returns how many arrived. */
+/* Receives up to three fds into fds[] (the rest -1); returns how many arrived. */
 static int recv_fds(int sock, int *fds) {
   char byte;
   struct iovec iov = {.iov_base = &byte, .iov_len = 1};
   union {
     struct cmsghdr h;
-    char buf[CMSG_SPACE(2 * sizeof(int))];
+    char buf[CMSG_SPACE(3 * sizeof(int))];
   } u;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  fds[0] = fds[1] = -1;
+  fds[0] = fds[1] = fds[2] = -1;
   if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) return 0;
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   if (!c || c->cmsg_type != SCM_RIGHTS) return 0;
   int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-  if (n > 2) n = 2;
+  if (n > 3) n = 3;
   memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
   return n;
 }
@@ -548,9 +554,13 @@ static void supervise_connects(int guard_sock, int channel, int mode, int view_b
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
   int listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   if (listener >= 0) {
-    int fds[2] = {listener, channel};
-    if (send_fds(guard_sock, fds, 2) != 0) die("handing the listener to the net guard");
+    /* With the sandbox's network namespace: the guard tells the command's own sockets by it, and
+     * may not open the (undumpable) init's /proc/PID/ns/net itself unless it runs as root. */
+    int netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int fds[3] = {listener, channel, netns};
+    if (send_fds(guard_sock, fds, netns >= 0 ? 3 : 2) != 0) die("handing the listener to the net guard");
     close(listener);
+    if (netns >= 0) close(netns);
     report("seccomp", "applied", mode == NOTIFY_NET ? "connect/shutdown/Fast Open supervised by the net guard"
                                                    : "connect supervised by the net guard");
   } else {
@@ -675,6 +685,22 @@ static void report_network_without_namespace(void) {
          opt.n_allow > 0 ? "; allowed domains unreachable: the net guard needs a network namespace" : "");
 }
 
+static int subreaper; /* the parent is the call's child subreaper (no PID namespace), see reaper.c */
+
+/* What ends the call's processes without a PID namespace, said once seccomp is (or is not) in force. */
+static void report_containment_without_namespace(void) {
+  const char *reaper = subreaper ? "the helper is the call's child subreaper (orphans re-parent to it, never to init) and "
+                                   "kills every process left when the command ends"
+                                 : "no child subreaper (PR_SET_CHILD_SUBREAPER failed): orphans re-parent to init";
+  if (seccomp_applied)
+    report("namespaces", "skipped", "no PID namespace: %s; setsid and setpgid refused (seccomp), so every process stays "
+           "in the call's process group, which rune kills on a timeout or cancel, and none may signal the helper or "
+           "rune, change their limits or kill(-1): nothing outlives the call", reaper);
+  else
+    report("namespaces", "skipped", "no PID namespace and no seccomp: %s; a process can leave the call's process group "
+           "(setsid), so one that did outlives a kill on timeout or cancel", reaper);
+}
+
 static int hide_closed_entries(void);
 static int cgroup_wait_fd = -1; /* read end: the parent's word that the child is in the call's cgroups */
 
@@ -707,11 +733,13 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
     if (write_file("/proc/self/gid_map", map) != 0) die("gid_map");
     if (ns & CLONE_NEWNET) loopback_up();
     build_view(&built, namespace_names(ns));
+    if (ns & CLONE_NEWPID)
+      report("namespaces", "applied", "PID namespace: when the command ends, every process it left is killed");
   }
   wait_for_cgroups(ns);
   /* What is missing is refused by seccomp instead (view_filter_rules) and named in the report. */
   view_lost = (built.built ? 0 : LOST_VIEW) | (ns & CLONE_NEWIPC ? 0 : LOST_IPC) |
-              (opt.net_isolate && !(ns & CLONE_NEWNET) ? LOST_NET : 0);
+              (opt.net_isolate && !(ns & CLONE_NEWNET) ? LOST_NET : 0) | (ns & CLONE_NEWPID ? 0 : LOST_PID);
   if (view_lost) report("namespaces", "skipped", "%s", view_lost_summary(view_lost));
   if (opt.cwd && chdir(opt.cwd) != 0) die("chdir");
   /* Outside a PID namespace the caller's process-group kill is what ends stragglers: keep the group. */
@@ -752,6 +780,7 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
       report("network", "applied", "pathname UNIX sockets in granted folders stay reachable: no net guard without seccomp");
   }
   if (view_lost & LOST_NET) report_network_without_namespace();
+  if (view_lost & LOST_PID) report_containment_without_namespace();
   if (meta_sock >= 0) close(meta_sock); /* its EOF tells the parent: no metadata guard */
   if (layer_failed) {
     report("setup", "failed", "strict mode: a layer could not be applied");
@@ -793,6 +822,79 @@ static void run_child(unsigned long ns, int guard_sock, int meta_sock, uid_t uid
 /* ---------------------------------------------------------------- the parent */
 
 static pid_t child_pid;
+static volatile sig_atomic_t child_reaped; /* reap_orphans took the child's status already */
+static int child_status;
+
+/* Without a PID namespace the call's orphans re-parent to this process (child subreaper): reaped as
+ * they end, so they do not pile up as zombies (each holds a pid, counted by RLIMIT_NPROC). */
+static void reap_orphans(int sig) {
+  (void)sig;
+  int saved = errno;
+  int st;
+  pid_t w;
+  while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+    if (w == child_pid) {
+      child_status = st;
+      child_reaped = 1;
+    }
+  errno = saved;
+}
+
+/* rune died (this process's parent-death signal without a PID namespace): end the call's tree
+ * before going, as a PID namespace's end would. */
+static void rune_gone(int sig) {
+  (void)sig;
+  reaper_end_call(2000);
+  if (getpgrp() == getpid()) kill(0, SIGKILL); /* rune started this process in a group of its own */
+  _exit(125);
+}
+
+/* Without a PID namespace nothing ends the call's processes for us: this process becomes their
+ * child subreaper and ends them itself (reaper.c), also when rune dies, through a parent-death
+ * signal it handles instead of SIGKILL. Not dumpable: the command runs as the same user with the
+ * host's /proc, and must not read or write this unconfined process's memory (/proc/PID/mem). */
+static void contain_without_pid_namespace(pid_t starter) {
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) die("PR_SET_DUMPABLE");
+  subreaper = reaper_become() == 0;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = rune_gone;
+  sigfillset(&sa.sa_mask);
+  sigaction(SIGRTMIN + 4, &sa, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGRTMIN + 4, 0, 0, 0);
+  if (getppid() != starter) rune_gone(0);
+}
+
+/* After the fork, in this process: orphans reaped as they end (the child's status kept). */
+static void reap_during_call(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = reap_orphans;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  sigfillset(&sa.sa_mask);
+  sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* The child's wait status. Without a PID namespace, once it is known, every process the call left
+ * is killed and reaped (reaper.c) before this process reports the end. */
+static int wait_child(pid_t pid, int contained, int *status) {
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old);
+  int ok = 1;
+  if (child_reaped) *status = child_status;
+  else {
+    while (waitpid(pid, status, __WALL) < 0)
+      if (errno != EINTR) {
+        ok = 0;
+        break;
+      }
+  }
+  if (contained) reaper_end_call(5000);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return ok;
+}
 
 /* Passed on as is, so SIGTERM stays a request to exit cleanly (MCP shutdown). The namespace's init
  * forwards it to the command once it has its handlers; one that arrives earlier is dropped (PID 1
@@ -878,6 +980,7 @@ int main(int argc, char **argv) {
   pid_t starter = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid() != starter) _exit(125);
+  rune_pid = starter;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -1039,6 +1142,7 @@ int main(int argc, char **argv) {
   int in_namespaces = ns != 0;
   if (!in_namespaces) {
     if (hide_closed_entries() != 0) return 125;
+    contain_without_pid_namespace(starter);
     pid = fork(); /* the network is reported once seccomp and Landlock are in force (run_child) */
     if (pid < 0) die("fork");
   }
@@ -1063,6 +1167,7 @@ int main(int argc, char **argv) {
   }
 
   child_pid = pid;
+  if (!in_namespaces) reap_during_call();
   if (cg_pipe[0] >= 0) close(cg_pipe[0]);
   join_cgroups(pid, cg_pipe[1]);
   signal(SIGTERM, forward_signal);
@@ -1071,16 +1176,16 @@ int main(int argc, char **argv) {
   if (opt.report_fd >= 0) close(opt.report_fd);
   if (use_guard) {
     close(guard[1]);
-    int fds[2];
+    int fds[3];
     recv_fds(guard[0], fds);
     close(guard[0]);
-    if (fds[0] >= 0) netguard_run(fds[0], fds[1], pid, opt.allow, opt.n_allow);
-    for (int k = 0; k < 2; k++)
+    if (fds[0] >= 0) netguard_run(fds[0], fds[1], fds[2], opt.allow, opt.n_allow);
+    for (int k = 0; k < 3; k++)
       if (fds[k] >= 0) close(fds[k]);
   }
   if (meta[1] >= 0) close(meta[1]);
   if (meta[0] >= 0) {
-    int fds[2];
+    int fds[3];
     recv_fds(meta[0], fds);
     close(meta[0]);
     if (fds[0] >= 0) {
@@ -1097,13 +1202,12 @@ int main(int argc, char **argv) {
       metaguard_run(fds[0], pid, opt.rw, opt.n_rw, keep, n_keep);
       close(fds[0]);
     }
-    if (fds[1] >= 0) close(fds[1]);
+    for (int k = 1; k < 3; k++)
+      if (fds[k] >= 0) close(fds[k]);
   }
   if (status_pipe[1] >= 0) close(status_pipe[1]);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 125;
-  }
+  if (!wait_child(pid, !in_namespaces, &status)) return 125;
   /* The init's own exit code cannot say "killed by a signal": the command's raw status can. It is
    * taken only when it is exactly one status that agrees with the init's exit code, so whatever
    * might still write into the pipe cannot make this process stop itself or lie about the end. */

@@ -1101,15 +1101,13 @@ static void on_notification(struct seccomp_notif *req) {
 
 /* ---- the loop */
 
-void netguard_run(int listener, int connector, pid_t sandbox_pid, const struct ng_allow *allow, int n_allow) {
+void netguard_run(int listener, int connector, int netns, const struct ng_allow *allow, int n_allow) {
   allow_list = allow;
   allow_count = n_allow;
   g.listener = listener;
   g.connector = connector;
-  char path[64];
   struct stat st;
-  snprintf(path, sizeof path, "/proc/%d/ns/net", sandbox_pid);
-  if (stat(path, &st) != 0) return; /* no way to tell sockets apart: allow nothing (the caller's fds stay) */
+  if (netns < 0 || fstat(netns, &st) != 0) return; /* no way to tell sockets apart: allow nothing */
   g.netns_dev = st.st_dev;
   g.netns_ino = st.st_ino;
   if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &g.sizes) != 0) return;

@@ -35,9 +35,10 @@ enum { NETGUARD_UNIX_SAME_PIDNS = 1, NETGUARD_UNIX_REFUSE = 2 };
 void netguard_connector_rule(int unix_rule);
 int netguard_connector_serve(int channel);
 
-/* The guard's loop, in the helper's parent (host namespaces). `sandbox_pid` is the sandbox's first
- * process, whose network namespace tells the command's own sockets from the guard's. Returns when
- * every supervised process is gone. */
-void netguard_run(int listener, int connector, pid_t sandbox_pid, const struct ng_allow *allow, int n_allow);
+/* The guard's loop, in the helper's parent (host namespaces). `netns` is an fd of the sandbox's
+ * network namespace (sent by the command: the sandbox's init is not dumpable, so an unprivileged
+ * guard may not open its /proc/PID/ns/net), which tells the command's own sockets from the guard's.
+ * Returns when every supervised process is gone. */
+void netguard_run(int listener, int connector, int netns, const struct ng_allow *allow, int n_allow);
 
 #endif

@@ -304,6 +304,13 @@ int view_filter_rules(struct sock_filter *f, int n, unsigned lost) {
     static const unsigned inet[] = {AF_INET, AF_INET6};
     n = deny_socket_families(f, n, inet, 2, EACCES);
   }
+  if (lost & LOST_PID) {
+    /* No PID namespace whose end kills everything: the call's process group is what rune kills on a
+     * timeout or cancel, so no process may leave it (a new session or group). glibc's setpgrp and
+     * daemon() are these calls too. */
+    static const int leave_group[] = {__NR_setsid, __NR_setpgid};
+    n = deny_calls(f, n, leave_group, 2, EPERM);
+  }
   return n;
 }
 

@@ -34,6 +34,7 @@ enum {
   LOST_VIEW = 1 << 0, /* no new root: the host's file system, UNIX sockets, ttys are reachable */
   LOST_IPC = 1 << 1,  /* no IPC namespace: System V IPC and POSIX message queues are the host's */
   LOST_NET = 1 << 2,  /* no network namespace: the host's network is reachable */
+  LOST_PID = 1 << 3,  /* no PID namespace: nothing ends what the command leaves when it exits */
 };
 
 struct view_result {

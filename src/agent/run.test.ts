@@ -442,3 +442,113 @@ describe('runAgent', () => {
     expect(tools.map((m) => m.content)).toEqual(['r1 done', 'r2 done', 'w1 done', 'w2 done']);
   });
 });
+
+// docs/adr/0033-run-outcomes.md: how an answer ended decides what the run does.
+describe('runAgent: how an answer ended', () => {
+  it('continues an answer cut at the output limit and returns it whole', async () => {
+    const { provider, requests } = fakeProvider([
+      { content: 'The first half, ', finishReason: 'length', stopDetail: 'finish_reason "length"' },
+      { content: 'the second half.' },
+    ]);
+    const result = await runAgent(options(provider));
+    expect(result).toMatchObject({
+      status: 'FinalAnswer',
+      answer: 'The first half, the second half.',
+      steps: 2,
+    });
+    expect(requests[1]!.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: 'The first half, ' },
+      {
+        role: 'user',
+        content: expect.stringMatching(/cut off at the output token limit .*Continue exactly/),
+      },
+    ]);
+  });
+
+  it('ends OutputLimit (exit 16) with what was written when going on does not finish it', async () => {
+    const cutStep = {
+      content: 'more ',
+      finishReason: 'length' as const,
+      stopDetail: 'stop_reason "max_tokens"',
+    };
+    const { provider, requests } = fakeProvider([], cutStep);
+    const result = await runAgent(options(provider));
+    expect(requests).toHaveLength(3);
+    expect(result).toMatchObject({
+      status: 'OutputLimit',
+      answer: 'more more more ',
+      error: { code: 'OUTPUT_LIMIT' },
+    });
+    expect(result.error?.message).toMatch(
+      /max_output_tokens = 8192; OpenAI-compatible provider: stop_reason "max_tokens"\), 3 times/,
+    );
+    expect(exitCodeForResult(result)).toBe(16);
+  });
+
+  it('never runs a tool call cut at the output limit, and tells the model', async () => {
+    const executor = fakeExecutor();
+    const { provider, requests } = fakeProvider([
+      {
+        content: 'Let me do that for you now.',
+        toolCalls: [call('execute_cmd', '{"cmd": "echo hal')],
+        finishReason: 'length',
+      },
+      { content: 'I will answer without it.' },
+    ]);
+    const result = await runAgent(options(provider, { executor }));
+    expect(executor.requests).toEqual([]);
+    expect(result).toMatchObject({
+      status: 'FinalAnswer',
+      answer: 'I will answer without it.',
+      toolCalls: [],
+    });
+    expect(requests[1]!.messages.at(-1)).toEqual({
+      role: 'user',
+      content: expect.stringMatching(
+        /while it was writing a call to execute_cmd: the call was incomplete and nothing was run/,
+      ),
+    });
+    // The stored conversation holds no call without its result.
+    expect(result.messages.some((m) => m.role === 'assistant' && m.toolCalls)).toBe(false);
+  });
+
+  it('a refusal ends Refused (exit 17), its tool calls unrun', async () => {
+    const executor = fakeExecutor();
+    const { provider } = fakeProvider([
+      {
+        content: 'I cannot help with that.',
+        toolCalls: [call('execute_cmd', { cmd: 'echo x' })],
+        finishReason: 'refusal',
+        stopDetail: 'stop_reason "refusal"',
+      },
+    ]);
+    const result = await runAgent(options(provider, { executor }));
+    expect(executor.requests).toEqual([]);
+    expect(result).toMatchObject({
+      status: 'Refused',
+      answer: 'I cannot help with that.',
+      error: {
+        code: 'MODEL_REFUSED',
+        message: 'the model refused to answer (OpenAI-compatible provider: stop_reason "refusal")',
+      },
+    });
+    expect(exitCodeForResult(result)).toBe(17);
+  });
+
+  it('a malformed call is not run, the model is asked again; malformed every time is an error', async () => {
+    const bad = {
+      finishReason: 'malformed_call' as const,
+      stopDetail: 'finishReason "MALFORMED_FUNCTION_CALL"',
+    };
+    const once = fakeProvider([bad, { content: 'fine now' }]);
+    expect(await runAgent(options(once.provider))).toMatchObject({
+      status: 'FinalAnswer',
+      answer: 'fine now',
+    });
+    expect(once.requests[1]!.messages.at(-1)?.content).toMatch(/malformed .*MALFORMED_FUNCTION_CALL/);
+    const always = fakeProvider([], bad);
+    const result = await runAgent(options(always.provider));
+    expect(result).toMatchObject({ status: 'Error', error: { code: 'PROVIDER_ERROR' } });
+    expect(exitCodeForResult(result)).toBe(6);
+  });
+});

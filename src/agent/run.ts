@@ -4,12 +4,13 @@
 // timeout and traces.
 import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
+import { type Deadline, startDeadline } from '../core/deadline.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
-import { protectedPathsFor } from '../policy/gate.ts';
-import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
+import { PROVIDER_LABELS } from '../providers/credentials.ts';
+import type { ChatMessage, ChatResponse, Provider, Usage } from '../providers/types.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
 import {
   filterToolsBySkills,
@@ -19,9 +20,7 @@ import {
   type SkillCatalog,
   skillMessage,
 } from '../skills/index.ts';
-import { toolEnvironment } from '../tools/env.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import type { ToolContext } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
 import {
   createDefaultExecutor,
@@ -30,7 +29,9 @@ import {
   requireStrictLayers,
 } from './deps.ts';
 import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
+import { type CutState, judgeStop, MAX_CONTINUATIONS, NO_CUT, type StopContext } from './stops.ts';
 import { runToolCalls, type ToolRunEnv } from './tool-calls.ts';
+import { toolContextFor } from './tool-context.ts';
 import { writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
 
@@ -66,6 +67,10 @@ export function exitCodeForResult(result: Pick<AgentRunResult, 'status' | 'error
       return new RuneError('TOKEN_BUDGET', '').exitCode;
     case 'UserInterrupt':
       return new RuneError('INTERRUPTED', '').exitCode;
+    case 'OutputLimit':
+      return new RuneError('OUTPUT_LIMIT', '').exitCode;
+    case 'Refused':
+      return new RuneError('MODEL_REFUSED', '').exitCode;
     default:
       return new RuneError((result.error?.code as ErrorCode) ?? 'INTERNAL', '').exitCode;
   }
@@ -90,7 +95,8 @@ class RunState {
   readonly startedAt = new Date();
   /** The whole-run timeout and the caller's cancel share one signal; which fired decides the status. */
   readonly signal: AbortSignal;
-  readonly timeoutSignal: AbortSignal | undefined;
+  /** timeout_secs, following the caller's cancel; it holds under garbage collection (src/core/deadline.ts). */
+  private readonly deadline: Deadline | undefined;
   provider: Provider | undefined;
   model: string;
   messages: ChatMessage[] = [];
@@ -105,9 +111,10 @@ class RunState {
     this.sessionId = options.sessionId ?? newUuid();
     this.provider = options.provider;
     this.model = config.model ?? '';
-    this.timeoutSignal = config.timeout_secs ? AbortSignal.timeout(config.timeout_secs * 1000) : undefined;
-    const signals = [options.signal, this.timeoutSignal].filter((s): s is AbortSignal => s !== undefined);
-    this.signal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
+    this.deadline = config.timeout_secs
+      ? startDeadline(config.timeout_secs * 1000, options.signal)
+      : undefined;
+    this.signal = this.deadline?.signal ?? options.signal ?? new AbortController().signal;
   }
 
   readonly emit = (event: AgentEvent): void => {
@@ -127,6 +134,7 @@ class RunState {
 
   async finish(status: StopReason, answer: string, error?: RuneError): Promise<AgentRunResult> {
     const { options } = this;
+    this.deadline?.clear();
     const result: AgentRunResult = {
       answer,
       status,
@@ -160,7 +168,7 @@ class RunState {
 
   abortStatus(): Promise<AgentRunResult> {
     const { config } = this.options;
-    if (this.timeoutSignal?.aborted && !this.options.signal?.aborted) {
+    if (this.deadline?.expired) {
       return this.finish(
         'Error',
         '',
@@ -246,27 +254,8 @@ function lazyToolEnv(
 ): () => Promise<ToolRunEnv> {
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
-    const { config, cwd } = options;
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const home = homeDir(options.env);
-    const context: ToolContext = {
-      cwd,
-      config,
-      executor,
-      env: toolEnvironment(options.env, config.sandbox.env_passthrough),
-      readOnlyPaths: [
-        cwd,
-        ...config.policy.allowed_paths_ro.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_ro.map((p) => absolutePath(p, cwd, home)),
-        ...(options.readPaths ?? []),
-      ],
-      readWritePaths: [
-        ...config.policy.allowed_paths_rw.map((p) => absolutePath(p, cwd, home)),
-        ...config.policy.allowed_files_rw.map((p) => absolutePath(p, cwd, home)),
-      ],
-      protectedPaths: policy.protectedPaths?.() ?? protectedPathsFor(config, cwd, options.env),
-      signal: run.signal,
-    };
+    const context = toolContextFor(options, policy, executor, run.signal);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {
@@ -285,6 +274,7 @@ async function runLoop(
   const budget = config.token_budget;
   let budgetSpent = false;
   let lastText = '';
+  let cut: CutState = NO_CUT;
   for (;;) {
     if (run.signal.aborted) return await run.abortStatus();
     run.steps += 1;
@@ -310,7 +300,9 @@ async function runLoop(
         tools,
         maxOutputTokens: config.max_output_tokens,
         signal: run.signal,
-        onText: (delta) => run.emit({ type: 'text', delta }),
+        ...(options.streamText === false
+          ? {}
+          : { onText: (delta: string) => run.emit({ type: 'text', delta }) }),
       });
     } catch (error) {
       if (run.signal.aborted) return await run.abortStatus();
@@ -320,13 +312,34 @@ async function runLoop(
     run.addUsage(response.usage);
     if (response.model) run.model = response.model;
     run.emit({ type: 'model_usage', step: run.steps, usage: response.usage });
+
+    // How the answer ended: cut, refused, malformed, or as usual (docs/adr/0033-run-outcomes.md).
+    const stop = judgeStop(response, cut, stopContext(options, prepared.provider, lastStep));
+    if (stop.kind === 'end') {
+      if (response.content) run.messages.push({ role: 'assistant', content: response.content });
+      return await run.finish(stop.status, stop.answer, stop.error);
+    }
+    if (stop.kind === 'again') {
+      // Nothing of a cut reply runs; the model hears why and is asked again (a step of its own).
+      if (response.content) run.messages.push({ role: 'assistant', content: response.content });
+      run.messages.push({ role: 'user', content: stop.notice });
+      options.logger.warn('agent.output_cut', { message: stopNote(response, stop.state.cuts) });
+      cut = stop.state;
+      continue;
+    }
+    cut = stop.state;
+    if (response.finishReason === 'other') {
+      options.logger.warn('agent.unknown_stop', {
+        message: `the model's answer ended with ${response.stopDetail ?? 'an unknown reason'}, which rune does not know; it is taken as the end of the answer`,
+      });
+    }
     if (response.content) lastText = response.content;
 
     if (response.toolCalls.length === 0 || lastStep) {
       // Tool calls on the answer-now round cannot run; they are dropped so the stored conversation
       // never holds a call without its result.
       run.messages.push({ role: 'assistant', content: response.content });
-      if (response.content.trim() || !lastStep) return await run.finish('FinalAnswer', response.content);
+      if (response.content.trim() || !lastStep) return await run.finish('FinalAnswer', stop.answer);
       return await run.finish(budgetSpent ? 'TokenBudgetExhausted' : 'MaxSteps', lastText);
     }
 
@@ -345,6 +358,23 @@ async function runLoop(
     if (run.signal.aborted) return await run.abortStatus();
     if (budget !== undefined && run.usage.totalTokens >= budget) budgetSpent = true;
   }
+}
+
+function stopContext(options: AgentRunOptions, provider: Provider, lastStep: boolean): StopContext {
+  const { config } = options;
+  return {
+    lastStep,
+    maxOutputTokens: config.max_output_tokens,
+    setting: settingName(config, 'max_output_tokens', 'max_output_tokens'),
+    provider: PROVIDER_LABELS[provider.name] ?? provider.name,
+  };
+}
+
+/** What stderr says when a reply was cut and the model is asked again. */
+function stopNote(response: ChatResponse, cuts: number): string {
+  const why = response.finishReason === 'malformed_call' ? 'a malformed tool call' : 'the output token limit';
+  const what = response.toolCalls.length > 0 ? 'a tool call' : 'the answer';
+  return `the model's reply ended with ${why} (${response.stopDetail ?? response.finishReason}): ${response.finishReason === 'malformed_call' ? 'nothing was run' : `${what} was cut`}; asking it again (${cuts} of ${MAX_CONTINUATIONS})`;
 }
 
 /** Compacts the conversation near the context window. False when the run was cancelled meanwhile. */

@@ -1,12 +1,15 @@
 // One round of tool calls (docs/adr/0007-agent-run-loop.md): each call decided by the policy gate in
 // order, consecutive read-only calls run together, every other call alone, results in call order.
 
+import { deriveConfig } from '../config/load.ts';
 import { redact } from '../core/redact.ts';
+import { grantedAccess } from '../policy/approval.ts';
 import type { PolicyDecision, PolicyGate } from '../policy/types.ts';
 import type { ToolCall } from '../providers/types.ts';
 import { skippedLayersNote } from '../sandbox/summary.ts';
 import { executeTool, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
+import { createGrantedFiles } from './granted-files.ts';
 import type { AgentEvent, ToolCallRecord } from './types.ts';
 
 interface PlannedCall {
@@ -110,6 +113,44 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
   };
 }
 
+/**
+ * Runs an allowed call with what approvals granted (docs/adr/0033-run-outcomes.md): the paths and
+ * domains its own question named, and those approved for the session, join the sandbox plan of
+ * this call; a granted file that does not exist yet is made so the sandbox can bind it.
+ */
+async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<ToolOutput> {
+  const { context } = env;
+  const grants = [
+    ...(env.policy.granted?.() ?? []),
+    ...((planned.decision.kind === 'allow' ? planned.decision.grants : undefined) ?? []),
+  ];
+  if (grants.length === 0) return executeTool(planned.tool!, planned.args!, context);
+  const access = grantedAccess(grants);
+  const { policy } = context.config;
+  const granted: ToolContext = {
+    ...context,
+    readOnlyPaths: [...context.readOnlyPaths, ...access.read],
+    readWritePaths: [...context.readWritePaths, ...access.write],
+    ...(access.domains.length > 0
+      ? {
+          config: deriveConfig(context.config, {
+            policy: { ...policy, allowed_domains: [...policy.allowed_domains, ...access.domains] },
+          }),
+        }
+      : {}),
+  };
+  const files = grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value);
+  const undo =
+    planned.tool?.source === 'builtin' && planned.call.name === 'execute_cmd'
+      ? createGrantedFiles(files)
+      : undefined;
+  try {
+    return await executeTool(planned.tool!, planned.args!, granted);
+  } finally {
+    undo?.();
+  }
+}
+
 async function perform(
   planned: PlannedCall,
   env: ToolRunEnv,
@@ -119,7 +160,7 @@ async function perform(
     planned.preset ??
     (env.context.signal.aborted
       ? { content: 'error: cancelled before it started', isError: true }
-      : await executeTool(planned.tool!, planned.args!, env.context));
+      : await executeGranted(planned, env));
   // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
   // whenever it likes) may have planted git settings under a writable root; a sandboxed command
   // had its own check (its result carries layers). src/sandbox/git.ts.

@@ -8,7 +8,18 @@ import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ExtraTool } from '../tools/types.ts';
 
-export type StopReason = 'FinalAnswer' | 'MaxSteps' | 'TokenBudgetExhausted' | 'Error' | 'UserInterrupt';
+/**
+ * How a run ended (docs/exit-codes.md): OutputLimit — the answer was cut at the output token limit
+ * and going on did not finish it; Refused — the model or the provider's filter refused.
+ */
+export type StopReason =
+  | 'FinalAnswer'
+  | 'MaxSteps'
+  | 'TokenBudgetExhausted'
+  | 'OutputLimit'
+  | 'Refused'
+  | 'Error'
+  | 'UserInterrupt';
 
 export interface ToolCallRecord {
   id: string;
@@ -71,6 +82,12 @@ export interface AgentRunOptions {
   yes?: boolean;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * False when nobody shows the answer while it streams (pipe mode's text and --json, Concourse):
+   * no `text` events, and a model call broken midway can then be retried, since nothing would be
+   * shown twice. Default true.
+   */
+  streamText?: boolean;
   sessionId?: string;
   /** Built from config when absent; injected by tests and by callers that keep them across runs. */
   provider?: Provider;
@@ -90,7 +107,7 @@ export interface AgentRunResult {
   sessionId: string;
   /** The whole conversation, for sessions and chats. */
   messages: ChatMessage[];
-  /** Set when status is Error. */
+  /** Why the run ended when it is no final answer nor a limit of its own: Error, OutputLimit, Refused. */
   error?: { code: string; message: string };
   /** `@name` references in the prompt that matched no skill (reported, not fatal). */
   unknownSkills?: string[];

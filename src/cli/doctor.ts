@@ -8,6 +8,7 @@ import { loadedNatives } from '../core/native.ts';
 import { configFile } from '../core/paths.ts';
 import { openDatabase, type SqliteInfo, sqliteInfo } from '../core/sqlite.ts';
 import { VERSION } from '../core/version.ts';
+import { type FuseStatus, fuseStatus } from '../mount/status.ts';
 import { describeCapabilities, readSystemFacts, type SandboxCapabilities } from '../sandbox/capabilities.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { runeNative } from '../sandbox/native.ts';
@@ -24,6 +25,8 @@ export interface DoctorReport {
   sandbox: SandboxCapabilities | { error: string };
   /** The layers a tool call gets with the configuration in use (skipped ones with the reason). */
   sandboxLayers: LayerReport[];
+  /** Whether `rune mount` can use FUSE here, and why not. */
+  fuse: FuseStatus;
   cache: { native: string[]; notes: string[] };
 }
 
@@ -62,6 +65,7 @@ export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env, file?:
     sandbox = { error: `the sandbox addon could not be loaded: ${(error as Error).message}` };
   }
 
+  const fuse = fuseStatus(env);
   const natives = loadedNatives();
   const sqliteAddon = natives.find((n) => n.asset.includes('sqlite'));
   if (sqlite.ok && sqliteAddon) sqlite.addon = sqliteAddon.path;
@@ -82,6 +86,7 @@ export function collectDoctorReport(env: NodeJS.ProcessEnv = process.env, file?:
     sqlite,
     sandbox,
     sandboxLayers,
+    fuse,
     cache: { native: [...new Set(natives.map((n) => n.path))], notes: [...new Set(notes)] },
   };
 }
@@ -133,5 +138,6 @@ export function formatDoctorReport(report: DoctorReport): string {
   lines.push(`  sandbox layers of a tool call (sandbox.mode from the config)`);
   for (const layer of report.sandboxLayers)
     row(`  ${layer.layer}`, `${layer.applied ? 'applied' : 'SKIPPED'}  ${layer.detail}`);
+  row('FUSE (rune mount)', `${report.fuse.usable ? 'yes' : 'no '}  ${report.fuse.detail}`);
   return `${lines.join('\n')}\n`;
 }

@@ -10,6 +10,7 @@ import type { SandboxCommandOptions } from '../sandbox/command.ts';
 import { agentAction } from './agent-action.ts';
 import { type AgentFlags, addAgentOptions } from './flags.ts';
 import type { InitOptions } from './init.ts';
+import type { MountFlags } from './mount.ts';
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('rune')
@@ -103,6 +104,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (server: string, _options: unknown, cmd: Command) => {
       const { mcpLogout } = await import('./mcp.ts');
       setExit(await mcpLogout(server, cmd.optsWithGlobals<AgentFlags>()));
+    });
+
+  program
+    .command('mount')
+    .description(
+      "Serve rune's tools as files in DIR (FUSE): write a tool's arguments, read its result; every call passes the policy and the sandbox",
+    )
+    .argument('<dir>', 'an existing folder to mount on (or, with --unmount, the mount to end)')
+    .option('--foreground', 'serve in this process until Ctrl-C or SIGTERM (default: in the background)')
+    .option('--unmount', 'end the rune mount at DIR (also the mount of a rune that died)')
+    .action(async (dir: string, _options: unknown, cmd: Command) => {
+      // --policy, --sandbox, --mcp-stdio, --config … are the main program's flags; they apply here too.
+      const { mountCommand } = await import('./mount.ts');
+      setExit(await mountCommand(dir, cmd.optsWithGlobals<MountFlags>()));
     });
 
   // `rune notes …` is its own program, chosen in dispatch.ts before commander runs: this entry lists it

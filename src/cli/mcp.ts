@@ -8,7 +8,7 @@ import { redact } from '../core/redact.ts';
 import { VERSION } from '../core/version.ts';
 import { type ConfiguredServer, serversFromHttpFlags } from '../mcp/manager.ts';
 import { LOGIN_TIMEOUT_MS, loginToServer, logoutFromServer } from '../mcp/remote/auth/login.ts';
-import { TokenStore } from '../mcp/remote/auth/store.ts';
+import { otherLogins, TokenStore } from '../mcp/remote/auth/store.ts';
 import type { HostGrant } from '../mcp/remote/hosts.ts';
 import { displayUrl } from '../mcp/remote/server.ts';
 import { describeRemoteError } from '../mcp/remote/transports.ts';
@@ -115,9 +115,15 @@ export async function mcpLogin(
       connectTimeoutMs: 30_000,
       signal: stop.signal,
     });
+    // Logins are kept per server URL: one for the same name at another URL stays as it is.
+    const kept = otherLogins(env, server.name, server.url)
+      .map(
+        (other) => ` The login of "${server.name}" at ${displayUrl(other.url)} is kept too (${other.file}).`,
+      )
+      .join('');
     io.stderr(
       outcome.loggedIn
-        ? `Logged in to MCP server "${server.name}": ${outcome.tools} tool${outcome.tools === 1 ? '' : 's'} over ${outcome.kind}. The tokens are kept in ${store.file} (readable only by you).\n`
+        ? `Logged in to MCP server "${server.name}" at ${displayUrl(server.url)}: ${outcome.tools} tool${outcome.tools === 1 ? '' : 's'} over ${outcome.kind}. The tokens are kept in ${store.file} (readable only by you).${kept}\n`
         : `MCP server "${server.name}" let rune in without a login (${outcome.tools} tools over ${outcome.kind}); nothing was stored.\n`,
     );
     return 0;
@@ -146,11 +152,13 @@ export async function mcpLogout(
   const server = findRemoteServer(setup, name);
   const outcome = await logoutFromServer({ server, env, grant: grantOf(setup, server) });
   if (!outcome.removed) {
-    io.stderr(`MCP server "${server.name}" has no stored login; nothing to do.\n`);
+    io.stderr(
+      `MCP server "${server.name}" at ${displayUrl(server.url)} has no stored login; nothing to do.\n`,
+    );
     return 0;
   }
   io.stderr(
-    `Logged out of MCP server "${server.name}": the stored tokens are deleted${
+    `Logged out of MCP server "${server.name}" at ${displayUrl(server.url)}: the stored tokens are deleted${
       outcome.revoked
         ? ' and were revoked by the server'
         : outcome.note

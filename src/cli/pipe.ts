@@ -84,6 +84,8 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     yes: flags.yes ?? false,
     signal: controller.signal,
     onEvent,
+    // Only ndjson shows the answer as it streams; otherwise a call broken midway can be retried.
+    streamText: ndjson,
     executor: runtime.executor,
     tools: runtime.registry,
     takeNotices: () => runtime.mcp?.takeNotices() ?? [],

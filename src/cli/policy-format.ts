@@ -65,7 +65,7 @@ export function formatPolicy(
   return `${lines.join('\n')}\n`;
 }
 
-/** The three rules that hold for every tool process, in words (README "Sandbox" says the same). */
+/** The rules that hold for every tool process, in words (README "Sandbox" says the same). */
 export function sandboxRules(config: RuneConfig): string[] {
   const domains = config.policy.allowed_domains;
   return [
@@ -73,10 +73,11 @@ export function sandboxRules(config: RuneConfig): string[] {
     `  network      ${
       domains.length === 0
         ? 'no allowed_domains: tools get an empty network namespace'
-        : 'only TCP to the addresses rune resolved for allowed_domains, at the port an entry names; every connect, shutdown and Fast Open send is checked by the net guard'
+        : 'only TCP to the addresses rune resolved for allowed_domains, at the port an entry names; every connect, shutdown and Fast Open send is checked by the net guard; a name leads to a loopback, private or link-local address only when that address is listed itself (localhost lists loopback)'
     }`,
     ...domains.map((entry) => `    ${describeTarget(entry)}`),
     '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+    "  processes    nothing a tool starts outlives its call: its PID namespace ends with it, or, without namespaces, the sandbox helper (the call's child subreaper) kills every process left and seccomp refuses setsid and setpgid; rune's own command line and environment are unreadable to tools",
   ];
 }

@@ -112,8 +112,9 @@ export function promptConfirmer(
       if (decision.preview) write(`${formatPreview(decision.preview, style)}\n`);
       const answer = await ask('Execute? [Y/n] ');
       if (answer === undefined || /^\s*n/i.test(answer)) return 'no';
-      if (decision.suggestion) {
-        const always = await ask(`Add ${decision.suggestion.value} to ${decision.suggestion.list}? [y/N] `);
+      if (decision.scopes.includes('always')) {
+        const entries = decision.grants.map((grant) => `${grant.value} to ${grant.list}`).join(' and ');
+        const always = await ask(`Add ${entries}? [y/N] `);
         if (always !== undefined && /^\s*y/i.test(always)) return 'always';
       }
       return 'yes';

@@ -6,10 +6,11 @@ import { requireStrictLayers } from '../agent/deps.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
 import { loadConfig } from '../config/load.ts';
 import type { ConfigLayer, RuneConfig } from '../config/schema.ts';
-import { type ErrorCode, EXIT_CODES, RuneError } from '../core/errors.ts';
+import { type ErrorCode, EXIT_CODES, isRuneError, RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
+import { credentialsFor } from '../providers/index.ts';
 import { createSandboxExecutor } from '../sandbox/executor.ts';
 import { formatLayerSummary } from '../sandbox/summary.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
@@ -45,6 +46,7 @@ export function configFromSource(source: Source): RuneConfig {
   if (source.system_prompt !== undefined) layer.system_prompt = source.system_prompt;
   if (source.max_steps !== undefined) layer.max_steps = source.max_steps;
   if (source.token_budget !== undefined) layer.token_budget = source.token_budget;
+  if (source.max_output_tokens !== undefined) layer.max_output_tokens = source.max_output_tokens;
   if (source.timeout_secs !== undefined) layer.timeout_secs = source.timeout_secs;
   if (source.policy !== undefined) layer.policy = source.policy;
   if (source.sandbox !== undefined) layer.sandbox = source.sandbox;
@@ -101,6 +103,9 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
   // The run's policy, resolved for the step's folder: for `out` that is src, whose .rune/rune.toml
   // narrows the gate, the sandbox and the MCP servers as it does in the CLI.
   const config = resolveRunPolicy(configFromSource(run.source), run.cwd, deps.env, deps.logger);
+  // The configuration first: a missing key or model is the step's whole story, not a line after
+  // the sandbox summary.
+  requireModelAndKey(config, deps.env);
   // Before the model is called: the sandbox needs a temporary folder, and the build log says once
   // which layers confine the tools (and why any is missing); strict mode stops here.
   requireTemporaryFolder(run.step);
@@ -116,6 +121,8 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
       logger: deps.logger,
       executor,
       onEvent: (event) => logEvent(deps, event),
+      // The build log shows no streamed text, so a model call broken midway can be retried.
+      streamText: false,
       ...extra,
     };
     if (deps.signal) options.signal = deps.signal;
@@ -127,6 +134,17 @@ export async function runPrompt(deps: AgentDeps, run: PromptRun): Promise<AgentR
   if (result.status === 'FinalAnswer') return result;
   if (result.answer) deps.log(`rune: partial answer:\n${redact(result.answer)}`);
   throw failure(result);
+}
+
+/** The model and the provider's key (or a keyless base_url), as the run would resolve them. */
+function requireModelAndKey(config: RuneConfig, env: NodeJS.ProcessEnv): void {
+  if (!config.model) throw new RuneError('USAGE', inResourceTerms('no model is set'));
+  try {
+    credentialsFor(config, env);
+  } catch (error) {
+    if (isRuneError(error)) throw new RuneError(error.code, inResourceTerms(error.message), { cause: error });
+    throw error;
+  }
 }
 
 function defaultSandbox(deps: AgentDeps): (config: RuneConfig) => SandboxExecutor {
@@ -144,6 +162,11 @@ function failure(result: AgentRunResult): RuneError {
       return new RuneError('TOKEN_BUDGET', 'the agent used up source.token_budget without a final answer');
     case 'UserInterrupt':
       return new RuneError('TERMINATED', 'the agent run was interrupted');
+    // The model's answer decided these (docs/adr/0033-run-outcomes.md): its code, in the run's words.
+    case 'OutputLimit':
+      return new RuneError('OUTPUT_LIMIT', inResourceTerms(result.error?.message));
+    case 'Refused':
+      return new RuneError('MODEL_REFUSED', inResourceTerms(result.error?.message));
     default: {
       const code = result.error?.code;
       const known = code !== undefined && code in EXIT_CODES ? (code as ErrorCode) : 'PROVIDER_ERROR';
@@ -158,6 +181,8 @@ function inResourceTerms(message: string | undefined): string {
   if (message.startsWith('no API key and no base URL')) {
     return 'no API key and no base URL: set source.api_key (or source.base_url for a server that needs no key) in the resource';
   }
+  const forProvider = /^no API key for ([^:]+):/.exec(message);
+  if (forProvider) return `no API key for ${forProvider[1]}: set source.api_key in the resource`;
   if (message.startsWith('no model is set')) return 'no model is set: set source.model in the resource';
   return message;
 }

@@ -7,6 +7,7 @@ import { redact } from '../core/redact.ts';
 import type { RunAgentFn } from './agent.ts';
 import { isStep, runStep } from './protocol.ts';
 import { claimStdout } from './stdout.ts';
+import { becomeStepOwner } from './step-user.ts';
 
 /** Concourse's request is a few KiB; a prompt past this belongs in params.prompt_file. Without a
  * cap, a runaway input grows the heap until the container's memory limit kills the step silently. */
@@ -46,10 +47,13 @@ export async function run(context: ModeContext): Promise<number> {
   const stdout = await claimStdout();
   const step = context.invokedAs;
   if (!isStep(step)) throw new RuneError('INTERNAL', `not a Concourse step: ${step}`);
+  // Before anything is read or written: started as root, the step becomes its folder's owner.
+  const owner = becomeStepOwner(step, context.args, process.env);
   const stdin = await readStdin(step);
   const log = (line: string): void => {
     process.stderr.write(`${redact(line)}\n`);
   };
+  if (owner) log(`rune: running as uid ${owner.uid}, the owner of ${owner.of}`);
   const debug = wantsDebug(stdin);
   // Concourse stops an aborted step with SIGTERM: end the run so tool process trees are killed.
   const stop = new AbortController();

@@ -1,5 +1,6 @@
 // The few routes of the notes HTTP API (docs/notes-api.md) the resource uses, with the bearer token.
 // Errors name the route and the server's {code, message}; the token never appears in them.
+import { formatSeconds, startDeadline } from '../core/deadline.ts';
 import { isRuneError, RuneError } from '../core/errors.ts';
 
 export interface NoteFile {
@@ -20,21 +21,36 @@ export interface Revision {
 
 export type FetchFn = typeof fetch;
 
-const TIMEOUT_MS = 30_000;
+/** How long one request (its answer included) may take when source.notes.timeout_secs is not set. */
+export const DEFAULT_TIMEOUT_SECS = 30;
 
 export class NotesClient {
   readonly #base: string;
   readonly #token: string;
   readonly #fetch: FetchFn;
   readonly #signal: AbortSignal | undefined;
+  readonly #timeoutMs: number;
   readonly note: string;
 
-  constructor(options: { url: string; token: string; note: string; fetch?: FetchFn; signal?: AbortSignal }) {
+  constructor(options: {
+    url: string;
+    token: string;
+    note: string;
+    timeout_secs?: number;
+    fetch?: FetchFn;
+    signal?: AbortSignal;
+  }) {
     this.#base = options.url.replace(/\/+$/, '');
     this.#token = options.token;
     this.#fetch = options.fetch ?? fetch;
     this.#signal = options.signal;
+    this.#timeoutMs = (options.timeout_secs ?? DEFAULT_TIMEOUT_SECS) * 1000;
     this.note = options.note;
+  }
+
+  /** The server's address as people open it: the base URL without a trailing slash. */
+  get baseUrl(): string {
+    return this.#base;
   }
 
   #notePath(suffix = ''): string {
@@ -91,26 +107,37 @@ export class NotesClient {
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    // One deadline for the answer and its body: a server that accepts and never answers (or stops
+    // half-way) ends the step at it, whatever the garbage collector does (src/core/deadline.ts).
+    const deadline = startDeadline(this.#timeoutMs, this.#signal);
     let response: Response;
+    let text: string;
     try {
       response = await this.#fetch(`${this.#base}${path}`, {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: this.#signal
-          ? AbortSignal.any([this.#signal, AbortSignal.timeout(TIMEOUT_MS)])
-          : AbortSignal.timeout(TIMEOUT_MS),
+        signal: deadline.signal,
       });
+      text = await response.text();
     } catch (error) {
       if (this.#signal?.aborted) throw new RuneError('TERMINATED', `stopped during ${method} ${path}`);
+      if (deadline.expired) {
+        throw new RuneError(
+          'IO',
+          `notes server ${this.#base} did not answer ${method} ${path} within ${formatSeconds(deadline.ms)} (source.notes.timeout_secs)`,
+          { cause: error },
+        );
+      }
       const cause = (error as { cause?: { message?: string } }).cause?.message;
       throw new RuneError(
         'IO',
         `notes server ${this.#base} unreachable (${method} ${path}): ${cause ?? (error as Error).message}`,
         { cause: error },
       );
+    } finally {
+      deadline.clear();
     }
-    const text = await response.text();
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : {};

@@ -39,7 +39,19 @@ export function requireWritableFolder(step: string, path: string, what: string, 
   }
 }
 
-/** Fails with IO unless `path` is a folder this process may list and enter. */
+/**
+ * Whether a process of uid 0 without capabilities (what the sandbox makes of a tool started by
+ * root) may list and enter a folder: the mode bits of owner, group or others decide, as for anyone.
+ */
+export function listableWithoutCapabilities(
+  stat: { uid: number; gid: number; mode: number },
+  groups: readonly number[],
+): boolean {
+  const bits = stat.uid === 0 ? stat.mode >> 6 : groups.includes(stat.gid) ? stat.mode >> 3 : stat.mode;
+  return (bits & 0o5) === 0o5;
+}
+
+/** Fails with IO unless `path` is a folder this process, and the tools it starts, may list and enter. */
 export function requireReadableFolder(step: string, path: string, what: string, hint: string): void {
   try {
     accessSync(path, constants.R_OK | constants.X_OK);
@@ -50,6 +62,15 @@ export function requireReadableFolder(step: string, path: string, what: string, 
       {
         cause: error,
       },
+    );
+  }
+  // Root passes access() on anything; its tools, which hold no capability, do not.
+  if (process.getuid?.() !== 0) return;
+  const groups = process.getgroups?.() ?? [0];
+  if (!listableWithoutCapabilities(statSync(path), groups)) {
+    throw new RuneError(
+      'IO',
+      `${step}: ${what} ${path} is not readable by the agent's tools, which run as root without capabilities${who(path)}; ${hint}`,
     );
   }
 }

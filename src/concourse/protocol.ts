@@ -1,6 +1,6 @@
 // The three steps as functions of (arguments, stdin text) → the one JSON value for stdout. No
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { credentialsInArgs, credentialsInTable, credentialsInTableUrl } from '../core/command-credentials.ts';
 import { RuneError } from '../core/errors.ts';
@@ -51,6 +51,7 @@ export async function runStep(
       const src = requireFolderArg('out', args, 'source');
       const source = requireSource('out', request.source);
       const run = outPrompt(src, request.params);
+      warnIfEmpty(run.cwd, deps.log);
       if (source.notes) return store.put(deps, source, source.notes, run);
       return stateless.put(deps, source, run);
     }
@@ -131,6 +132,17 @@ function requireFolderArg(step: Step, args: readonly string[], what: string): st
   return folder;
 }
 
+/**
+ * With `inputs: detect` (Concourse's default for a put) only the inputs named in params are
+ * mounted: a repository named in the prompt's prose is not, and the agent would review nothing.
+ */
+function warnIfEmpty(cwd: string, log: (line: string) => void): void {
+  if (readdirSync(cwd).length > 0) return;
+  log(
+    `rune: warning: the put folder ${cwd} is empty: no inputs were mounted, so the agent sees nothing of this build; list them in the put step's \`inputs:\` (with \`inputs: detect\`, Concourse mounts only inputs named by the first path segment of a params value)`,
+  );
+}
+
 /** The put's prompt and where it runs: cwd = src, the inputs readable, prompt_file inside src. */
 export function outPrompt(src: string, params: OutParams): OutPrompt {
   let cwd: string;
@@ -164,7 +176,7 @@ export function outPrompt(src: string, params: OutParams): OutPrompt {
   if (prompt === undefined) {
     throw new RuneError('USAGE', 'out: params.prompt or params.prompt_file is required');
   }
-  const run: OutPrompt = { prompt, cwd, readPaths: inputs };
+  const run: OutPrompt = { prompt, name: params.prompt_file ?? prompt, cwd, readPaths: inputs };
   if (params.system_prompt !== undefined) run.systemPrompt = params.system_prompt;
   if (params.append_system_prompt !== undefined) run.appendSystemPrompt = params.append_system_prompt;
   return run;

@@ -89,9 +89,22 @@ describe('parseRequest', () => {
     expect(usageError(() => parseRequest('in', '{"source":{},"params":{"prompt":"x"}}'))).toMatch(
       /params\.prompt/,
     );
-    expect(usageError(() => parseRequest('check', '{"source":{},"params":{}}'))).toMatch(
-      /unknown key params/,
+  });
+
+  it('ignores keys beside source, version and params (a future Concourse may send more)', () => {
+    const request = parseRequest(
+      'in',
+      JSON.stringify({
+        source: { prompt: 'x' },
+        version: { ref: 'r' },
+        params: {},
+        space: 'main',
+        x: { y: 1 },
+      }),
     );
+    expect(request).toEqual({ source: { prompt: 'x' }, version: { ref: 'r' }, params: {} });
+    // check is given no params by Concourse: one there is just another key beside the request.
+    expect(parseRequest('check', '{"source":{},"params":{"anything":1}}').params).toEqual({});
   });
 
   it('refuses a watch that is a path', () => {

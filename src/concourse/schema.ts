@@ -26,6 +26,13 @@ export const notesSourceSchema = z.strictObject({
     .refine((name) => !/[/\\]/.test(name) && name !== '.' && name !== '..', 'must be a file name of the note')
     .optional()
     .describe('A file of the note whose revisions become the versions: an edit triggers the pipeline'),
+  timeout_secs: z
+    .number()
+    .int()
+    .positive()
+    .max(3600)
+    .optional()
+    .describe('How long one request to the notes server may take, its answer included (default 30)'),
 });
 
 // An [[mcp]] table of rune.toml, except that a token comes in the source itself (from the
@@ -55,6 +62,7 @@ export const sourceSchema = z.strictObject({
   system_prompt: layer.system_prompt,
   max_steps: layer.max_steps,
   token_budget: layer.token_budget,
+  max_output_tokens: layer.max_output_tokens,
   timeout_secs: layer.timeout_secs,
   policy: policySchema().partial().optional().describe('Policy of the agent; mode defaults to allowlist'),
   sandbox: sandboxSchema().partial().optional().describe('Sandbox mode and limits of every tool process'),
@@ -95,17 +103,20 @@ export interface Request<P> {
   params: P;
 }
 
+// The request itself is an open object: a key a future Concourse adds beside source, version and
+// params must not fail every step of every pipeline. What the pipeline author writes (source,
+// params) stays strict, so a typo there is still named.
 const requestSchemas = {
-  check: z.strictObject({
+  check: z.object({
     source: sourceSchema.nullable().optional(),
     version: versionSchema.nullable().optional(),
   }),
-  in: z.strictObject({
+  in: z.object({
     source: sourceSchema.nullable().optional(),
     version: versionSchema.nullable().optional(),
     params: inParamsSchema.nullable().optional(),
   }),
-  out: z.strictObject({
+  out: z.object({
     source: sourceSchema.nullable().optional(),
     params: outParamsSchema.nullable().optional(),
   }),

@@ -1,10 +1,12 @@
 // The stateless way (the original program's): versions are digests of answers. check runs
-// source.prompt, in re-runs it and reports whether the digest still matches, out runs the put's prompt.
+// source.prompt; in re-runs it and, since a get must fetch exactly the version asked for, writes
+// the answer only when its digest is that version's (else it fails: nothing keeps old answers);
+// out runs the put's prompt.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentRunResult } from '../agent/types.ts';
 import { RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { answerMetadata } from './metadata.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
 import type { InParams, Source, Version } from './schema.ts';
 import type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
@@ -13,21 +15,23 @@ export interface StatelessDeps extends AgentDeps {
   now(): Date;
 }
 
-function sourcePrompt(step: string, source: Source): string {
+/** The prompt `in` re-runs; the usual way here without one is the implicit get after a put. */
+function getPrompt(source: Source): string {
   if (source.prompt) return source.prompt;
-  // The usual way here is the implicit get after a put to a resource without a prompt.
-  const hint =
-    step === 'in'
-      ? 'set get_params: {skip_download: true} on the put, or configure source.notes to keep answers'
-      : 'or configure source.notes to read stored runs';
   throw new RuneError(
     'USAGE',
-    `${step}: source.prompt is not set; the stateless resource runs it on every ${step} (${hint})`,
+    'in: source.prompt is not set; the stateless resource runs it on every in (set no_get: true on the put, or get_params: {skip_download: true}; or configure source.notes to keep answers)',
   );
 }
 
 export async function check(deps: StatelessDeps, source: Source, given: Version | null): Promise<Version[]> {
-  const prompt = sourcePrompt('check', source);
+  if (!source.prompt) {
+    // A put-only resource: Concourse still checks it (unless check_every: never), and a failing
+    // check would show it as errored. Nothing to run, so no versions.
+    deps.log('rune: no source.prompt: nothing to check (a put-only resource; check_every: never skips this)');
+    return [];
+  }
+  const prompt = source.prompt;
   const cwd = scratchFolder('check');
   try {
     const result = await runPrompt(deps, { step: 'check', source, prompt, cwd });
@@ -46,7 +50,7 @@ export async function get(
   dest: string,
 ): Promise<StepOutput> {
   if (params.skip_download) return { version, metadata: [{ name: 'skipped', value: 'true' }] };
-  const prompt = sourcePrompt('in', source);
+  const prompt = getPrompt(source);
   // Refused before the model is paid for: a version of another shape cannot be compared with.
   if (typeof version.ref !== 'string' || !version.ref.startsWith('sha256:')) {
     throw new RuneError(
@@ -57,47 +61,64 @@ export async function get(
   requireDestination(dest);
   const result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
   const ref = digestOf(result.answer);
-  writeAnswer(dest, { prompt, result, ref, timestamp: deps.now() });
-  const matched = version.ref === ref;
-  if (!matched) {
-    deps.log(`rune: the answer changed since ${version.ref ?? 'this version'}; it is now ${ref}`);
-  }
+  if (ref !== version.ref) throw unreproducible(version.ref, ref);
+  // Only what the version determines: asked again for it, in writes the same bytes. The run's
+  // usage and time differ on every fetch; they go into the metadata, not the files.
+  writeAnswer(dest, {
+    prompt,
+    response: result.answer,
+    ref,
+    model: result.model,
+    timestamp: null,
+    usage: null,
+    stop_reason: result.status,
+  });
   const metadata: Metadata = [
-    { name: 'digest_matched', value: String(matched) },
     { name: 'ref', value: ref },
+    ...answerMetadata(result.answer, prompt),
     ...runMetadata(result, deps.env),
   ];
   return { version, metadata };
 }
 
+/** A get must fetch the version it is given or fail (Concourse caches what it fetched). */
+function unreproducible(asked: string, now: string): RuneError {
+  return new RuneError(
+    'NOT_FOUND',
+    `in: version ${asked} cannot be fetched: source.prompt now answers ${now}, and the stateless resource keeps no answers; to get any version again keep them in a notes store (source.notes), and to skip the get after a put use no_get: true (or get_params: {skip_download: true})`,
+  );
+}
+
 export async function put(deps: StatelessDeps, source: Source, run: OutPrompt): Promise<StepOutput> {
   const result = await runPrompt(deps, { step: 'out', source, ...run });
   deps.log(`rune: answer:\n${result.answer}`);
-  return { version: { ref: digestOf(result.answer) }, metadata: runMetadata(result, deps.env) };
+  const metadata = [...answerMetadata(result.answer, run.name), ...runMetadata(result, deps.env)];
+  return { version: { ref: digestOf(result.answer) }, metadata };
 }
 
-export interface Answer {
+/** payload.json of a get, in this key order; response.txt holds `response` byte for byte. */
+export interface AnswerPayload {
   prompt: string;
-  result: Pick<AgentRunResult, 'answer' | 'model' | 'usage' | 'status'>;
+  response: string;
   ref: string;
-  timestamp: Date;
+  model: string;
+  /** When the run was made; null where a get cannot know it (stateless). */
+  timestamp: string | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
+  stop_reason: string;
 }
 
 /** response.txt holds the answer byte for byte; payload.json the run around it. */
-export function writeAnswer(dest: string, answer: Answer): void {
-  writeFileSync(join(dest, 'response.txt'), answer.result.answer);
-  const payload = {
-    prompt: answer.prompt,
-    response: answer.result.answer,
-    ref: answer.ref,
-    model: answer.result.model,
-    timestamp: answer.timestamp.toISOString(),
-    usage: {
-      input_tokens: answer.result.usage.inputTokens,
-      output_tokens: answer.result.usage.outputTokens,
-      total_tokens: answer.result.usage.totalTokens,
-    },
-    stop_reason: answer.result.status,
+export function writeAnswer(dest: string, payload: AnswerPayload): void {
+  writeFileSync(join(dest, 'response.txt'), payload.response);
+  const ordered: AnswerPayload = {
+    prompt: payload.prompt,
+    response: payload.response,
+    ref: payload.ref,
+    model: payload.model,
+    timestamp: payload.timestamp,
+    usage: payload.usage,
+    stop_reason: payload.stop_reason,
   };
-  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(payload, null, 2)}\n`);
+  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(ordered, null, 2)}\n`);
 }

@@ -13,6 +13,8 @@ export interface StepOutput {
 /** The put's prompt and where it runs. */
 export interface OutPrompt {
   prompt: string;
+  /** What the build page calls the prompt: params.prompt_file's path, else the prompt's first line. */
+  name: string;
   cwd: string;
   systemPrompt?: string;
   appendSystemPrompt?: string;

@@ -1,15 +1,24 @@
-// The notes-store way: every run is a file `run-….md` of a note on a `rune notes` server, its
-// revision 1 holding a one-line header (the run's record) and then the answer byte for byte.
-// Versions are {run: <file id>, ref}; `in` only reads revision 1 back, so a get is deterministic.
-// With `watch`, the versions are instead the revisions of one file of the note.
+// The notes-store way: every run is a file `run-….md` of a note on a `rune notes` server (its
+// format in run-record.ts). Versions are {run: <file id>, ref}; `in` only reads revision 1 back, so
+// a get is deterministic. With `watch`, the versions are instead the revisions of one file of the note.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { isRuneError, RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
-import { buildUrl } from './build-url.ts';
-import { type FetchFn, type NoteFile, NotesClient } from './notes-client.ts';
+import { answerMetadata, noteFileUrl } from './metadata.ts';
+import { type FetchFn, type NoteFile, NotesClient, type Revision } from './notes-client.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
+import {
+  decodeRun,
+  encodeRun,
+  putKey,
+  putMark,
+  type RecordContext,
+  RUN_FILE,
+  type RunRecord,
+  recordOf,
+} from './run-record.ts';
 import type { InParams, NotesSource, Source, Version } from './schema.ts';
 import { writeAnswer } from './stateless.ts';
 import type { Metadata, OutPrompt, StepOutput } from './step-types.ts';
@@ -19,47 +28,8 @@ export interface StoreDeps extends AgentDeps {
   fetch?: FetchFn;
 }
 
-/** What a stored run keeps besides the answer; `ref` is the digest of the answer. */
-export interface RunRecord {
-  v: 1;
-  ref: string;
-  prompt: string;
-  model: string;
-  timestamp: string;
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
-  stop_reason: string;
-  steps: number;
-  tool_calls: number;
-  build_url?: string;
-}
-
-const HEADER_START = '<!-- rune-run ';
-const HEADER_END = ' -->';
-const RUN_FILE = /^run-.+\.md$/;
 /** How many runs back check looks for the previous answer to its prompt. */
 const MAX_LOOKBACK = 50;
-
-/** An HTML comment renders as nothing in the notes UI, so a person sees just the answer. */
-export function encodeRun(record: RunRecord, answer: string): string {
-  // JSON never holds < or > outside strings; escaping them inside keeps `-->` out of the comment.
-  const json = JSON.stringify(record).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
-  return `${HEADER_START}${json}${HEADER_END}\n\n${answer}`;
-}
-
-export function decodeRun(content: string): { record: RunRecord; answer: string } | undefined {
-  if (!content.startsWith(HEADER_START)) return undefined;
-  const end = content.indexOf('\n');
-  if (end < 0 || content[end + 1] !== '\n') return undefined;
-  const header = content.slice(0, end);
-  if (!header.endsWith(HEADER_END)) return undefined;
-  try {
-    const record = JSON.parse(header.slice(HEADER_START.length, -HEADER_END.length)) as RunRecord;
-    if (record.v !== 1 || typeof record.ref !== 'string') return undefined;
-    return { record, answer: content.slice(end + 2) };
-  } catch {
-    return undefined;
-  }
-}
 
 function client(deps: StoreDeps, notes: NotesSource): NotesClient {
   return new NotesClient({
@@ -94,43 +64,17 @@ async function ensureNote(notes: NotesClient): Promise<void> {
   }
 }
 
-function runFileName(now: Date, ref: string): string {
-  const stamp = now.toISOString().replace(/:/g, '-').replace('.', '-');
-  return `run-${stamp}-${ref.slice('sha256:'.length, 'sha256:'.length + 12)}.md`;
-}
-
-function recordOf(prompt: string, result: AgentRunResult, now: Date, env: NodeJS.ProcessEnv): RunRecord {
-  const record: RunRecord = {
-    v: 1,
-    ref: digestOf(result.answer),
-    prompt,
-    model: result.model,
-    timestamp: now.toISOString(),
-    usage: {
-      input_tokens: result.usage.inputTokens,
-      output_tokens: result.usage.outputTokens,
-      total_tokens: result.usage.totalTokens,
-    },
-    stop_reason: result.status,
-    steps: result.steps,
-    tool_calls: result.toolCalls.length,
-  };
-  const url = buildUrl(env);
-  if (url) record.build_url = url;
-  return record;
-}
-
 async function storeRun(
   deps: StoreDeps,
   notes: NotesClient,
-  prompt: string,
   result: AgentRunResult,
-): Promise<Version> {
-  const now = deps.now();
-  const record = recordOf(prompt, result, now, deps.env);
-  const file = await notes.createFile(runFileName(now, record.ref), encodeRun(record, result.answer));
-  deps.log(`rune: stored as ${file.name} in note "${notes.note}"`);
-  return { run: String(file.id), ref: record.ref };
+  context: Omit<RecordContext, 'now' | 'env'>,
+): Promise<{ version: Version; url: string }> {
+  const record = recordOf(result, { ...context, now: deps.now(), env: deps.env });
+  const file = await notes.createFile(record.file ?? '', encodeRun(record, result.answer));
+  const url = noteFileUrl(notes.baseUrl, notes.note, file.name);
+  deps.log(`rune: stored as ${file.name} in note "${notes.note}": ${url}`);
+  return { version: { run: String(file.id), ref: record.ref }, url };
 }
 
 /** Run files oldest first (ids only grow). */
@@ -176,7 +120,7 @@ export async function check(
 ): Promise<Version[]> {
   refuseWatchWithPrompt('check', source);
   const notes = client(deps, notesSource);
-  if (notesSource.watch) return checkWatch(notes, notesSource.watch, given);
+  if (notesSource.watch) return checkWatch(deps, notes, notesSource.watch, given);
 
   if (source.prompt) {
     const cwd = scratchFolder('check');
@@ -187,13 +131,16 @@ export async function check(
       if (previous?.ref === digestOf(result.answer)) {
         deps.log('rune: the answer is unchanged since the latest run of this prompt');
       } else {
-        await storeRun(deps, notes, source.prompt, result);
+        await storeRun(deps, notes, result, { prompt: source.prompt, promptName: source.prompt });
       }
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
   } else if (!(await notes.noteExists())) {
-    throw new RuneError('NOT_FOUND', `check: note "${notes.note}" does not exist on ${notesSource.url}`);
+    // A new pipeline may come before its note: no versions yet is not an error (Concourse would
+    // show the resource as failing until someone creates the note).
+    deps.log(`rune: note "${notes.note}" does not exist on ${notes.baseUrl} yet: no versions until it does`);
+    return [];
   }
 
   const files = await runFiles(notes);
@@ -220,8 +167,22 @@ async function readRunSafe(
   }
 }
 
-async function checkWatch(notes: NotesClient, watch: string, given: Version | null): Promise<Version[]> {
-  const revisions = (await notes.revisions(watch)).sort((a, b) => a.revision - b.revision);
+async function checkWatch(
+  deps: StoreDeps,
+  notes: NotesClient,
+  watch: string,
+  given: Version | null,
+): Promise<Version[]> {
+  let listed: Revision[];
+  try {
+    listed = await notes.revisions(watch);
+  } catch (error) {
+    if (!isRuneError(error) || error.code !== 'NOT_FOUND') throw error;
+    // The note or the file is not there (yet): no versions until someone creates it.
+    deps.log(`rune: ${watch} does not exist in note "${notes.note}" yet: no versions until it does`);
+    return [];
+  }
+  const revisions = listed.sort((a, b) => a.revision - b.revision);
   const versions = revisions.map((revision) => ({ revision: String(revision.revision) }));
   const index = given?.revision === undefined ? -1 : versions.findIndex((v) => v.revision === given.revision);
   return fromGiven(versions, index);
@@ -270,27 +231,33 @@ export async function get(
   }
   writeAnswer(dest, {
     prompt: run.record.prompt,
-    result: {
-      answer: run.answer,
-      model: run.record.model,
-      status: run.record.stop_reason as AgentRunResult['status'],
-      usage: {
-        inputTokens: run.record.usage.input_tokens,
-        outputTokens: run.record.usage.output_tokens,
-        totalTokens: run.record.usage.total_tokens,
-      },
-    },
+    response: run.answer,
     ref,
-    timestamp: new Date(run.record.timestamp),
+    model: run.record.model,
+    timestamp: run.record.timestamp,
+    usage: run.record.usage,
+    stop_reason: run.record.stop_reason,
   });
+  const metadata = storedMetadata(notes, run, run.record.file);
+  if (run.record.build_url) metadata.push({ name: 'stored_by', value: run.record.build_url });
+  return { version, metadata };
+}
+
+/** What the build page shows of a stored run: its answer, prompt, model, time, tokens and link. */
+function storedMetadata(
+  notes: NotesClient,
+  run: { record: RunRecord; answer: string },
+  file: string | undefined,
+): Metadata {
   const metadata: Metadata = [
+    ...answerMetadata(run.answer, run.record.prompt_name ?? run.record.prompt),
     { name: 'model', value: run.record.model },
     { name: 'stop_reason', value: run.record.stop_reason },
     { name: 'stored_at', value: run.record.timestamp },
     { name: 'tokens', value: String(run.record.usage.total_tokens) },
   ];
-  if (run.record.build_url) metadata.push({ name: 'stored_by', value: run.record.build_url });
-  return { version, metadata };
+  if (file) metadata.push({ name: 'run_url', value: noteFileUrl(notes.baseUrl, notes.note, file) });
+  return metadata;
 }
 
 async function getWatched(
@@ -342,10 +309,42 @@ export async function put(
   refuseWatchWithPrompt('out', source);
   const notes = client(deps, notesSource);
   await ensureNote(notes);
+  const key = putKey(deps.env, run);
+  const earlier = key ? await runOfPut(deps, notes, key) : undefined;
+  if (earlier) return earlier;
   const result = await runPrompt(deps, { step: 'out', source, ...run });
   deps.log(`rune: answer:\n${result.answer}`);
-  const version = await storeRun(deps, notes, run.prompt, result);
-  const metadata = runMetadata(result, deps.env);
-  metadata.push({ name: 'note', value: notes.note });
-  return { version, metadata };
+  const stored = await storeRun(deps, notes, result, {
+    prompt: run.prompt,
+    promptName: run.name,
+    ...(key ? { putKey: key } : {}),
+  });
+  const metadata = [
+    ...answerMetadata(result.answer, run.name),
+    ...runMetadata(result, deps.env),
+    { name: 'note', value: notes.note },
+    { name: 'run_url', value: stored.url },
+  ];
+  return { version: stored.version, metadata };
+}
+
+/**
+ * The run this very put already stored: Concourse retries a put in the same build (`attempts:`, a
+ * lost worker), and a put must be idempotent, so the retry emits that run instead of a second one.
+ */
+async function runOfPut(deps: StoreDeps, notes: NotesClient, key: string): Promise<StepOutput | undefined> {
+  const mark = putMark(key);
+  const candidates = (await runFiles(notes)).filter((file) => file.name.endsWith(mark)).reverse();
+  for (const file of candidates) {
+    const stored = await readRunSafe(deps, notes, file);
+    if (stored?.record.put_key !== key) continue;
+    deps.log(
+      `rune: this put already stored ${file.name} in this build (BUILD_ID ${deps.env.BUILD_ID}); emitting that run again instead of running the prompt twice`,
+    );
+    deps.log(`rune: answer:\n${stored.answer}`);
+    const metadata = storedMetadata(notes, stored, file.name);
+    metadata.push({ name: 'note', value: notes.note }, { name: 'retried', value: 'true' });
+    return { version: { run: String(file.id), ref: stored.record.ref }, metadata };
+  }
+  return undefined;
 }

@@ -31,8 +31,14 @@ export const EXIT_CODES = {
   NOT_FOUND: 13,
   /** The OAuth login to a remote MCP server failed (`rune mcp login`). */
   MCP_AUTH: 14,
+  /** `rune mount`: FUSE cannot be used here (libfuse 3, /dev/fuse or fusermount3 missing, or the mount refused). */
+  FUSE_UNAVAILABLE: 15,
+  /** The answer was cut at the output token limit (max_output_tokens), and going on did not finish it. */
+  OUTPUT_LIMIT: 16,
+  /** The model, or the provider's filter, refused to answer. */
+  MODEL_REFUSED: 17,
   /** `rune notes`: another server holds the data folder (its pid is named). */
-  DATA_LOCKED: 15,
+  DATA_LOCKED: 18,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

@@ -13,6 +13,7 @@ export type LogArea =
   | 'concourse'
   | 'config'
   | 'mcp'
+  | 'mount'
   | 'notes'
   | 'policy'
   | 'provider'

@@ -149,6 +149,8 @@ export class McpManager {
   private offered: Array<{ server: McpConnection; tool: string; name: string; extra: ExtraTool }> = [];
   private hidden: Array<{ server: string; tool: string; name: string; owner: string }> = [];
   private notices: string[] = [];
+  /** Why each server that is not required could not start, as the warning said it. */
+  readonly startFailures: string[] = [];
   private reservedNames: readonly string[] = BUILTIN_TOOL_NAMES;
   private readonly changeListeners: Array<() => void> = [];
   private readonly killOnExit = () => this.killAll();
@@ -365,14 +367,17 @@ export async function startMcpServers(options: StartMcpOptions): Promise<McpMana
   );
   const results = await Promise.allSettled(servers.map((server) => server.start()));
   const requiredFailures: string[] = [];
+  const manager = new McpManager(servers, options.logger);
   results.forEach((result, i) => {
     if (result.status === 'fulfilled') return;
     const server = servers[i] as McpConnection;
     const message = `MCP server "${server.name}" could not start: ${server.reason ?? String(result.reason)}`;
     if (server.config.required) requiredFailures.push(message);
-    else options.logger.warn('mcp.server_failed', { message, server: server.name });
+    else {
+      options.logger.warn('mcp.server_failed', { message, server: server.name });
+      manager.startFailures.push(message);
+    }
   });
-  const manager = new McpManager(servers, options.logger);
   if (options.killOnExit) manager.killAllOnExit();
   if (requiredFailures.length > 0) {
     await manager.shutdown();

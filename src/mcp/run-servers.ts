@@ -102,6 +102,8 @@ export interface McpRunScope {
   tools: ToolRegistry;
   executor: SandboxExecutor;
   takeNotices(): string[];
+  /** Why servers that are not required could not start (a login is needed …): their tools are missing. */
+  startFailures: readonly string[];
   /** Shuts the servers down. */
   close(): Promise<void>;
 }
@@ -145,6 +147,7 @@ export async function mcpForOneRun(options: {
     tools,
     executor,
     takeNotices: () => manager?.takeNotices() ?? [],
+    startFailures: manager?.startFailures ?? [],
     close: async () => {
       await manager?.shutdown();
     },

@@ -34,7 +34,13 @@ export interface Approval {
   question: string;
   reason: string;
   suggestion: { list: string; value: string } | null;
-  status: 'pending' | 'yes' | 'no' | 'always' | 'expired';
+  /** Exactly what approving allows this call, as allow-list entries (docs/adr/0033-run-outcomes.md). */
+  grants: { list: string; value: string }[];
+  /** The answers it takes besides no: yes (once), session (the rest of this run), always (rune.toml). */
+  scopes: ('once' | 'session' | 'always')[];
+  status: 'pending' | 'yes' | 'no' | 'session' | 'always' | 'expired';
+  /** What a refusing admin told the model to do instead. */
+  instead: string | null;
   created_at: string;
   answered_by: string | null;
   answered_at: string | null;

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConfirmAnswer, PolicyDecision } from '../policy/types.ts';
+import type { ApprovalAnswer, ApprovalRequest } from '../policy/types.ts';
 import { type ApprovalOptions, Approvals, type AskingRun } from './approvals.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
@@ -13,13 +13,15 @@ afterEach(async () => {
   await kit?.server.close();
 });
 
-const question: Extract<PolicyDecision, { kind: 'ask' }> = {
+const question: ApprovalRequest = {
   kind: 'ask',
   question: 'Read /outside/data.txt?',
   reason: 'outside the allowed paths',
   rule: 'paths',
   suggestion: { list: 'allowed_files_ro', value: '/outside/data.txt' },
   preview: 'the preview',
+  grants: [{ list: 'allowed_files_ro', value: '/outside/data.txt' }],
+  scopes: ['once', 'session', 'always'],
 };
 const call = { tool: 'read_file', args: { path: '/outside/data.txt' }, source: 'builtin' as const };
 
@@ -54,10 +56,11 @@ describe('Approvals', () => {
       arguments: JSON.stringify(call.args),
       question: 'Read /outside/data.txt?\nthe preview',
       status: 'pending',
+      grants: JSON.stringify(question.grants),
     });
     expect(approvals.pending()).toHaveLength(1);
     expect(approvals.answer(row!.id, 'yes', 'ada')).toMatchObject({ status: 'yes', answered_by: 'ada' });
-    expect(await answer).toBe('yes');
+    expect(await answer).toEqual({ kind: 'allow', scope: 'once' });
     expect(run.waiting.size).toBe(0);
     expect(approvals.answer(row!.id, 'no', 'ada')).toBeNull(); // answered already
   });
@@ -77,7 +80,20 @@ describe('Approvals', () => {
     expect(approvals.answer(row!.id, 'always', 'ada')).toMatchObject({ status: 'always' });
     // On disk when the answer returns, before the run hears it.
     expect(readFileSync(config, 'utf8')).toContain(JSON.stringify('/outside/data.txt'));
-    expect(await answer).toBe('always');
+    expect(await answer).toEqual({ kind: 'allow', scope: 'always' });
+  });
+
+  it('takes only the answers the question offers, and passes what a refusal advises to the run', async () => {
+    const { approvals, run, note } = await setup();
+    const once = { ...question, scopes: ['once', 'session'] as const };
+    const answer = approvals.confirmer(run).confirm(call, once);
+    const [row] = approvals.pending(note.id);
+    expect(() => approvals.answer(row!.id, 'always', 'ada')).toThrow(/cannot be allowed for good/);
+    expect(approvals.answer(row!.id, 'no', 'ada', 'read data.txt from the workspace')).toMatchObject({
+      status: 'no',
+      instead: 'read data.txt from the workspace',
+    });
+    expect(await answer).toEqual({ kind: 'deny', instead: 'read data.txt from the workspace' });
   });
 
   // Ways a question ends without an admin's answer: each is a no, stored as expired.
@@ -88,8 +104,8 @@ describe('Approvals', () => {
   ])('%s', async (_name, before, extra) => {
     const { approvals, run, note } = await setup(extra);
     before(approvals, run);
-    const answer: ConfirmAnswer = await approvals.confirmer(run).confirm(call, question);
-    expect(answer).toBe('no');
+    const answer = (await approvals.confirmer(run).confirm(call, question)) as ApprovalAnswer;
+    expect(answer).toEqual({ kind: 'deny' });
     expect(approvals.pending(note.id)).toEqual([]);
     expect(
       approvals.approval(kit.server.store.db.prepare('select id from approvals').pluck().get() as string),

@@ -1,22 +1,43 @@
 // Approvals: a policy question of a note's chat run, stored as a row an admin answers in the
-// browser while the run waits. An answer is stored (with "always", its allow-list entry written to
-// rune.toml) before the waiting run hears it; a question nobody answers in time is a no.
+// browser while the run waits. The row holds exactly what approving allows (the grants) and which
+// answers it takes. An answer is stored (with "always", its allow-list entries written to rune.toml)
+// before the waiting run hears it; a question nobody answers in time is a no.
 import { randomBytes } from 'node:crypto';
 import { configFile } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { addAllowlistEntry } from '../policy/persist.ts';
-import type { ConfirmAnswer, Confirmer } from '../policy/types.ts';
+import type { ApprovalAnswer, ApprovalScope, Confirmer, Grant } from '../policy/types.ts';
 import type { Approval } from './api-types.ts';
 import type { Store } from './db.ts';
 import type { EventHub } from './events.ts';
 import { ApiError } from './http.ts';
 
-/** An approval as stored: the suggestion as JSON text. */
-export type ApprovalRow = Omit<Approval, 'suggestion'> & { suggestion: string | null };
+/** An approval as stored: suggestion, grants and scopes as JSON text. */
+export type ApprovalRow = Omit<Approval, 'suggestion' | 'grants' | 'scopes'> & {
+  suggestion: string | null;
+  grants: string;
+  scopes: string;
+};
 
 export function toApproval(row: ApprovalRow): Approval {
-  return { ...row, suggestion: row.suggestion ? JSON.parse(row.suggestion) : null };
+  return {
+    ...row,
+    suggestion: row.suggestion ? JSON.parse(row.suggestion) : null,
+    grants: JSON.parse(row.grants),
+    scopes: JSON.parse(row.scopes),
+  };
 }
+
+/** How an admin answers: yes is once; session holds for the rest of the run; always goes to rune.toml. */
+export type ApprovalWord = 'yes' | 'no' | 'session' | 'always';
+
+/** The answer a run hears when nobody answered: it was cancelled, it ended, or time ran out. */
+export const UNANSWERED: ApprovalAnswer = Object.freeze({ kind: 'deny' });
+const SCOPE_OF: Record<Exclude<ApprovalWord, 'no'>, ApprovalScope> = {
+  yes: 'once',
+  session: 'session',
+  always: 'always',
+};
 
 /** What of a running chat run its questions need. */
 export interface AskingRun {
@@ -24,7 +45,7 @@ export interface AskingRun {
   runId: string;
   controller: AbortController;
   /** The run's unanswered questions: approval id → what lets the run go on. */
-  waiting: Map<string, (answer: ConfirmAnswer) => void>;
+  waiting: Map<string, (answer: ApprovalAnswer) => void>;
 }
 
 export interface ApprovalOptions {
@@ -49,8 +70,8 @@ export class Approvals {
         store.tx(() => {
           store.db
             .prepare(
-              `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, status, created_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+              `insert into approvals(id, note_id, run_id, tool, arguments, question, reason, suggestion, grants, scopes, status, created_at)
+             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
             )
             .run(
               id,
@@ -62,6 +83,8 @@ export class Approvals {
               redact(decision.preview ? `${decision.question}\n${decision.preview}` : decision.question),
               redact(decision.reason),
               decision.suggestion ? JSON.stringify(decision.suggestion) : null,
+              JSON.stringify(decision.grants),
+              JSON.stringify(decision.scopes),
               store.stamp(),
             );
           hub.publish({
@@ -71,7 +94,7 @@ export class Approvals {
             data: { note_id: run.noteId, approval: toApproval(this.approval(id)!) },
           });
         });
-        return new Promise<ConfirmAnswer>((resolve) => {
+        return new Promise<ApprovalAnswer>((resolve) => {
           const timer = setTimeout(() => this.answer(id, 'no', null), this.o.timeoutMs ?? 600_000);
           timer.unref();
           run.waiting.set(id, (answer) => {
@@ -97,33 +120,28 @@ export class Approvals {
 
   /**
    * Records an answer and lets the waiting run go on. Null when the approval is not pending.
-   * Everything the answer promises is stored before it returns: with "always", the allow-list
-   * entry is in rune.toml first (the policy gate then finds it there).
+   * Everything the answer promises is stored before it returns: with "always", every grant is in
+   * rune.toml first (the policy gate then finds them there). `instead` goes to the model with a no.
    */
-  answer(id: string, answer: ConfirmAnswer, by: string | null): ApprovalRow | null {
+  answer(id: string, answer: ApprovalWord, by: string | null, instead?: string): ApprovalRow | null {
     const row = this.approval(id);
     if (row?.status !== 'pending') return null;
-    if (by !== null && answer === 'always' && row.suggestion) {
-      const suggestion = JSON.parse(row.suggestion) as {
-        list: Parameters<typeof addAllowlistEntry>[1];
-        value: string;
-      };
-      const file = configFile(this.o.env);
-      try {
-        addAllowlistEntry(file, suggestion.list, suggestion.value);
-      } catch (error) {
-        throw new ApiError(
-          500,
-          'INTERNAL',
-          `could not add '${suggestion.value}' to ${suggestion.list} in ${file}: ${redact((error as Error).message)}; answer yes to allow this call once, or add it by hand`,
-        );
-      }
+    if (answer !== 'no' && !(JSON.parse(row.scopes) as ApprovalScope[]).includes(SCOPE_OF[answer])) {
+      throw new ApiError(
+        400,
+        'BAD_REQUEST',
+        `answer: this call cannot be allowed ${answer === 'always' ? 'for good' : answer}; answer yes, session or no`,
+      );
     }
+    if (by !== null && answer === 'always') this.persist(JSON.parse(row.grants) as Grant[]);
     const { store } = this.o;
+    const said = answer === 'no' && instead?.trim() ? redact(instead.trim()) : null;
     const updated = store.tx(() => {
       store.db
-        .prepare('update approvals set status = ?, answered_by = ?, answered_at = ? where id = ?')
-        .run(by === null ? 'expired' : answer, by, store.stamp(), id);
+        .prepare(
+          'update approvals set status = ?, answered_by = ?, answered_at = ?, instead = ? where id = ?',
+        )
+        .run(by === null ? 'expired' : answer, by, store.stamp(), said, id);
       const after = this.approval(id)!;
       this.o.hub.publish({
         name: 'approval.resolved',
@@ -134,8 +152,27 @@ export class Approvals {
       return after;
     });
     const run = this.o.runOf(row.note_id);
-    store.afterCommit(() => run?.waiting.get(id)?.(by === null ? 'no' : answer));
+    const heard: ApprovalAnswer =
+      by === null || answer === 'no'
+        ? { kind: 'deny', ...(said ? { instead: said } : {}) }
+        : { kind: 'allow', scope: SCOPE_OF[answer] };
+    store.afterCommit(() => run?.waiting.get(id)?.(heard));
     return updated;
+  }
+
+  private persist(grants: readonly Grant[]): void {
+    const file = configFile(this.o.env);
+    for (const grant of grants) {
+      try {
+        addAllowlistEntry(file, grant.list, grant.value);
+      } catch (error) {
+        throw new ApiError(
+          500,
+          'INTERNAL',
+          `could not add '${grant.value}' to ${grant.list} in ${file}: ${redact((error as Error).message)}; answer yes to allow this call once, or add it by hand`,
+        );
+      }
+    }
   }
 
   /** Every question of a run that ended expires (the run stopped waiting). */

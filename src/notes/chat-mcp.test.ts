@@ -77,6 +77,29 @@ describe('notes chat with remote MCP servers', () => {
     expect(tool.content).toBe('Echo: from a note');
   });
 
+  it('says in the chat and to the model why a server’s tools are missing: a login is needed', async () => {
+    const user = await setup(table('secure', oauth.url));
+    mock.script([{ text: 'I will do without it.' }]);
+    const first = mock.requests.length;
+    const messages = await chat(user, 'use the secure tools');
+    const why = `MCP server "secure" could not start: MCP server "secure" at ${oauth.url} asks for an OAuth login and none is stored: the notes server cannot log in: run \`rune mcp login secure\` as the user running \`rune notes\` (same RUNE_HOME)`;
+    expect(messages).toContainEqual(
+      expect.objectContaining({
+        role: 'system',
+        content: `${why}. Its tools are not available in this run.`,
+      }),
+    );
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: 'I will do without it.' });
+    const asked = JSON.stringify(mock.requests[first]!.body.messages);
+    expect(asked).toContain(
+      JSON.stringify(`[rune] ${why}. Its tools are not available in this run; do not look for them.`).slice(
+        1,
+        -1,
+      ),
+    );
+    expect((await oauth.stats()).authorizations).toBe(0);
+  });
+
   it('never logs in: a required OAuth server without a stored login stops the run, naming rune mcp login', async () => {
     const user = await setup(table('secure', oauth.url, 'required = true\n'));
     const asked = mock.requests.length;

@@ -12,9 +12,9 @@ import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
-import type { ConfirmAnswer } from '../policy/types.ts';
+import type { ApprovalAnswer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
-import { Approvals } from './approvals.ts';
+import { Approvals, UNANSWERED } from './approvals.ts';
 import { clip, notesTools } from './chat-tools.ts';
 import type { Collab } from './collab.ts';
 import type { ChatRow, NoteRow, Store } from './db.ts';
@@ -31,7 +31,7 @@ interface Run {
   runId: string;
   noteId: number;
   controller: AbortController;
-  waiting: Map<string, (answer: ConfirmAnswer) => void>;
+  waiting: Map<string, (answer: ApprovalAnswer) => void>;
   done: Promise<void>;
   /** The text streamed since the last tool call: the answer so far. */
   partial: string;
@@ -248,6 +248,7 @@ export class ChatService {
             })
           : undefined;
       closeMcp = mcp?.close;
+      const missing = this.missingTools(run, mcp?.startFailures ?? []);
       const result = await runAgent({
         prompt: text,
         config: runConfig,
@@ -257,7 +258,11 @@ export class ChatService {
         history,
         appendSystemPrompt: `You are the assistant of the note "${note.name}" in a shared Markdown notebook. The person writing is ${principal.name}. Use the notes tools to read and change its Markdown files; the working directory is this note's scratch folder for other files and commands.`,
         ...(mcp
-          ? { tools: mcp.tools, executor: mcp.executor, takeNotices: mcp.takeNotices }
+          ? {
+              tools: mcp.tools,
+              executor: mcp.executor,
+              takeNotices: () => [...missing.splice(0), ...mcp.takeNotices()],
+            }
           : { extraTools }),
         ...(runConfig.policy.mode === 'confirm' ? { confirmer: this.approvals.confirmer(run) } : {}),
         signal: run.controller.signal,
@@ -276,7 +281,7 @@ export class ChatService {
     await closeMcp?.().catch(() => {});
     if (run.partialTimer) clearTimeout(run.partialTimer);
     run.partialTimer = null;
-    for (const resolve of run.waiting.values()) resolve('no');
+    for (const resolve of run.waiting.values()) resolve(UNANSWERED);
     try {
       this.end(run, { status, answer, error });
     } catch (thrown) {
@@ -285,6 +290,26 @@ export class ChatService {
         message: `could not store the end of chat run ${run.runId}: ${redact((thrown as Error).message)}`,
       });
     }
+  }
+
+  /**
+   * Servers that could not start (most often: a login is needed that the notes server cannot make):
+   * everyone in the note is told in the chat, and the model with its first request, so neither
+   * takes the missing tools for an oversight. Returns the model's notices.
+   */
+  private missingTools(run: Run, failures: readonly string[]): string[] {
+    for (const failure of failures) {
+      this.message(
+        run.noteId,
+        'system',
+        null,
+        `${failure}. Its tools are not available in this run.`,
+        run.runId,
+      );
+    }
+    return failures.map(
+      (failure) => `${failure}. Its tools are not available in this run; do not look for them.`,
+    );
   }
 
   /** Stores how a run ended, in one transaction: its last messages, its record, its approvals. */
@@ -383,7 +408,7 @@ export class ChatService {
     const run = this.runs.get(noteId);
     if (!run) return false;
     run.controller.abort();
-    for (const resolve of run.waiting.values()) resolve('no');
+    for (const resolve of run.waiting.values()) resolve(UNANSWERED);
     return true;
   }
 

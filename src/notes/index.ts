@@ -199,7 +199,7 @@ export async function run(context: ModeContext): Promise<number> {
   const config = load();
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
-  // One server per data folder: a second start refuses here (exit 15), before it touches anything.
+  // One server per data folder: a second start refuses here (exit 18), before it touches anything.
   const lock = lockDataFolder(dataDir);
   try {
     return await serve(config, load, dataDir, logger);

@@ -181,7 +181,14 @@ export const MIGRATIONS: readonly string[] = [
   // 5: which password a local login's session was opened with (a hash of the account's configured
   // secret), so a new password in the config ends the sessions of the old one.
   `alter table sessions add column credential text;`,
-  // 6: file search by weight (search-index.ts): the words of every live file in rows ordered by how
+  // 6: what approving a question allows (the grants, JSON) and which answers it takes, and what a
+  // refusing admin told the model to do instead (docs/adr/0033-run-outcomes.md).
+  `
+  alter table approvals add column grants text not null default '[]';
+  alter table approvals add column scopes text not null default '["once","session"]';
+  alter table approvals add column instead text;
+  `,
+  // 7: file search by weight (search-index.ts): the words of every live file in rows ordered by how
   // much each word weighs in it (search_all; the publicly visible ones again in search_public), the
   // count of files holding each word, and the totals BM25 needs; triggers queue what changed, the
   // indexer catches up after each commit. files_fts, which ranked every match of a word before the

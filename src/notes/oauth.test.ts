@@ -6,7 +6,9 @@ import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 
 type CryptoKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { whileCollecting } from '../../tests/helpers/gc.ts';
+import { type SilentServer, startSilentServer } from '../../tests/helpers/silent-server.ts';
 import type { BuildOptions } from './server.ts';
 import { type Kit, makeServer } from './test-kit.ts';
 
@@ -284,6 +286,43 @@ describe('OAuth2/OIDC login', () => {
     expect(
       (await loginVia('/auth/github/start', '/auth/github/callback', { login: 'mallory' })).statusCode,
     ).toBe(403);
+  });
+});
+
+describe('a provider that accepts and never answers, under forced GC', () => {
+  let silent: SilentServer;
+  beforeEach(async () => {
+    silent = await startSilentServer();
+  });
+  afterEach(() => silent.close());
+
+  it.each([
+    [
+      'token endpoint',
+      { githubToken: '/gh/token' },
+      401,
+      /the login with github failed: operation timed out/,
+    ],
+    ['user lookup', { githubApi: '/gh/api' }, 502, /^GitHub user lookup failed: no answer within 1\.5 s$/],
+  ])('the GitHub %s ends at the request deadline', async (_name, silentRoute, status, message) => {
+    const routes = Object.fromEntries(
+      Object.entries(silentRoute).map(([key, path]) => [key, `${silent.url}${path}`]),
+    );
+    await setup({
+      oauth: {
+        githubAuthorize: `${base}/gh/authorize`,
+        githubToken: `${base}/gh/token`,
+        githubApi: `${base}/gh/api`,
+        ...routes,
+        requestTimeoutMs: 1500,
+      },
+    });
+    const res = await whileCollecting(
+      loginVia('/auth/github/start', '/auth/github/callback', { login: 'octocat' }),
+    );
+    expect(silent.accepted, res.body).toBeGreaterThan(0);
+    expect(res.statusCode).toBe(status);
+    expect(res.json().message).toMatch(message);
   });
 });
 

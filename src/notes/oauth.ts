@@ -5,6 +5,7 @@
 // cookie, and which identifiers may claim a role in the config's lists.
 import * as oidc from 'openid-client';
 import type { NotesConfig } from '../config/schema.ts';
+import { formatSeconds, startDeadline } from '../core/deadline.ts';
 import { registerSecret } from '../core/redact.ts';
 import { ApiError } from './http.ts';
 import { mapRole, type Role } from './roles.ts';
@@ -35,9 +36,12 @@ export interface OAuthOptions {
   githubToken?: string;
   githubApi?: string;
   now?: () => number;
+  /** How long one request to a provider may take (default 30 s, openid-client's own default). */
+  requestTimeoutMs?: number;
 }
 
 const STATE_TTL_MS = 10 * 60_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 /** Logins started and not finished are kept at most this many, oldest dropped first. */
 const MAX_PENDING = 10_000;
 
@@ -55,12 +59,14 @@ export class OAuthLogins {
   private readonly pending = new Map<string, Pending>();
   private readonly configurations = new Map<string, Promise<oidc.Configuration>>();
   private readonly now: () => number;
+  private readonly timeoutMs: number;
 
   constructor(config: NotesConfig, options: OAuthOptions = {}) {
     this.config = config;
     this.options = options;
     this.fetch = options.fetch;
     this.now = options.now ?? Date.now;
+    this.timeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
     this.registerSecrets();
   }
 
@@ -120,6 +126,7 @@ export class OAuthLogins {
       );
       for (const apply of this.requestOptions(token, false).execute) apply(config);
       if (this.fetch) config[oidc.customFetch] = this.fetch as never;
+      config.timeout = this.timeoutMs / 1000;
       made = Promise.resolve(config);
     } else {
       const provider = (this.config.oauth ?? []).find((p) => p.name === name);
@@ -131,7 +138,7 @@ export class OAuthLogins {
           provider.client_id,
           { [oidc.clockTolerance]: 60 },
           provider.client_secret ? oidc.ClientSecretPost(provider.client_secret) : oidc.None(),
-          this.requestOptions(issuer, true),
+          { ...this.requestOptions(issuer, true), timeout: this.timeoutMs / 1000 },
         )
         .catch((error: Error) => {
           this.configurations.delete(name);
@@ -196,6 +203,31 @@ export class OAuthLogins {
     return { url: url.href, state };
   }
 
+  /** GitHub's user of an access token, within the request deadline (src/core/deadline.ts). */
+  private async githubUser(accessToken: string): Promise<{ login?: unknown; email?: unknown }> {
+    const fetcher = this.fetch ?? fetch;
+    const deadline = startDeadline(this.timeoutMs);
+    let response: Response;
+    try {
+      response = await fetcher(`${this.options.githubApi ?? 'https://api.github.com'}/user`, {
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          accept: 'application/vnd.github+json',
+          'user-agent': 'rune-notes',
+        },
+        signal: deadline.signal,
+      });
+      if (!response.ok) throw unauthenticated(`GitHub user lookup answered ${response.status}`);
+      return (await response.json()) as { login?: unknown; email?: unknown };
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      const why = deadline.expired ? `no answer within ${formatSeconds(deadline.ms)}` : describe(error);
+      throw new ApiError(502, 'INTERNAL', `GitHub user lookup failed: ${why}`);
+    } finally {
+      deadline.clear();
+    }
+  }
+
   /** The code exchange, with openid-client's checks; its errors become 401s that say what failed. */
   private async exchange(name: string, pending: Pending & { state: string }, query: Record<string, unknown>) {
     const config = await this.configuration(name);
@@ -234,16 +266,7 @@ export class OAuthLogins {
 
     if (name === 'github') {
       const gh = this.config.github!;
-      const fetcher = this.fetch ?? fetch;
-      const response = await fetcher(`${this.options.githubApi ?? 'https://api.github.com'}/user`, {
-        headers: {
-          authorization: `Bearer ${tokens.access_token}`,
-          accept: 'application/vnd.github+json',
-          'user-agent': 'rune-notes',
-        },
-      });
-      if (!response.ok) throw unauthenticated(`GitHub user lookup answered ${response.status}`);
-      const user = (await response.json()) as { login?: unknown; email?: unknown };
+      const user = await this.githubUser(tokens.access_token);
       if (typeof user.login !== 'string' || !user.login)
         throw unauthenticated('GitHub returned no login name');
       const identifiers = [user.login, typeof user.email === 'string' ? user.email : ''].filter(Boolean);

@@ -49,7 +49,9 @@ function fts5(texts: string[]) {
   const db = openDatabase(':memory:');
   db.exec('create virtual table t using fts5(name, content)');
   const insert = db.prepare('insert into t(rowid, name, content) values (?, ?, ?)');
-  db.transaction(() => texts.forEach((text, i) => insert.run(i, `f${i}.md`, text)))();
+  db.transaction(() => {
+    for (const [i, text] of texts.entries()) insert.run(i, `f${i}.md`, text);
+  })();
   const ranked = db.prepare('select rowid, bm25(t) as score from t where t match ? order by rank limit ?');
   return {
     rank(query: string, limit: number) {

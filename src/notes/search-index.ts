@@ -1,4 +1,4 @@
-// Keeps the file search's index (migration 6) in step with the files, on the server's connection:
+// Keeps the file search's index (migration 7) in step with the files, on the server's connection:
 // triggers queue every file whose name, text, visibility or note changed (search_pending, and whole
 // notes in search_pending_notes), and this indexer works through the queue after commits in short
 // slices, so the event loop is never held for long. For each file it stores, per word, a row in

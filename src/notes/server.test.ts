@@ -832,8 +832,8 @@ describe('acknowledgements', () => {
     });
     await seed();
     try {
-      // Every fsync is held back (the background one each second too, on a slow machine): the
-      // answer comes all the same.
+      // Every fsync is held from here on, so an answer proves the PUT did not wait for one (the
+      // once-a-second background fdatasync may be among the held ones on a slow machine).
       const put = await user.request('PUT', '/api/notes/pub/files/a.md', {
         content: 'x\n',
         base_revision: 1,

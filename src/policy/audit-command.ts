@@ -27,7 +27,9 @@ export function parseSince(text: string, now: Date): Date {
 export function formatAuditLine(record: AuditRecord): string {
   const tool = record.server ? `${record.server}.${record.tool}` : record.tool;
   const reason = record.reason ? `  ${record.reason}` : '';
-  return `${record.time}  ${record.decision.padEnd(5)}  ${tool.padEnd(16)}  ${record.rule.padEnd(20)}  ${record.mode}  ${record.session}${reason}`;
+  const caller =
+    record.caller_pid === undefined ? '' : ` (pid ${record.caller_pid}, sid ${record.caller_sid})`;
+  return `${record.time}  ${record.decision.padEnd(5)}  ${tool.padEnd(16)}  ${record.rule.padEnd(20)}  ${record.mode}  ${record.session}${caller}${reason}`;
 }
 
 /** Writes the matching records to `write`; returns the exit code. */

@@ -20,6 +20,9 @@ export interface AuditRecord {
   rule: string;
   mode: string;
   reason?: string;
+  /** Calls made through `rune mount`: the calling process and its session id. */
+  caller_pid?: number;
+  caller_sid?: number;
 }
 
 export function auditFile(env: { RUNE_HOME?: string | undefined; HOME?: string | undefined }): string {
@@ -58,6 +61,7 @@ export function auditRecord(
     rule: decision.rule,
     mode: context.mode,
     ...(decision.kind !== 'allow' ? { reason: redact(decision.reason) } : {}),
+    ...(call.caller ? { caller_pid: call.caller.pid, caller_sid: call.caller.sid } : {}),
   };
 }
 

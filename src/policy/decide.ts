@@ -193,7 +193,7 @@ function floorOrDenied(input: PolicyInput, lexical: string, canonical: string): 
   return undefined;
 }
 
-function readable(lists: EffectiveLists, path: string): string | undefined {
+export function readable(lists: EffectiveLists, path: string): string | undefined {
   if (lists.filesRo.includes(path)) return 'allowed_files_ro';
   if (lists.filesRw.includes(path)) return 'allowed_files_rw';
   if (lists.pathsRo.some((root) => isUnder(path, root))) return 'allowed_paths_ro';
@@ -201,7 +201,7 @@ function readable(lists: EffectiveLists, path: string): string | undefined {
   return undefined;
 }
 
-function writable(lists: EffectiveLists, path: string): string | undefined {
+export function writable(lists: EffectiveLists, path: string): string | undefined {
   if (lists.filesRw.includes(path)) return 'allowed_files_rw';
   if (lists.pathsRw.some((root) => isUnder(path, root))) return 'allowed_paths_rw';
   return undefined;

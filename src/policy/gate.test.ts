@@ -7,7 +7,7 @@ import { createLogger, silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from './gate.ts';
 import { resolveRunPolicy } from './project.ts';
 import { useShellAssetsFromNodeModules } from './test-helpers.ts';
-import type { Confirmer, PolicyGate } from './types.ts';
+import type { ApprovalAnswer, ApprovalRequest, Confirmer, PolicyGate } from './types.ts';
 
 beforeAll(() => useShellAssetsFromNodeModules());
 
@@ -125,6 +125,91 @@ describe('policy gate', () => {
     );
   });
 
+  it('an approval grants exactly what the question named: a redirect target outside the writable paths', async () => {
+    const requests: ApprovalRequest[] = [];
+    const answers: (ApprovalAnswer | 'yes')[] = ['yes', { kind: 'allow', scope: 'always' }];
+    const confirmer: Confirmer = {
+      async confirm(_call, request) {
+        requests.push(request);
+        return answers.shift() ?? { kind: 'deny' };
+      },
+    };
+    const { gate, env, project } = setup({ mode: 'confirm' }, { interactive: true, confirmer });
+    const proof = join(project, 'proof.txt');
+    const once = await cmd(gate, 'echo hi > proof.txt');
+    expect(once).toEqual({
+      kind: 'allow',
+      rule: 'confirm.yes',
+      grants: [
+        { list: 'allowed_files_rw', value: proof },
+        { list: 'allowed_commands', value: 'echo' },
+      ],
+    });
+    expect(gate.granted?.()).toEqual([]);
+    // The question named the file and the program: "always" is offered and saves both.
+    expect(requests[0]).toMatchObject({
+      rule: 'command.redirect',
+      grants: [
+        { list: 'allowed_files_rw', value: proof },
+        { list: 'allowed_commands', value: 'echo' },
+      ],
+      scopes: ['once', 'session', 'always'],
+    });
+    // Once is once: the next call asks again; "always" writes both entries to rune.toml.
+    expect(await cmd(gate, 'echo hi > proof.txt')).toMatchObject({ kind: 'allow', rule: 'confirm.always' });
+    const toml = readFileSync(join(env.RUNE_HOME, 'rune.toml'), 'utf8');
+    expect(toml).toContain(`allowed_files_rw = [${JSON.stringify(proof)}]`);
+    expect(toml).toContain('allowed_commands = ["echo"]');
+    expect(await cmd(gate, 'echo again > proof.txt')).toMatchObject({
+      kind: 'allow',
+      rule: 'allowed_commands',
+    });
+    expect(requests).toHaveLength(2);
+    // Later calls' sandbox plans get what "always" added to the lists.
+    expect(gate.granted?.()).toContainEqual({ list: 'allowed_files_rw', value: proof });
+  });
+
+  it('a call no list entry can cover is approved once or for the session (that exact call), never always', async () => {
+    const requests: ApprovalRequest[] = [];
+    const confirmer: Confirmer = {
+      async confirm(_call, request) {
+        requests.push(request);
+        return requests.length === 1
+          ? { kind: 'allow', scope: 'session' }
+          : { kind: 'deny', instead: 'use date alone' };
+      },
+    };
+    const { gate, project } = setup({ mode: 'confirm' }, { interactive: true, confirmer });
+    const text = 'echo $(date) > stamp.txt';
+    const grants = [{ list: 'allowed_files_rw', value: join(project, 'stamp.txt') }];
+    expect(await cmd(gate, text)).toEqual({ kind: 'allow', rule: 'confirm.session', grants });
+    expect(requests[0]).toMatchObject({ rule: 'command.construct', grants, scopes: ['once', 'session'] });
+    // The same call again: allowed for the session without asking, with the same grants.
+    expect(await cmd(gate, text)).toEqual({ kind: 'allow', rule: 'confirm.session', grants: [] });
+    expect(gate.granted?.()).toEqual(grants);
+    expect(requests).toHaveLength(1);
+    // Another call is asked; a refusal tells the model what to do instead.
+    const refused = await cmd(gate, 'echo $(id) > stamp.txt');
+    expect(refused).toMatchObject({ kind: 'deny', rule: 'confirm.no' });
+    expect(refused.kind === 'deny' && refused.reason).toMatch(/instead, the user says: use date alone$/);
+    // An "always" the question did not offer is taken as once: nothing is written.
+    const legacy = setup(
+      { mode: 'confirm' },
+      { interactive: true, confirmer: { confirm: async () => 'always' } },
+    );
+    expect(await cmd(legacy.gate, text)).toMatchObject({ kind: 'allow', rule: 'confirm.yes' });
+    expect(() => readFileSync(join(legacy.env.RUNE_HOME, 'rune.toml'))).toThrow();
+  });
+
+  it('--yes gives the call the grants the question named', async () => {
+    const { gate, project } = setup({ mode: 'confirm', allowed_commands: ['echo'] }, { yes: true });
+    expect(await cmd(gate, 'echo hi >> log.txt 2>/dev/null')).toEqual({
+      kind: 'allow',
+      rule: 'flag.yes',
+      grants: [{ list: 'allowed_files_rw', value: join(project, 'log.txt') }],
+    });
+  });
+
   it('writes one audit line per decision with a digest, never the arguments', async () => {
     const { gate, env } = setup();
     await cmd(gate, 'echo sk-secret-value');
@@ -134,6 +219,23 @@ describe('policy gate', () => {
     expect(record).toMatchObject({ session: 's1', tool: 'execute_cmd', decision: 'deny', mode: 'allowlist' });
     expect(record.args_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(lines[0]).not.toContain('sk-secret-value');
+  });
+
+  it('audits the calling process of a call made through rune mount, and only then', async () => {
+    const { gate, env } = setup();
+    await gate.check({
+      tool: 'list_dir',
+      args: { path: '.' },
+      source: 'builtin',
+      caller: { pid: 42, sid: 40 },
+    });
+    await gate.check({ tool: 'list_dir', args: { path: '.' }, source: 'builtin' });
+    const [mounted, model] = readFileSync(join(env.RUNE_HOME, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(mounted).toMatchObject({ tool: 'list_dir', decision: 'allow', caller_pid: 42, caller_sid: 40 });
+    expect(model).not.toHaveProperty('caller_pid');
   });
 
   it('a project config that is invalid stops the gate with a clear error; a valid one narrows', async () => {

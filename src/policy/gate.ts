@@ -5,16 +5,25 @@ import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import type { PolicyMode, RuneConfig } from '../config/schema.ts';
-import { parseDomainPattern } from '../core/domains.ts';
 import type { Logger } from '../core/logger.ts';
 import { absolutePath, canonicalise, configFile, homeDir, runeHome } from '../core/paths.ts';
-import { appendAudit, auditFile, auditRecord } from './audit.ts';
-import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
+import { approvalRequest, normaliseAnswer, withGrants } from './approval.ts';
+import { appendAudit, argsDigest, auditFile, auditRecord } from './audit.ts';
+import { callGlobs, callPaths, decide, type PolicyInput } from './decide.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 import { floorPaths, globToRegExp } from './paths.ts';
+import { addAllowlistEntry } from './persist.ts';
 import { effectiveLists, isResolvedFor, listsOf, readProjectPolicy } from './project.ts';
 import type { ShellAnalysis } from './shell.ts';
-import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths, ToolCallForPolicy } from './types.ts';
+import type {
+  AskDecision,
+  Confirmer,
+  Grant,
+  PolicyDecision,
+  PolicyGate,
+  ProtectedPaths,
+  ToolCallForPolicy,
+} from './types.ts';
 
 export interface PolicyGateOptions {
   config: RuneConfig;
@@ -100,33 +109,48 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     }
   }
 
+  // Calls approved for the session whose grants cannot cover them for good ($( … ) in a command):
+  // the exact call (its arguments' digest) with what it was granted.
+  const sessionCalls = new Set<string>();
+  // What session and always answers added to the lists, for the sandbox plans of later calls.
+  const granted: Grant[] = [];
+
   async function resolveAsk(
     call: ToolCallForPolicy,
-    decision: Extract<PolicyDecision, { kind: 'ask' }>,
+    input: PolicyInput,
+    decision: AskDecision,
   ): Promise<PolicyDecision> {
+    const request = approvalRequest(input, decision);
+    const { grants } = request;
+    if (sessionCalls.has(callKey(call))) return { kind: 'allow', rule: 'confirm.session', grants };
     if (options.interactive && options.confirmer) {
       const preview = await call
         .preview?.()
         .catch((error: Error) => `(the change cannot be shown: ${error.message})`);
-      const answer = await options.confirmer.confirm(call, preview ? { ...decision, preview } : decision);
-      if (answer === 'no')
-        return { kind: 'deny', reason: `the user declined: ${decision.reason}`, rule: 'confirm.no' };
-      if (answer === 'always' && decision.suggestion) {
-        const file = configFile(env);
-        try {
-          const { addAllowlistEntry } = await import('./persist.ts');
-          addAllowlistEntry(file, decision.suggestion.list, decision.suggestion.value);
-          lists = withSuggestion(lists, decision.suggestion, cwd, home);
-        } catch (error) {
-          logger.warn('policy.persist_failed', {
-            message: `could not add '${decision.suggestion.value}' to ${decision.suggestion.list} in ${file}: ${(error as Error).message}`,
-          });
-        }
-        return { kind: 'allow', rule: 'confirm.always' };
+      const answer = normaliseAnswer(
+        await options.confirmer.confirm(call, preview ? { ...request, preview } : request),
+        request,
+      );
+      if (answer.kind === 'deny') {
+        const instead = answer.instead?.trim();
+        return {
+          kind: 'deny',
+          reason: `the user declined: ${decision.reason}${instead ? `; instead, the user says: ${instead}` : ''}`,
+          rule: 'confirm.no',
+        };
       }
-      return { kind: 'allow', rule: 'confirm.yes' };
+      if (answer.scope === 'once') return { kind: 'allow', rule: 'confirm.yes', grants };
+      if (answer.scope === 'always') persistGrants(grants);
+      lists = withGrants(lists, grants);
+      granted.push(...grants);
+      if (!request.scopes.includes('always')) sessionCalls.add(callKey(call));
+      return {
+        kind: 'allow',
+        rule: answer.scope === 'always' ? 'confirm.always' : 'confirm.session',
+        grants,
+      };
     }
-    if (options.yes) return { kind: 'allow', rule: 'flag.yes' };
+    if (options.yes) return { kind: 'allow', rule: 'flag.yes', grants };
     // A Concourse step has no --yes and nobody to ask: there the lists are the only way.
     const yes = settingName(config, 'yes', '');
     const hint = yes
@@ -139,8 +163,23 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
     };
   }
 
+  /** "Always": every grant goes into rune.toml (edited in place); a failure is reported, the call still runs. */
+  function persistGrants(grants: readonly Grant[]): void {
+    const file = configFile(env);
+    for (const grant of grants) {
+      try {
+        addAllowlistEntry(file, grant.list, grant.value);
+      } catch (error) {
+        logger.warn('policy.persist_failed', {
+          message: `could not add '${grant.value}' to ${grant.list} in ${file}: ${(error as Error).message}`,
+        });
+      }
+    }
+  }
+
   return {
     protectedPaths: () => ({ floor, denied: lists.denied, unrestricted: mode === 'unrestricted' }),
+    granted: () => [...granted],
     async check(call) {
       let decision: PolicyDecision;
       try {
@@ -152,7 +191,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           globs[pattern] = expandGlob(pattern);
           for (const match of globs[pattern]) canonical[match] = canonicalise(match);
         }
-        decision = decide({
+        const input: PolicyInput = {
           call,
           mode,
           lists,
@@ -163,8 +202,9 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
           globs,
           listName,
           ...(shell ? { shell } : {}),
-        });
-        if (decision.kind === 'ask') decision = await resolveAsk(call, decision);
+        };
+        decision = decide(input);
+        if (decision.kind === 'ask') decision = await resolveAsk(call, input, decision);
       } catch (error) {
         decision = {
           kind: 'deny',
@@ -184,29 +224,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   };
 }
 
-function withSuggestion(
-  lists: EffectiveLists,
-  suggestion: NonNullable<Extract<PolicyDecision, { kind: 'ask' }>['suggestion']>,
-  cwd: string,
-  home: string,
-): EffectiveLists {
-  const path = () => canonicalise(absolutePath(suggestion.value, cwd, home));
-  switch (suggestion.list) {
-    case 'allowed_commands':
-      return { ...lists, commands: [...lists.commands, suggestion.value] };
-    case 'allowed_domains': {
-      const pattern = parseDomainPattern(suggestion.value);
-      return typeof pattern === 'string' ? lists : { ...lists, domains: [...lists.domains, pattern] };
-    }
-    case 'allowed_paths_ro':
-      return { ...lists, pathsRo: [...lists.pathsRo, path()] };
-    case 'allowed_paths_rw':
-      return { ...lists, pathsRw: [...lists.pathsRw, path()] };
-    case 'allowed_files_ro':
-      return { ...lists, filesRo: [...lists.filesRo, path()] };
-    case 'allowed_files_rw':
-      return { ...lists, filesRw: [...lists.filesRw, path()] };
-    case 'allowed_mcp_tools':
-      return { ...lists, mcpTools: [...lists.mcpTools, suggestion.value] };
-  }
+/** The key of one exact call: tool, server and the digest of its arguments. */
+function callKey(call: ToolCallForPolicy): string {
+  return `${call.source}:${call.server ?? ''}:${call.tool}:${argsDigest(call.args)}`;
 }

@@ -17,6 +17,14 @@ export interface ToolCallForPolicy {
    * when somebody is asked, so nothing is read for a call the policy refuses outright.
    */
   preview?: () => Promise<string | undefined>;
+  /** The process that made the call when it came through `rune mount` (its pid and session id). */
+  caller?: CallerProcess;
+}
+
+export interface CallerProcess {
+  pid: number;
+  /** The session id (getsid) of the caller: one shell's pipelines share it. */
+  sid: number;
 }
 
 /** An allowlist entry that would have covered a blocked call, offered as "always allow". */
@@ -32,8 +40,20 @@ export interface AllowlistSuggestion {
   value: string;
 }
 
+/**
+ * One thing an approval allows, named as the allow-list entry that would allow it for good. Paths
+ * are absolute and canonical. Approved once, the call's sandbox plan gets it (a writable file, a
+ * readable folder, a domain); for the session, the gate's lists get it; always, rune.toml gets it.
+ */
+export type Grant = AllowlistSuggestion;
+
 export type PolicyDecision =
-  | { kind: 'allow'; rule: string }
+  | {
+      kind: 'allow';
+      rule: string;
+      /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
+      grants?: readonly Grant[];
+    }
   | { kind: 'deny'; reason: string; rule: string }
   | {
       kind: 'ask';
@@ -45,14 +65,34 @@ export type PolicyDecision =
       preview?: string;
     };
 
-/** How a person answers an `ask`: run it once, refuse, or run it and add the suggestion to rune.toml. */
+export type AskDecision = Extract<PolicyDecision, { kind: 'ask' }>;
+
+/** How long an approval holds: this call, the rest of the session (the gate's life), or for good (rune.toml). */
+export type ApprovalScope = 'once' | 'session' | 'always';
+
+/**
+ * The question a person answers: the decision's question and reason, and exactly what approving
+ * allows. The gate builds it; every confirmer (CLI prompt, notes approval, tests) answers it.
+ */
+export interface ApprovalRequest extends AskDecision {
+  /** What approving allows the call beyond the lists (may be empty: the call itself, nothing more). */
+  grants: readonly Grant[];
+  /**
+   * The answers this question takes: 'always' only when the grants, as allow-list entries, cover
+   * the call for good (a command with $( … ) is never auto-allowed, so it can only be approved
+   * once or for the session, which then remembers that exact call).
+   */
+  scopes: readonly ApprovalScope[];
+}
+
+/** A person's answer: allow for a scope, or refuse, optionally telling the model what to do instead. */
+export type ApprovalAnswer = { kind: 'allow'; scope: ApprovalScope } | { kind: 'deny'; instead?: string };
+
+/** The answer words of rune's confirmers before the scopes: yes = once, always, no. */
 export type ConfirmAnswer = 'yes' | 'no' | 'always';
 
 export interface Confirmer {
-  confirm(
-    call: ToolCallForPolicy,
-    decision: Extract<PolicyDecision, { kind: 'ask' }>,
-  ): Promise<ConfirmAnswer>;
+  confirm(call: ToolCallForPolicy, request: ApprovalRequest): Promise<ApprovalAnswer | ConfirmAnswer>;
 }
 
 /**
@@ -73,4 +113,9 @@ export interface PolicyGate {
   check(call: ToolCallForPolicy): Promise<PolicyDecision>;
   /** The floor and denied_paths as this gate applies them; absent on test fakes (see protectedPathsFor). */
   protectedPaths?(): ProtectedPaths;
+  /**
+   * What approvals for the session (or always) added to the lists: every later call's sandbox plan
+   * gets these too, as it gets the configured lists.
+   */
+  granted?(): readonly Grant[];
 }

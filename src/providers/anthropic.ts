@@ -1,6 +1,6 @@
 // Anthropic's Messages API, streamed: the system prompt travels apart, tool calls are tool_use
 // blocks whose JSON arrives in pieces, and tool results go back as tool_result blocks.
-import { failureFromResponse, ProviderFailure } from './failure.ts';
+import { failureFromResponse, ProviderFailure, streamError, unterminated } from './failure.ts';
 import type { FetchLike } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
 import { readSse } from './sse.ts';
@@ -47,7 +47,7 @@ export function anthropicAttempt(options: AnthropicOptions): Attempt {
 
     let content = '';
     let model = request.model;
-    let finishReason: FinishReason = 'other';
+    let stop: string | undefined;
     let input = 0;
     let output = 0;
     const blocks = new Map<number, { id: string; name: string; json: string }>();
@@ -94,20 +94,24 @@ export function anthropicAttempt(options: AnthropicOptions): Attempt {
         }
         case 'message_delta':
           if (data.usage?.output_tokens !== undefined) output = data.usage.output_tokens;
-          if (data.delta?.stop_reason) finishReason = mapStop(data.delta.stop_reason);
+          if (data.delta?.stop_reason) stop = data.delta.stop_reason;
           break;
-        case 'error': {
-          // Mid-stream errors (overloaded_error …) carry no HTTP status; treat overload as 529.
-          const type = data.error?.type ?? 'error';
-          const status = type === 'overloaded_error' ? 529 : type === 'rate_limit_error' ? 429 : 500;
-          throw new ProviderFailure('http', `${type}: ${data.error?.message ?? 'error in stream'}`, {
-            status,
-          });
-        }
+        case 'error':
+          // Mid-stream errors (overloaded_error …) carry no HTTP status: their type stands for one.
+          throw streamError(data.error?.type, data.error?.message ?? 'error in the stream');
       }
     }
+    // The stop reason comes in message_delta, just before message_stop: without it there is no answer.
+    if (stop === undefined) throw unterminated('a stop_reason (message_delta)');
     const usage = { inputTokens: input, outputTokens: output, totalTokens: input + output };
-    return { content, toolCalls, usage, finishReason, model } satisfies ChatResponse;
+    return {
+      content,
+      toolCalls,
+      usage,
+      finishReason: mapStop(stop),
+      stopDetail: `stop_reason "${stop}"`,
+      model,
+    } satisfies ChatResponse;
   };
 }
 
@@ -133,8 +137,9 @@ interface AnthropicEvent {
 function mapStop(reason: string): FinishReason {
   if (reason === 'end_turn' || reason === 'stop_sequence') return 'stop';
   if (reason === 'tool_use') return 'tool_calls';
-  if (reason === 'max_tokens') return 'length';
-  if (reason === 'refusal') return 'content_filter';
+  // The context window filled up: the answer is cut as surely as by max_tokens.
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  if (reason === 'refusal') return 'refusal';
   return 'other';
 }
 

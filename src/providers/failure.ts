@@ -20,19 +20,22 @@ export class ProviderFailure extends Error {
   readonly status: number | undefined;
   /** From Retry-After, already converted to milliseconds. */
   readonly retryAfterMs: number | undefined;
+  /** The failure came as an error event inside an answer stream: `status` is what its type means. */
+  readonly event: boolean;
   /** Text already reached the caller through onText, so a retry would repeat it. */
   partial = false;
 
   constructor(
     kind: FailureKind,
     message: string,
-    options: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+    options: { status?: number; retryAfterMs?: number; cause?: unknown; event?: boolean } = {},
   ) {
     super(redact(message), options.cause === undefined ? undefined : { cause: scrubbed(options.cause) });
     this.name = 'ProviderFailure';
     this.kind = kind;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.event = options.event ?? false;
   }
 
   get retryable(): boolean {
@@ -41,6 +44,36 @@ export class ProviderFailure extends Error {
     if (this.kind !== 'http' || this.status === undefined) return false;
     return this.status === 408 || this.status === 429 || this.status >= 500;
   }
+}
+
+/**
+ * An answer stream that ended without its end event (`what`, in the wire's words): no answer at
+ * all, whatever text came before. Retried like a network failure (docs/adr/0033-run-outcomes.md).
+ */
+export function unterminated(what: string): ProviderFailure {
+  return new ProviderFailure(
+    'network',
+    `the answer stream ended without ${what}: the connection was dropped or the server stopped mid-answer`,
+  );
+}
+
+// The error types the wires send inside a stream, as the HTTP status each stands for: an overload
+// or a server error is retried, a refused request is not.
+const EVENT_STATUS: Record<string, number> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+};
+
+/** An error event inside an answer stream; its status is the HTTP code given, else its type's. */
+export function streamError(type: string | undefined, message: string, code?: number): ProviderFailure {
+  const status = code !== undefined && code >= 400 && code < 600 ? code : (EVENT_STATUS[type ?? ''] ?? 500);
+  return new ProviderFailure('http', type ? `${type}: ${message}` : message, { status, event: true });
 }
 
 /**
@@ -128,6 +161,8 @@ function describeNetworkError(error: Error): string {
     if (!(next instanceof Error)) break;
     deepest = next;
   }
+  // node:http's word for a response whose connection closed before its end.
+  if (error.message === 'aborted') return 'the connection was dropped before the answer ended (aborted)';
   const base = error.message.replace(/\.$/, '');
   if (deepest === error) return base;
   const inner = deepest as NodeJS.ErrnoException;

@@ -1,7 +1,7 @@
 // Gemini's native API: streamGenerateContent?alt=sse with functionDeclarations. Converts rune's
 // messages to contents/parts, JSON Schemas to the OpenAPI subset Gemini accepts, and gives the
 // id-less function calls ids of their own.
-import { failureFromResponse, ProviderFailure } from './failure.ts';
+import { failureFromResponse, ProviderFailure, streamError, unterminated } from './failure.ts';
 import type { FetchLike } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
 import { readSse } from './sse.ts';
@@ -51,7 +51,7 @@ export function geminiAttempt(options: GeminiOptions): Attempt {
 
     let content = '';
     let model = request.model;
-    let finishReason: FinishReason = 'other';
+    let finish: { reason: FinishReason; detail: string } | undefined;
     let usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
     const toolCalls: ToolCall[] = [];
     for await (const event of readSse(response.body)) {
@@ -59,9 +59,8 @@ export function geminiAttempt(options: GeminiOptions): Attempt {
       if (!chunk)
         throw new ProviderFailure('protocol', `Gemini sent unreadable data: ${event.data.slice(0, 200)}`);
       if (chunk.error) {
-        throw new ProviderFailure('http', chunk.error.message ?? 'error in stream', {
-          status: typeof chunk.error.code === 'number' ? chunk.error.code : 500,
-        });
+        const code = typeof chunk.error.code === 'number' ? chunk.error.code : undefined;
+        throw streamError(chunk.error.status, chunk.error.message ?? 'error in the stream', code);
       }
       if (chunk.modelVersion) model = chunk.modelVersion;
       if (chunk.usageMetadata) {
@@ -77,7 +76,9 @@ export function geminiAttempt(options: GeminiOptions): Attempt {
       }
       const candidate = chunk.candidates?.[0];
       if (!candidate) {
-        if (chunk.promptFeedback?.blockReason) finishReason = 'content_filter';
+        // The prompt itself was blocked: there will be no candidate.
+        const blocked = chunk.promptFeedback?.blockReason;
+        if (blocked) finish = { reason: 'refusal', detail: `promptFeedback.blockReason "${blocked}"` };
         continue;
       }
       for (const part of candidate.content?.parts ?? []) {
@@ -97,11 +98,24 @@ export function geminiAttempt(options: GeminiOptions): Attempt {
           });
         }
       }
-      if (candidate.finishReason) finishReason = mapFinish(candidate.finishReason);
+      if (candidate.finishReason) {
+        finish = {
+          reason: mapFinish(candidate.finishReason),
+          detail: `finishReason "${candidate.finishReason}"`,
+        };
+      }
     }
-    if (toolCalls.length > 0 && (finishReason === 'stop' || finishReason === 'other'))
-      finishReason = 'tool_calls';
-    return { content, toolCalls, usage, finishReason, model } satisfies ChatResponse;
+    // The finish reason comes with the last chunk: without it the answer is not whole.
+    if (!finish) throw unterminated('a finishReason');
+    const finishReason = toolCalls.length > 0 && finish.reason === 'stop' ? 'tool_calls' : finish.reason;
+    return {
+      content,
+      toolCalls,
+      usage,
+      finishReason,
+      stopDetail: finish.detail,
+      model,
+    } satisfies ChatResponse;
   };
 }
 
@@ -125,14 +139,28 @@ interface GeminiChunk {
   };
   promptFeedback?: { blockReason?: string };
   modelVersion?: string;
-  error?: { code?: number; message?: string };
+  error?: { code?: number; message?: string; status?: string };
 }
+
+// Gemini's finish reasons (FinishReason in its API reference) as rune's.
+const REFUSALS = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'LANGUAGE',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
+const MALFORMED = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
 
 function mapFinish(reason: string): FinishReason {
   if (reason === 'STOP') return 'stop';
   if (reason === 'MAX_TOKENS') return 'length';
-  if (['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'].includes(reason))
-    return 'content_filter';
+  if (REFUSALS.has(reason)) return 'refusal';
+  if (MALFORMED.has(reason)) return 'malformed_call';
   return 'other';
 }
 

@@ -46,20 +46,33 @@ export interface ProviderInfo {
   keySource: string | undefined;
 }
 
+/**
+ * Which provider, key and endpoint a config means, as createProvider resolves them; throws the
+ * PROVIDER_AUTH error a run would end with when there is no key. Callers that want that answer
+ * before anything else (a Concourse step, before its sandbox summary) ask here.
+ */
+export function credentialsFor(
+  config: RuneConfig,
+  env: NodeJS.ProcessEnv,
+  apiKeyOrigin?: KeyOrigin,
+): ReturnType<typeof resolveCredentials> {
+  return resolveCredentials({
+    provider: config.provider,
+    apiKey: config.api_key,
+    baseUrl: config.base_url,
+    apiKeyOrigin: apiKeyOrigin ?? configOrigin(config, 'api_key'),
+    apiKeyFlag: settingName(config, 'api_key', '--api-key'),
+    env,
+  });
+}
+
 export function createProvider(options: CreateProviderOptions): Provider & { readonly info: ProviderInfo } {
   const { config, env, logger } = options;
   const fetchImpl = options.fetch ?? httpFetch;
   const now = options.now ?? Date.now;
   // Registered before anything can fail, so even the earliest error message is scrubbed.
   registerSecret(config.api_key);
-  const credentials = resolveCredentials({
-    provider: config.provider,
-    apiKey: config.api_key,
-    baseUrl: config.base_url,
-    apiKeyOrigin: options.apiKeyOrigin ?? configOrigin(config, 'api_key'),
-    apiKeyFlag: settingName(config, 'api_key', '--api-key'),
-    env,
-  });
+  const credentials = credentialsFor(config, env, options.apiKeyOrigin);
   registerSecret(credentials.apiKey);
   const { provider, apiKey } = credentials;
   const baseUrl = trimSlash(credentials.baseUrl ?? DEFAULT_BASE_URLS[provider]);

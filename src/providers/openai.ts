@@ -7,9 +7,10 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import { failureFromThrown, ProviderFailure, parseRetryAfter } from './failure.ts';
-import type { FetchLike } from './http-fetch.ts';
+import { failureFromThrown, ProviderFailure, parseRetryAfter, streamError, unterminated } from './failure.ts';
+import type { FetchLike, FetchResponse } from './http-fetch.ts';
 import type { Attempt } from './retry.ts';
+import { watchDone } from './sse.ts';
 import type { ChatMessage, ChatResponse, FinishReason, ToolCall, ToolDefinition } from './types.ts';
 
 type SdkFetch = NonNullable<NonNullable<ConstructorParameters<typeof OpenAI>[0]>['fetch']>;
@@ -29,6 +30,31 @@ export interface OpenAiWireOptions {
   now: () => number;
 }
 
+/**
+ * The fetch the SDK gets: the answer's body goes through watchDone, so the run knows whether the
+ * stream reached its `[DONE]` (the SDK drops that marker silently, and a stream cut short ends the
+ * same way as a whole one).
+ */
+const DONE_SEEN = new WeakMap<object, { done: boolean }>();
+
+function watchedFetch(fetch: FetchLike): FetchLike {
+  return async (url, init) => {
+    const response = await fetch(url, init);
+    if (!response.ok || !response.body) return response;
+    const seen = { done: false };
+    const body = watchDone(response.body, seen);
+    const watched = new Proxy(response, {
+      get(target, key) {
+        if (key === 'body') return body;
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as FetchResponse;
+    DONE_SEEN.set(watched, seen);
+    return watched;
+  };
+}
+
 export function openAiAttempt(options: OpenAiWireOptions): Attempt {
   const clients = new Map<string, OpenAI>();
   const clientFor = (endpoint: OpenAiEndpoint): OpenAI => {
@@ -45,7 +71,7 @@ export function openAiAttempt(options: OpenAiWireOptions): Attempt {
         project: null,
         logLevel: 'off',
         // The SDK reads status, headers.get/entries, body as an async iterable, text and json.
-        ...(options.fetch ? { fetch: options.fetch as unknown as SdkFetch } : {}),
+        ...(options.fetch ? { fetch: watchedFetch(options.fetch) as unknown as SdkFetch } : {}),
       });
       clients.clear(); // a new Copilot token replaces the old client
       clients.set(cacheKey, client);
@@ -67,59 +93,92 @@ export function openAiAttempt(options: OpenAiWireOptions): Attempt {
       ...(request.tools.length > 0 ? { tools: request.tools.map(toOpenAiTool) } : {}),
     };
     let stream: AsyncIterable<ChatCompletionChunk>;
+    let raw: object;
     try {
-      stream = await client.chat.completions.create(params, {
-        signal,
-        ...(endpoint.headers ? { headers: endpoint.headers } : {}),
-      });
+      ({ data: stream, response: raw } = await client.chat.completions
+        .create(params, { signal, ...(endpoint.headers ? { headers: endpoint.headers } : {}) })
+        .withResponse());
     } catch (error) {
       throw fromSdkError(error, signal, options.now());
     }
 
-    let content = '';
-    let model = request.model;
-    let finishReason: FinishReason = 'other';
-    let usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-    const calls: { id: string; name: string; arguments: string }[] = [];
+    const answer = new StreamedAnswer(request.onText);
     try {
-      for await (const chunk of stream) {
-        if (chunk.model) model = chunk.model;
-        if (chunk.usage) {
-          usage = {
-            inputTokens: chunk.usage.prompt_tokens ?? 0,
-            outputTokens: chunk.usage.completion_tokens ?? 0,
-            totalTokens:
-              chunk.usage.total_tokens ??
-              (chunk.usage.prompt_tokens ?? 0) + (chunk.usage.completion_tokens ?? 0),
-          };
-        }
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = choice.delta;
-        if (delta?.content) {
-          content += delta.content;
-          request.onText?.(delta.content);
-        }
-        for (const part of delta?.tool_calls ?? []) {
-          const index = part.index ?? calls.length;
-          const call = calls[index] ?? { id: '', name: '', arguments: '' };
-          calls[index] = call;
-          if (part.id) call.id = part.id;
-          if (part.function?.name) call.name += part.function.name;
-          if (part.function?.arguments) call.arguments += part.function.arguments;
-        }
-        if (choice.finish_reason) finishReason = mapFinish(choice.finish_reason);
+      for await (const chunk of stream) answer.add(chunk);
+    } catch (error) {
+      throw fromSdkError(error, signal, options.now());
+    }
+    return answer.result(request.model, DONE_SEEN.get(raw)?.done ?? false);
+  };
+}
+
+/**
+ * One streamed answer put together from its chunks: text, refusal text, tool calls (by index, from
+ * every choice: Copilot sends a model's calls in a second choice), usage and the finish reason.
+ */
+class StreamedAnswer {
+  content = '';
+  model: string | undefined;
+  refused = false;
+  finish: string | undefined;
+  usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  readonly calls: { id: string; name: string; arguments: string }[] = [];
+
+  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
+
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.model) this.model = chunk.model;
+    if (chunk.usage) {
+      this.usage = {
+        inputTokens: chunk.usage.prompt_tokens ?? 0,
+        outputTokens: chunk.usage.completion_tokens ?? 0,
+        totalTokens:
+          chunk.usage.total_tokens ?? (chunk.usage.prompt_tokens ?? 0) + (chunk.usage.completion_tokens ?? 0),
+      };
+    }
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta;
+      // A refusal (OpenAI's structured refusal) is the answer's text, and how it ended.
+      const text = (delta?.content ?? '') + (delta?.refusal ?? '');
+      if (delta?.refusal) this.refused = true;
+      if (text) {
+        this.content += text;
+        this.onText?.(text);
       }
-    } catch (error) {
-      throw fromSdkError(error, signal, options.now());
+      for (const part of delta?.tool_calls ?? []) {
+        const index = part.index ?? this.calls.length;
+        const call = this.calls[index] ?? { id: '', name: '', arguments: '' };
+        this.calls[index] = call;
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.name += part.function.name;
+        if (part.function?.arguments) call.arguments += part.function.arguments;
+      }
+      if (choice.finish_reason) this.finish = choice.finish_reason;
     }
+  }
 
-    const toolCalls: ToolCall[] = calls
+  /** The answer, or an unterminated failure when neither a finish_reason nor [DONE] came. */
+  result(requested: string, doneSeen: boolean): ChatResponse {
+    if (this.finish === undefined && !doneSeen) throw unterminated('a finish_reason or [DONE]');
+    const toolCalls: ToolCall[] = this.calls
       .filter((call) => call?.name)
       .map((call, i) => ({ id: call.id || `call_${i}`, name: call.name, arguments: call.arguments || '{}' }));
+    let finishReason = this.refused ? 'refusal' : mapFinish(this.finish ?? 'stop');
     if (toolCalls.length > 0 && finishReason === 'stop') finishReason = 'tool_calls';
-    return { content, toolCalls, usage, finishReason, model } satisfies ChatResponse;
-  };
+    const stopDetail = this.refused
+      ? 'a refusal (delta.refusal)'
+      : this.finish === undefined
+        ? '[DONE] without a finish_reason'
+        : `finish_reason "${this.finish}"`;
+    return {
+      content: this.content,
+      toolCalls,
+      usage: this.usage,
+      finishReason,
+      stopDetail,
+      model: this.model ?? requested,
+    };
+  }
 }
 
 // api.openai.com rejects max_tokens for its reasoning models; compatible servers mostly know only max_tokens.
@@ -132,10 +191,10 @@ function usesCompletionTokens(baseUrl: string): boolean {
 }
 
 function mapFinish(reason: string): FinishReason {
-  if (reason === 'stop' || reason === 'tool_calls' || reason === 'length' || reason === 'content_filter') {
-    return reason;
-  }
+  if (reason === 'stop' || reason === 'tool_calls' || reason === 'length') return reason;
   if (reason === 'function_call') return 'tool_calls';
+  // The provider's content filter (OpenAI's moderation, Azure's and Copilot's filters).
+  if (reason === 'content_filter') return 'refusal';
   return 'other';
 }
 
@@ -199,8 +258,11 @@ function fromSdkError(error: unknown, signal: AbortSignal, nowMs: number): Provi
     !(error instanceof OpenAI.APIConnectionError) &&
     !(error instanceof OpenAI.APIUserAbortError)
   ) {
-    // An error event inside the stream: the server's own words, no status.
-    return new ProviderFailure('protocol', error.message, { cause: error });
+    // An error event inside the stream: the server's own words, its type standing for a status.
+    const body = error.error as { message?: unknown; type?: unknown; code?: unknown } | undefined;
+    const message = typeof body?.message === 'string' ? body.message : error.message;
+    const type = typeof body?.type === 'string' ? body.type : undefined;
+    return streamError(type, message, typeof body?.code === 'number' ? body.code : undefined);
   }
   return failureFromThrown(error, undefined, signal.aborted);
 }

@@ -2,6 +2,7 @@
 // and network errors are retried with bounded exponential backoff that honours Retry-After; the
 // caller's signal stops the wait at once. Nothing is retried once text has been streamed out.
 import type { ProviderName } from '../config/schema.ts';
+import { startDeadline } from '../core/deadline.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { PROVIDER_LABELS } from './credentials.ts';
@@ -70,27 +71,27 @@ export async function withRetries(
 
   for (let attemptNo = 1; ; attemptNo += 1) {
     if (userSignal?.aborted) throw cancelled(userSignal.reason);
-    const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new ProviderFailure('timeout', 'request timed out')),
+    // Per attempt, following the caller's cancel; it holds under garbage collection (src/core/deadline.ts).
+    const deadline = startDeadline(
       context.timeoutMs,
+      userSignal,
+      () => new ProviderFailure('timeout', 'request timed out'),
     );
-    const signal = userSignal ? AbortSignal.any([userSignal, timeout.signal]) : timeout.signal;
     let failure: ProviderFailure;
     try {
-      return await attempt(tracked, signal);
+      return await attempt(tracked, deadline.signal);
     } catch (error) {
-      failure = failureFromThrown(error, userSignal, timeout.signal.aborted);
+      failure = failureFromThrown(error, userSignal, deadline.expired);
       if (userSignal?.aborted)
         failure = new ProviderFailure('aborted', 'the model call was cancelled', { cause: error });
-      else if (timeout.signal.aborted && failure.kind !== 'http') {
+      else if (deadline.expired && failure.kind !== 'http') {
         failure = new ProviderFailure('timeout', `no answer within ${context.timeoutMs / 1000} s`, {
           cause: error,
         });
       }
       failure.partial = emitted;
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
 
     if (failure.kind === 'aborted') throw cancelled(failure);
@@ -119,6 +120,7 @@ function cancelled(cause: unknown): RuneError {
 }
 
 function describe(failure: ProviderFailure): string {
+  if (failure.event) return `an error event in the answer stream: ${failure.message}`;
   return failure.status === undefined ? failure.message : `HTTP ${failure.status}: ${failure.message}`;
 }
 
@@ -131,21 +133,17 @@ export function toRuneError(failure: ProviderFailure, context: RetryContext, att
   const label = PROVIDER_LABELS[context.provider];
   if (failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) {
     const from = context.keySource ? ` (key from ${context.keySource})` : '';
-    return new RuneError(
-      'PROVIDER_AUTH',
-      `${label} refused the credentials${from}: HTTP ${failure.status}: ${failure.message}`,
-      {
-        cause: failure,
-        details: [
-          `check the key, its permissions and the provider (${context.providerSetting ?? '--provider'})`,
-        ],
-      },
-    );
+    return new RuneError('PROVIDER_AUTH', `${label} refused the credentials${from}: ${describe(failure)}`, {
+      cause: failure,
+      details: [
+        `check the key, its permissions and the provider (${context.providerSetting ?? '--provider'})`,
+      ],
+    });
   }
   const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
   const what =
     failure.kind === 'http'
-      ? `HTTP ${failure.status}: ${failure.message}`
+      ? describe(failure)
       : failure.kind === 'timeout'
         ? `${failure.message} (request_timeout_secs)`
         : failure.message;

@@ -62,3 +62,37 @@ async function* readerChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<U
     reader.releaseLock();
   }
 }
+
+/**
+ * The body passed through unchanged, and `seen.done` set when a `data: [DONE]` line went by: the
+ * OpenAI wire's end marker, which the openai SDK reads and drops. Only the start of each line is
+ * looked at (a JSON string cannot hold a raw newline, so an answer quoting "[DONE]" never matches).
+ */
+export async function* watchDone(
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
+  seen: { done: boolean },
+): AsyncGenerator<Uint8Array> {
+  const chunks: AsyncIterable<Uint8Array> =
+    Symbol.asyncIterator in body
+      ? (body as AsyncIterable<Uint8Array>)
+      : readerChunks(body as ReadableStream<Uint8Array>);
+  let line = '';
+  const check = (): void => {
+    if (/^data: ?\[DONE\]/.test(line)) seen.done = true;
+  };
+  for await (const chunk of chunks) {
+    const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+    let start = 0;
+    for (;;) {
+      const newline = text.indexOf('\n', start);
+      const end = newline < 0 ? text.length : newline;
+      if (line.length < 16) line += text.slice(start, Math.min(end, start + 16 - line.length));
+      if (newline < 0) break;
+      check();
+      line = '';
+      start = newline + 1;
+    }
+    yield chunk;
+  }
+  check();
+}

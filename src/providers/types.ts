@@ -39,13 +39,32 @@ export interface ChatRequest {
   onText?: (delta: string) => void;
 }
 
-export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+/**
+ * How an answer ended, from the wire's end event (docs/adr/0033-run-outcomes.md). A stream that ends
+ * without one is no response at all: the provider throws, and the retry policy treats it as a
+ * network failure.
+ */
+export type FinishReason =
+  /** The model finished its answer. */
+  | 'stop'
+  /** The model asks for tool calls. */
+  | 'tool_calls'
+  /** The output token limit (max_output_tokens) cut the answer, perhaps inside a tool call. */
+  | 'length'
+  /** The model, or the provider's filter, refused to answer. */
+  | 'refusal'
+  /** The model's tool call was malformed and the provider dropped it (Gemini). */
+  | 'malformed_call'
+  /** An end the wire names but rune does not know; `stopDetail` says which. */
+  | 'other';
 
 export interface ChatResponse {
   content: string;
   toolCalls: ToolCall[];
   usage: Usage;
   finishReason: FinishReason;
+  /** The wire's own words for the end, for messages: `stop_reason "refusal"`, `finishReason "SAFETY"`. */
+  stopDetail?: string;
   /** The model that answered, as the provider names it. */
   model: string;
 }

@@ -11,7 +11,7 @@ import { RuneError } from '../core/errors.ts';
 import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
 import { resolveNameSync } from './resolve.ts';
-import { allowAddrArg, guardTargets, literalAddresses } from './targets.ts';
+import { guardPlan, guardTargets, literalAddresses } from './targets.ts';
 
 const USAGE: Record<string, string> = {
   _landlock: 'rune _landlock [--ro PATH]... [--rw PATH]... -- PROGRAM [ARGS...]',
@@ -32,6 +32,7 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
   if (sub === '_seccomp') out.push('--no-namespaces', '--no-landlock');
   // The net guard alone: the host's whole tree stays in the view (writable, as without a sandbox).
   if (sub === '_net-guard') out.push('--no-landlock', '--rw', '/');
+  const domains: string[] = [];
   for (let i = 0; i < flags.length; i++) {
     const flag = flags[i];
     const value = flags[i + 1];
@@ -43,26 +44,25 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
         details: [`usage: ${usage}`],
       });
     i++;
-    if (flag === '--allow-domain') {
-      const targets = guardTargets([value]);
-      if (targets.length === 0)
-        throw new RuneError(
-          'USAGE',
-          `${sub}: --allow-domain ${value}: ${domainPatternProblem(value) ?? 'a wildcard cannot be resolved ahead'}`,
-        );
-      for (const target of targets) {
-        const addresses = literalAddresses(target.host) ?? resolve(target.host);
-        if (addresses.length === 0)
-          process.stderr.write(`rune ${sub}: ${target.host} did not resolve; nothing is allowed for it\n`);
-        for (const address of addresses) {
-          out.push('--allow-addr', allowAddrArg(address, target.port));
-          if (!literalAddresses(target.host)) out.push('--host', `${address} ${target.host}`);
-        }
-      }
-    } else {
-      out.push(flag as string, value);
-    }
+    if (flag !== '--allow-domain') out.push(flag as string, value);
+    else if (guardTargets([value]).length === 0)
+      throw new RuneError(
+        'USAGE',
+        `${sub}: --allow-domain ${value}: ${domainPatternProblem(value) ?? 'a wildcard cannot be resolved ahead'}`,
+      );
+    else domains.push(value);
   }
+  const resolved = guardTargets(domains).map((target) => {
+    const addresses = literalAddresses(target.host) ?? resolve(target.host);
+    if (addresses.length === 0)
+      process.stderr.write(`rune ${sub}: ${target.host} did not resolve; nothing is allowed for it\n`);
+    return { name: target.host, ...(target.port !== undefined ? { port: target.port } : {}), addresses };
+  });
+  const guard = guardPlan(resolved, domains);
+  for (const refused of guard.refused)
+    process.stderr.write(`rune ${sub}: not allowed (list the address itself to allow it): ${refused}\n`);
+  for (const address of guard.allow) out.push('--allow-addr', address);
+  for (const line of guard.hosts) out.push('--host', line);
   if (sub === '_net-guard') out.push('--tmp-mb', '16');
   return [...out, '--', ...command];
 }

@@ -9,11 +9,13 @@ import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
+import { processSlot } from '../core/process-slot.ts';
 import { moveAsideCreated } from './absent.ts';
 import { type CgroupPlan, CgroupPool, planCgroups } from './cgroups.ts';
 import { GitGuard } from './git.ts';
 import { sandboxCapabilities } from './kernel.ts';
 import { expectedLayers, mergeLayers, switchedOff } from './layers.ts';
+import { runeNative } from './native.ts';
 import {
   type CallRequest,
   type PrepareContext,
@@ -131,9 +133,35 @@ function absentAfter(logger: Logger, prepared: Prepared): string {
   return `${message}\n`;
 }
 
-function start(prepared: Prepared): ChildProcess {
+/**
+ * Before rune's first process without a PID namespace (the container fallback): rune's environment
+ * holds the API key, and there a tool runs as the same user with the host's /proc. Not dumpable,
+ * /proc/PID/environ and /proc/PID/mem of rune need CAP_SYS_PTRACE, which no tool has (Landlock's
+ * ptrace rule refuses them too, where it applies). With namespaces rune does not exist for the tool,
+ * and the addon is not loaded for this. Once per process.
+ */
+function keepEnvironmentFromTools(logger: Logger): void {
+  processSlot('rune.sandbox.undumpable', () => {
+    let held = false;
+    try {
+      held = runeNative().undumpable();
+    } catch (error) {
+      logger.debug('sandbox.undumpable_failed', { message: (error as Error).message });
+    }
+    if (!held)
+      logger.warn('sandbox.undumpable_failed', {
+        message:
+          "rune's process could not be made undumpable: a tool outside a PID namespace and Landlock could read its environment",
+      });
+    return held;
+  });
+}
+
+function start(prepared: Prepared, logger: Logger): ChildProcess {
   const [file, ...args] = prepared.argv;
   if (!file) throw new RuneError('INTERNAL', 'sandbox: empty argv');
+  const namespaces = prepared.base.find((l) => l.layer === 'namespaces')?.applied ?? false;
+  if (prepared.sandboxed && !namespaces) keepEnvironmentFromTools(logger);
   return spawnChild(file, args, {
     cwd: prepared.cwd,
     env: prepared.env,
@@ -184,7 +212,7 @@ async function runCall(ctx: ExecutorContext, request: SandboxRequest): Promise<S
   if (request.argv.length === 0) throw new RuneError('INTERNAL', 'sandbox: empty argv');
   const resolved = ctx.mode === 'off' ? [] : await resolveTargets(request.allowedDomains);
   const prepared = prepareCall(ctx, request, resolved);
-  const child = start(prepared);
+  const child = start(prepared, ctx.logger);
   const reportText = readReport(child);
   const out = new CappedBuffer(request.maxOutputBytes);
   const err = new CappedBuffer(request.maxOutputBytes);
@@ -224,7 +252,7 @@ function spawnCall(ctx: ExecutorContext, request: CallRequest): SandboxedProcess
   const prepared = prepareCall(ctx, request, resolved);
   const writes = prepared.gitRoots !== undefined && prepared.gitRoots.length > 0;
   if (writes) ctx.writers.add(prepared);
-  const child = start(prepared);
+  const child = start(prepared, ctx.logger);
   const layers: LayerReport[] = prepared.base.map((l) => ({ ...l }));
   const reported = readReport(child).then((text) => {
     const merged = mergeLayers(prepared, text).layers;

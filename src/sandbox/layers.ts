@@ -16,6 +16,10 @@ export const LAYER_ORDER: LayerName[] = [
   'rlimits',
 ];
 
+/** What stands in for a PID namespace (native/src/reaper.c, view-rules.c) and for hiding rune's own process. */
+const NO_PID_NAMESPACE =
+  "without a PID namespace the helper is the call's child subreaper and kills every process the command leaves when it ends, seccomp refuses setsid and setpgid so rune's kill of the call's process group on a timeout reaches them all, rune's command line is blanked and its environment and memory need CAP_SYS_PTRACE (not dumpable)";
+
 const NO_NAMESPACE_DNS =
   'no network namespace: seccomp refuses the inet and new UNIX sockets a lookup needs; no resolver is reachable';
 
@@ -84,8 +88,8 @@ export function expectedLayers(
       layer: 'namespaces',
       applied: ns,
       detail: ns
-        ? "user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; absent unless granted: /home, /root, /run, /var, the host's sockets, disks and terminals"
-        : `${nsDetail ?? 'unavailable'}; without the view, seccomp refuses new UNIX sockets, inet sockets, System V IPC, inotify, xattr changes and terminal-control ioctls, and Landlock keeps the host's disks, ptys, /dev/shm and hidden files of read-only folders out`,
+        ? "user+mount+pid+net+ipc+uts namespaces; view built from the grants: a new root holding the system folders (read-only), a private /proc, a read-only /sys, a minimal /dev with its own ptys, a private /tmp, and each grant at its place (read-only grants as read-only mounts); /etc secrets hidden; absent unless granted: /home, /root, /run, /var, the host's sockets, disks and terminals; when the command ends, its PID namespace ends every process it left"
+        : `${nsDetail ?? 'unavailable'}; without the view, seccomp refuses new UNIX sockets, inet sockets, System V IPC, inotify, xattr changes and terminal-control ioctls, and Landlock keeps the host's disks, ptys, /dev/shm and hidden files of read-only folders out; ${NO_PID_NAMESPACE}`,
     },
     {
       layer: 'rlimits',
@@ -133,7 +137,7 @@ export function mergeLayers(
           layer: 'dns',
           applied: true,
           detail: net.detail.startsWith('no network namespace')
-            ? NO_NAMESPACE_DNS
+            ? `${NO_NAMESPACE_DNS}${note ? `; ${note.detail}` : ''}`
             : (note?.detail ?? 'empty network namespace: no name resolves'),
         };
     }

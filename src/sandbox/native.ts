@@ -5,6 +5,8 @@ import type { KernelProbe } from './capabilities.ts';
 
 export interface RuneNative {
   probe(): KernelProbe;
+  /** PR_SET_DUMPABLE 0 for rune's own process; whether it holds. */
+  undumpable(): boolean;
 }
 
 export const NATIVE_ASSET = 'native/rune_native.node';

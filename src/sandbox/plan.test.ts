@@ -99,15 +99,64 @@ describe('planHelperArgs', () => {
   });
 
   it('names an allowed entry that resolves to an unspecified address (the guard refuses it)', () => {
-    const { notes } = planHelperArgs({
+    const { args, notes } = planHelperArgs({
       ...base,
+      request: { ...base.request, allowedDomains: ['sinkholed.example', 'api.example.com', '0.0.0.0'] },
       resolved: [
         { name: 'sinkholed.example', addresses: ['0.0.0.0', '::'] },
         { name: 'api.example.com', addresses: ['93.184.216.34'] },
+        { name: '0.0.0.0', addresses: ['0.0.0.0'] },
       ],
     });
+    expect(pairs(args, '--host')).toEqual(['0.0.0.0 sinkholed.example', '93.184.216.34 api.example.com']);
     expect(notes[0]?.detail).toBe(
-      'an unspecified address means this host and is never allowed: sinkholed.example (0.0.0.0), sinkholed.example (::)',
+      'an allowed name leads to a loopback, private or link-local address only when that address is listed itself; refused: sinkholed.example → :: is an unspecified address: this host to Linux, every local listener; an unspecified address means this host and is never allowed: sinkholed.example (0.0.0.0), 0.0.0.0',
+    );
+  });
+
+  it('a name leads to a loopback, private or link-local address only where that address is listed itself', () => {
+    // Attack: the DNS of an allowed name is someone else's; it answers with the host's loopback,
+    // the private network or the cloud metadata service, to open every port there.
+    const { args, notes } = planHelperArgs({
+      ...base,
+      request: {
+        ...base.request,
+        allowedDomains: ['api.example.com', 'db.corp:5432', '10.0.0.5:5432', 'localhost:8080', '[fd00::7]'],
+      },
+      resolved: [
+        {
+          name: 'api.example.com',
+          addresses: ['93.184.216.34', '127.0.0.1', '::1', '169.254.169.254', '10.1.2.3', '::ffff:10.1.2.3'],
+        },
+        {
+          name: 'db.corp',
+          port: 5432,
+          entry: 'db.corp:5432',
+          addresses: ['10.0.0.5', 'fd00::7', '100.64.1.1'],
+        },
+        { name: '10.0.0.5', port: 5432, entry: '10.0.0.5:5432', addresses: ['10.0.0.5'] },
+        { name: 'localhost', port: 8080, entry: 'localhost:8080', addresses: ['127.0.0.1', '::1'] },
+        { name: 'fd00::7', addresses: ['fd00::7'] },
+      ],
+    });
+    expect(pairs(args, '--allow-addr')).toEqual([
+      '93.184.216.34',
+      '127.0.0.1:8080',
+      '[::1]:8080',
+      '10.0.0.5:5432',
+      'fd00::7',
+    ]);
+    expect(pairs(args, '--host')).toEqual([
+      '93.184.216.34 api.example.com',
+      '127.0.0.1 api.example.com',
+      '::1 api.example.com',
+      '10.0.0.5 db.corp',
+      'fd00::7 db.corp',
+      '127.0.0.1 localhost',
+      '::1 localhost',
+    ]);
+    expect(notes[0]?.detail).toBe(
+      'an allowed name leads to a loopback, private or link-local address only when that address is listed itself; refused: api.example.com → 169.254.169.254 is a link-local address (cloud metadata lives there); api.example.com → 10.1.2.3 is a loopback, private or reserved address; api.example.com → 10.1.2.3 is a loopback, private or reserved address; db.corp:5432 → 100.64.1.1 is a loopback, private or reserved address',
     );
   });
 
@@ -319,20 +368,34 @@ describe('hidden subcommands', () => {
 
   it('_net-guard turns allowed domains into addresses and hosts lines', () => {
     const args = helperArgsFor('_net-guard', ['--allow-domain', 'a.test', '--', 'curl', 'a.test'], () => [
-      '10.0.0.1',
+      '93.184.216.34',
     ]);
-    expect(args).toEqual(expect.arrayContaining(['--allow-addr', '10.0.0.1', '--host', '10.0.0.1 a.test']));
+    expect(pairs(args, '--allow-addr')).toEqual(['93.184.216.34']);
+    expect(pairs(args, '--host')).toEqual(['93.184.216.34 a.test']);
+  });
+
+  it('_net-guard leaves out a restricted address of a name unless it is listed itself', () => {
+    const resolve = () => ['127.0.0.1', '93.184.216.34'];
+    const args = helperArgsFor('_net-guard', ['--allow-domain', 'a.test', '--', 'x'], resolve);
+    expect(pairs(args, '--allow-addr')).toEqual(['93.184.216.34']);
+    expect(pairs(args, '--host')).toEqual(['93.184.216.34 a.test']);
+    const listed = helperArgsFor(
+      '_net-guard',
+      ['--allow-domain', 'a.test', '--allow-domain', '127.0.0.1:9', '--', 'x'],
+      resolve,
+    );
+    expect(pairs(listed, '--allow-addr')).toEqual(['127.0.0.1:9', '93.184.216.34']);
   });
 
   it('_net-guard keeps the port of a name:port entry and takes an IP literal as is', () => {
-    const resolve = (name: string) => (name === 'a.test' ? ['10.0.0.1', '2001:db8::1'] : []);
+    const resolve = (name: string) => (name === 'a.test' ? ['93.184.216.34', '2606:2800::1'] : []);
     const args = helperArgsFor(
       '_net-guard',
       ['--allow-domain', 'a.test:8443', '--allow-domain', '[::1]:9', '--', 'x'],
       resolve,
     );
-    expect(pairs(args, '--allow-addr')).toEqual(['10.0.0.1:8443', '[2001:db8::1]:8443', '[::1]:9']);
-    expect(pairs(args, '--host')).toEqual(['10.0.0.1 a.test', '2001:db8::1 a.test']);
+    expect(pairs(args, '--allow-addr')).toEqual(['93.184.216.34:8443', '[2606:2800::1]:8443', '[::1]:9']);
+    expect(pairs(args, '--host')).toEqual(['93.184.216.34 a.test', '2606:2800::1 a.test']);
     expect(() => helperArgsFor('_net-guard', ['--allow-domain', '*.a.test', '--', 'x'])).toThrow(/wildcard/);
   });
 

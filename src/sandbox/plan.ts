@@ -3,8 +3,12 @@
 // file-system facts it needs (real paths, protected files found, resolved addresses) are passed in.
 import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { addressListed } from '../core/addresses.ts';
 import { expandHome } from '../core/paths.ts';
-import { allowAddrArg } from './targets.ts';
+import { guardPlan, type ResolvedName } from './targets.ts';
+
+export type { ResolvedName } from './targets.ts';
+
 import type { LayerReport, SandboxRequest } from './types.ts';
 
 /**
@@ -153,16 +157,6 @@ export function isUnspecifiedAddress(address: string): boolean {
   return false;
 }
 
-export interface ResolvedName {
-  /** Host name or IP literal (no port). */
-  name: string;
-  /** The only TCP port the entry allows; undefined: any. */
-  port?: number;
-  addresses: string[];
-  /** The `allowed_domains` entry, for messages (defaults to the name). */
-  entry?: string;
-}
-
 export interface PlanInput {
   /** The command's TMPDIR: made (empty, private) in the view's /tmp when it lies there. */
   tmpDir?: string;
@@ -224,17 +218,9 @@ export function planHelperArgs(input: PlanInput): Plan {
   for (const p of input.protectedPaths) args.push('--protect', p);
   for (const p of input.hidePaths) args.push('--hide', p);
   for (const p of input.hideClosedIn ?? []) args.push('--hide-closed', p);
-  const allow = new Set<string>();
-  const hosts = new Set<string>();
-  for (const entry of input.resolved) {
-    for (const address of entry.addresses) {
-      allow.add(allowAddrArg(address, entry.port));
-      // An IP literal resolves by itself; only names go into the sandbox's /etc/hosts.
-      if (isIP(entry.name) === 0) hosts.add(`${address} ${entry.name}`);
-    }
-  }
-  for (const line of hosts) args.push('--host', line);
-  for (const address of allow) args.push('--allow-addr', address);
+  const guard = guardPlan(input.resolved, request.allowedDomains);
+  for (const line of guard.hosts) args.push('--host', line);
+  for (const address of guard.allow) args.push('--allow-addr', address);
   args.push('--tmp-mb', String(input.limits.tmpMb));
   args.push('--fsize', String(input.limits.fsizeBytes), '--nofile', String(input.limits.nofile));
   if (input.limits.nproc !== undefined) args.push('--nproc', String(input.limits.nproc));
@@ -252,14 +238,22 @@ export function planHelperArgs(input: PlanInput): Plan {
   const thisHost = input.resolved
     .flatMap((r) =>
       r.addresses
-        .filter(isUnspecifiedAddress)
+        .filter(
+          (a) =>
+            isUnspecifiedAddress(a) &&
+            (isIP(r.name) !== 0 || addressListed(a, undefined, request.allowedDomains)),
+        )
         .map((a) => `${r.entry ?? r.name}${a === r.name ? '' : ` (${a})`}`),
     )
     .filter((v, i, all) => all.indexOf(v) === i);
-  if (wildcards.length > 0 || unresolved.length > 0 || thisHost.length > 0) {
+  if (wildcards.length > 0 || unresolved.length > 0 || thisHost.length > 0 || guard.refused.length > 0) {
     const parts = [];
     if (wildcards.length > 0) parts.push(`wildcards cannot be resolved ahead: ${wildcards.join(', ')}`);
     if (unresolved.length > 0) parts.push(`did not resolve: ${unresolved.join(', ')}`);
+    if (guard.refused.length > 0)
+      parts.push(
+        `an allowed name leads to a loopback, private or link-local address only when that address is listed itself; refused: ${guard.refused.join('; ')}`,
+      );
     if (thisHost.length > 0)
       parts.push(`an unspecified address means this host and is never allowed: ${thisHost.join(', ')}`);
     notes.push({ layer: 'dns', applied: true, detail: parts.join('; ') });

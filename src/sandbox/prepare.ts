@@ -144,6 +144,8 @@ function protectInside(
 ): Protection {
   const protectedPaths: string[] = [];
   for (const root of rwRoots) {
+    // A writable file (allowed_files_rw, an approved redirect target) holds nothing to protect.
+    if (!lstatSync(root, { throwIfNoEntry: false })?.isDirectory()) continue;
     // Only what exists can be bound read-only (and is worth naming in the report).
     protectedPaths.push(
       ...protectedCandidates(root, listDir(root))

@@ -5,10 +5,12 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type http from 'node:http';
 import { isIP } from 'node:net';
 import { z } from 'zod/v4';
+import { addressRefusal } from '../core/addresses.ts';
+import { type Deadline, formatSeconds, startDeadline } from '../core/deadline.ts';
 import { type DomainPattern, hostAllowed, parseDomainPattern } from '../core/domains.ts';
-import { explicitlyAllowed, isMetadataHost, restrictedAddressReason } from './addresses.ts';
+import { explicitlyAllowed, isMetadataHost } from './addresses.ts';
 import { capText, RESULT_CAP_BYTES } from './cap.ts';
-import { defineTool, type LookupFn, type ToolContext, ToolError } from './types.ts';
+import { defineTool, type LookupFn, type ToolContext, ToolError, type ToolOutput } from './types.ts';
 
 export const FETCH_MAX_BYTES = 2 * 1024 * 1024;
 export const FETCH_TIMEOUT_MS = 20_000;
@@ -63,11 +65,13 @@ function listed(url: URL, allowed: readonly string[]): boolean {
   return hostAllowed(hostOf(url), portOf(url), patterns) !== undefined;
 }
 
-function guardAddress(host: string, address: string, allowed: readonly string[]): void {
-  const reason = restrictedAddressReason(address);
-  if (reason && !explicitlyAllowed(host, allowed)) {
+/** A name leads to a private, loopback or link-local address only when that address is listed itself. */
+function guardAddress(host: string, address: string, port: number, allowed: readonly string[]): void {
+  const reason = addressRefusal(address, port, allowed);
+  if (reason) {
+    const entry = isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`;
     throw new ToolError(
-      `refused to connect to ${host}: ${reason}; list "${host}" in policy.allowed_domains to allow it`,
+      `refused to connect to ${host}: ${reason}; list "${entry}" in policy.allowed_domains to allow it`,
     );
   }
 }
@@ -79,7 +83,7 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
   if (isMetadataHost(host) && !explicitlyAllowed(host, allowed)) {
     throw new ToolError(`refused to fetch ${host}: a cloud metadata service`);
   }
-  if (isIP(host)) guardAddress(host, host, allowed);
+  if (isIP(host)) guardAddress(host, host, portOf(url), allowed);
 
   // Node calls this for every connection it makes, with {all: true} when it races address families.
   const lookup = (
@@ -90,7 +94,7 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
     resolve(hostname)
       .then((addresses) => {
         if (addresses.length === 0) throw new ToolError(`${hostname} did not resolve to any address`);
-        for (const entry of addresses) guardAddress(hostname, entry.address, allowed);
+        for (const entry of addresses) guardAddress(hostname, entry.address, portOf(url), allowed);
         if (options.all) callback(null, addresses);
         else callback(null, addresses[0]!.address, addresses[0]!.family);
       })
@@ -165,11 +169,11 @@ function request(url: URL, context: ToolContext, signal: AbortSignal): Promise<H
   });
 }
 
-function describeNetworkError(error: unknown, url: URL, signal: AbortSignal, outer: AbortSignal): ToolError {
+function describeNetworkError(error: unknown, url: URL, deadline: Deadline, outer: AbortSignal): ToolError {
   if (error instanceof ToolError) return error;
   if (outer.aborted) return new ToolError('the fetch was cancelled');
-  if (signal.aborted)
-    return new ToolError(`no complete answer from ${url.host} within ${FETCH_TIMEOUT_MS / 1000} s`);
+  if (deadline.expired)
+    return new ToolError(`no complete answer from ${url.host} within ${formatSeconds(deadline.ms)}`);
   const code = (error as NodeJS.ErrnoException).code;
   return new ToolError(`fetching ${url.href} failed: ${code ?? (error as Error).message}`);
 }
@@ -218,50 +222,59 @@ export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
   schema,
   readOnly: true,
   async execute(args, context) {
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]);
-    const allowed = context.config.policy.allowed_domains;
-    const unrestricted = context.config.policy.mode === 'unrestricted';
-    let url = checkUrl(args.url);
-    const firstHost = hostOf(url);
-    const firstPort = portOf(url);
-    const hops: string[] = [];
-    for (let redirects = 0; ; redirects++) {
-      let hop: Hop;
-      try {
-        hop = await request(url, context, signal);
-      } catch (error) {
-        throw describeNetworkError(error, url, signal, context.signal);
-      }
-      const location = hop.headers.location;
-      if (hop.status >= 300 && hop.status < 400 && location) {
-        if (redirects >= MAX_REDIRECTS)
-          throw new ToolError(`more than ${MAX_REDIRECTS} redirects from ${args.url}`);
-        const next = checkUrl(new URL(location, url).href);
-        const nextHost = hostOf(next);
-        // The policy judged the first host and port; a redirect elsewhere must be on the list itself.
-        if (
-          !unrestricted &&
-          !(nextHost === firstHost && portOf(next) === firstPort) &&
-          !listed(next, allowed)
-        ) {
-          throw new ToolError(
-            `${url.href} redirects to ${next.href}, whose host ${nextHost} is not in policy.allowed_domains`,
-          );
-        }
-        hops.push(`redirected ${hop.status} to ${next.href}`);
-        url = next;
-        continue;
-      }
-      const { text } = await bodyToText(hop);
-      const header = [
-        `URL: ${url.href}`,
-        ...hops,
-        `status: ${hop.status}`,
-        `content-type: ${hop.headers['content-type'] ?? 'unknown'}`,
-      ];
-      if (hop.truncated) header.push(`[truncated: only the first ${FETCH_MAX_BYTES} bytes were downloaded]`);
-      const body = capText(text, RESULT_CAP_BYTES - 1024, 'the page text');
-      return { content: `${header.join('\n')}\n\n${body}`, isError: hop.status >= 400 };
+    // One deadline for every hop and body, which holds under garbage collection (src/core/deadline.ts).
+    const deadline = startDeadline(context.fetchTimeoutMs ?? FETCH_TIMEOUT_MS, context.signal);
+    try {
+      return await fetchUrl(args.url, context, deadline);
+    } finally {
+      deadline.clear();
     }
   },
 });
+
+/** Every hop of one fetch, redirects checked like the first request, within the deadline. */
+async function fetchUrl(raw: string, context: ToolContext, deadline: Deadline): Promise<ToolOutput> {
+  const allowed = context.config.policy.allowed_domains;
+  const unrestricted = context.config.policy.mode === 'unrestricted';
+  let url = checkUrl(raw);
+  const firstHost = hostOf(url);
+  const firstPort = portOf(url);
+  const hops: string[] = [];
+  for (let redirects = 0; ; redirects++) {
+    let hop: Hop;
+    try {
+      hop = await request(url, context, deadline.signal);
+    } catch (error) {
+      throw describeNetworkError(error, url, deadline, context.signal);
+    }
+    const location = hop.headers.location;
+    if (hop.status >= 300 && hop.status < 400 && location) {
+      if (redirects >= MAX_REDIRECTS) throw new ToolError(`more than ${MAX_REDIRECTS} redirects from ${raw}`);
+      const next = checkUrl(new URL(location, url).href);
+      const nextHost = hostOf(next);
+      // The policy judged the first host and port; a redirect elsewhere must be on the list itself.
+      if (
+        !unrestricted &&
+        !(nextHost === firstHost && portOf(next) === firstPort) &&
+        !listed(next, allowed)
+      ) {
+        throw new ToolError(
+          `${url.href} redirects to ${next.href}, whose host ${nextHost} is not in policy.allowed_domains`,
+        );
+      }
+      hops.push(`redirected ${hop.status} to ${next.href}`);
+      url = next;
+      continue;
+    }
+    const { text } = await bodyToText(hop);
+    const header = [
+      `URL: ${url.href}`,
+      ...hops,
+      `status: ${hop.status}`,
+      `content-type: ${hop.headers['content-type'] ?? 'unknown'}`,
+    ];
+    if (hop.truncated) header.push(`[truncated: only the first ${FETCH_MAX_BYTES} bytes were downloaded]`);
+    const body = capText(text, RESULT_CAP_BYTES - 1024, 'the page text');
+    return { content: `${header.join('\n')}\n\n${body}`, isError: hop.status >= 400 };
+  }
+}

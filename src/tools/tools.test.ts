@@ -4,9 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whileCollecting } from '../../tests/helpers/gc.ts';
+import { startSilentServer } from '../../tests/helpers/silent-server.ts';
 import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
+import { restrictedAddressReason } from '../core/addresses.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
-import { hostMatches, restrictedAddressReason } from './addresses.ts';
+import { hostMatches } from './addresses.ts';
 import { capText } from './cap.ts';
 import { toolEnvironment } from './env.ts';
 import { formatCommandResult } from './execute-cmd.ts';
@@ -367,6 +370,24 @@ describe('fetch_url', () => {
     const out = await call('fetch_url', { url: `${base}/huge` }, allowLocal(tmpdir()));
     expect(out.content).toMatch(/only the first 2097152 bytes were downloaded/);
     expect(Buffer.byteLength(out.content)).toBeLessThan(33 * 1024);
+  });
+
+  it('ends a fetch from a server that accepts and never answers at its deadline, under forced GC', async () => {
+    const silent = await startSilentServer();
+    try {
+      const out = await whileCollecting(
+        call(
+          'fetch_url',
+          { url: `${silent.url}/slow` },
+          context(tmpdir(), { fetchTimeoutMs: 300 }, { allowed_domains: ['127.0.0.1'] }),
+        ),
+      );
+      expect(out.isError).toBe(true);
+      expect(out.content).toContain(`no complete answer from 127.0.0.1:${silent.port} within 300 ms`);
+      expect(silent.accepted).toBe(1);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('classifies addresses and matches domain patterns', () => {

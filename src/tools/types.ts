@@ -21,6 +21,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Injected so tests can point name resolution at fixed answers. */
   lookup?: LookupFn;
+  /** fetch_url's deadline in ms (default FETCH_TIMEOUT_MS); injected so tests need not wait 20 s. */
+  fetchTimeoutMs?: number;
 }
 
 export type LookupFn = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;

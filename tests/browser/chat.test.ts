@@ -22,15 +22,18 @@ let mock: MockLlm;
 let server: NotesServer;
 let browser: Browser;
 let admin: Api;
+/** The chat's workspace: note N works in note-N under it. */
+const workspace = tempDir('rune-chat-workspace-');
+let roomId: number;
 
 beforeAll(async () => {
   mock = await startMockLlm();
   server = await startNotes(
-    `model = "mock-model"\nbase_url = "${mock.baseUrl}"\napi_key = "sk-test-browser"\n\n[policy]\nmode = "confirm"\n`,
+    `model = "mock-model"\nbase_url = "${mock.baseUrl}"\napi_key = "sk-test-browser"\n\n[policy]\nmode = "confirm"\n\n[notes]\nworkspace = "${workspace}"\n`,
   );
   browser = await launchChromium();
   admin = await Api.login(server.url, 'admin');
-  await admin.call('POST', '/api/notes', { name: 'agent-room' });
+  roomId = ((await admin.call('POST', '/api/notes', { name: 'agent-room' })) as { id: number }).id;
 });
 
 afterAll(async () => {
@@ -79,6 +82,10 @@ describe('agent chat', () => {
     await screenshot(u.page, 'chat-done');
     // The tool ran only after the approval, and the model saw its result.
     expect(readFileSync(target, 'utf8')).toBe('written after approval');
+    // The outcome is shown once: the answer's reply and the approval.resolved event both carry it.
+    expect(await a.page.locator('.approval-result').allTextContents()).toEqual([
+      'write_file: approved once by admin',
+    ]);
     expect(JSON.stringify(mock.requests.at(-1)?.body)).toContain('approved-run.txt');
     expect([...a.errors, ...u.errors]).toEqual([]);
     await adminContext.close();
@@ -102,6 +109,51 @@ describe('agent chat', () => {
     await page.waitForSelector('.msg.assistant:has-text("not allowed")', { timeout: 30_000 });
     expect(existsSync(target)).toBe(false);
     await page.waitForSelector('.msg.progress:has-text("denied")');
+    await context.close();
+  });
+
+  // The approval grants what the question named: the redirect target outside the writable paths
+  // joins the sandbox of that call (it ran with the folder read-only before), and each outcome is
+  // shown once in the chat (the answer's reply and the event both carried it).
+  it('an approved redirect write succeeds, a denied one does not, each outcome shown once', async () => {
+    const folder = join(workspace, `note-${roomId}`);
+    mock.script([
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo approved > proof.txt' } }] },
+      (request) => ({ text: `Result: ${JSON.stringify(request.body.messages.at(-1).content)}` }),
+      { toolCalls: [{ name: 'execute_cmd', arguments: { cmd: 'echo denied > refused.txt' } }] },
+      (request) => ({ text: `Refused: ${JSON.stringify(request.body.messages.at(-1).content)}` }),
+    ]);
+    const context = await browser.newContext();
+    const { page, errors } = await watchedPage(context);
+    await loginPage(page, server.url, 'admin');
+    await page.goto(`${server.url}/#/n/agent-room`);
+    await page.fill('.chat-input', 'write the proof');
+    await page.click('.chat-form button[type="submit"]');
+    await page.waitForSelector('.approval', { timeout: 30_000 });
+    expect(await page.textContent('.approval-question')).toContain('Execute: echo approved > proof.txt');
+    const grants = await page.locator('.approval-grants').allTextContents();
+    const always = await page.locator('.approval button:text("Always allow")').count();
+    await page.click('.approval button:text("Approve")');
+    await page.waitForSelector('.msg.assistant:has-text("Result:")', { timeout: 30_000 });
+    expect(await page.textContent('.msg.assistant:has-text("Result:")')).toContain('exit code: 0');
+    expect(readFileSync(join(folder, 'proof.txt'), 'utf8')).toBe('approved\n');
+    // The card said what approving allows, and that the command and its file can be allowed for good.
+    expect(grants).toEqual([expect.stringContaining(`write ${join(folder, 'proof.txt')}`)]);
+    expect(always).toBe(1);
+    await page.waitForSelector('.chat-form button[type="submit"]:not([disabled])');
+
+    await page.fill('.chat-input', 'and now the other one');
+    await page.click('.chat-form button[type="submit"]');
+    await page.waitForSelector('.approval', { timeout: 30_000 });
+    await page.click('.approval button:text("Deny")');
+    await page.waitForSelector('.msg.assistant:has-text("Refused:")', { timeout: 30_000 });
+    expect(existsSync(join(folder, 'refused.txt'))).toBe(false);
+    expect(await page.textContent('.msg.assistant:has-text("Refused:")')).toContain('the user declined');
+    await page.waitForSelector('.chat-form button[type="submit"]:not([disabled])');
+    const outcomes = await page.locator('.approval-result').allTextContents();
+    expect(outcomes.filter((text) => text.includes('approved once'))).toHaveLength(1);
+    expect(outcomes.filter((text) => text.includes('denied'))).toHaveLength(1);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

@@ -2,7 +2,7 @@
 // over Streamable HTTP, a host outside allowed_domains, and the OAuth test server, which a step can
 // only use with a bearer_token from the source (never printed to the build log).
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
@@ -108,8 +108,9 @@ describe('source.mcp', () => {
     });
     expect(await new Promise((resolve) => login.on('close', resolve))).toBe(0);
     await browsed;
-    const token = JSON.parse(readFileSync(join(runeHome, 'mcp-auth', 'secure.json'), 'utf8')).tokens
-      .access_token;
+    // The login is kept in a file named after the server's URL (the only one there).
+    const [file] = readdirSync(join(runeHome, 'mcp-auth'));
+    const token = JSON.parse(readFileSync(join(runeHome, 'mcp-auth', file!), 'utf8')).tokens.access_token;
 
     const apiKey = 'header-key-7f3e9a1c5b2d';
     mock.script([

@@ -31,7 +31,6 @@ const cases: [string, Step, unknown, RegExp][] = [
     { source: { prompt: 'x', modle: 'm', api_key: KEY }, params: { prompt: 'x', promptfile: 'y' } },
     /unknown key source\.modle; unknown key params\.promptfile/,
   ],
-  ['a missing prompt (check)', 'check', { source: { api_key: KEY } }, /source\.prompt is not set/],
   [
     'a missing prompt (out)',
     'out',
@@ -117,10 +116,12 @@ describe('the resource refuses bad input', () => {
     const result = await resource.step('check', {
       source: {
         api_key: KEY,
+        model: 'm',
         prompt: 'x',
         mcp: [
           {
             name: 'gh',
+            required: true,
             command: 'sh',
             args: ['-c', 'echo "bad token $GH_TOKEN" >&2; exit 1'],
             env: { GH_TOKEN: token },
@@ -141,10 +142,12 @@ describe('the resource refuses bad input', () => {
     const result = await resource.step('check', {
       source: {
         api_key: KEY,
+        model: 'm',
         prompt: 'x',
         mcp: [
           {
             name: 'search',
+            required: true,
             command: 'sh',
             args: ['-c', 'echo "started as $0 $1" >&2; exit 1', 'search-server', `--api-key=${token}`],
           },
@@ -163,10 +166,12 @@ describe('the resource refuses bad input', () => {
     const result = await resource.step('check', {
       source: {
         api_key: KEY,
+        model: 'm',
         prompt: 'x',
         mcp: [
           {
             name: 'db',
+            required: true,
             command: 'sh',
             args: [
               '-c',
@@ -190,10 +195,12 @@ describe('the resource refuses bad input', () => {
     const result = await resource.step('check', {
       source: {
         api_key: KEY,
+        model: 'm',
         prompt: 'x',
         mcp: [
           {
             name: 'db',
+            required: true,
             command: 'sh',
             args: [
               '-c',
@@ -264,5 +271,63 @@ describe('the resource refuses bad input', () => {
     );
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ version, metadata: [{ name: 'skipped', value: 'true' }] });
+  });
+});
+
+describe('the request as Concourse may send it', () => {
+  it('ignores keys beside source, version and params (a newer Concourse may add some)', async () => {
+    const version = { ref: 'sha256:abc' };
+    const result = await resource.step(
+      'in',
+      { source: { prompt: 'x' }, version, params: { skip_download: true }, space: 'main', team: { id: 1 } },
+      { folder: tempDir('rune-in-') },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ version, metadata: [{ name: 'skipped', value: 'true' }] });
+    // Still strict where the pipeline author writes: source and params.
+    const typo = await resource.step('check', { source: { prompt: 'x', modle: 'm' }, extra: 1 });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown key source\.modle/);
+    expect(typo.stderr).not.toMatch(/extra/);
+  });
+
+  it('check of a stateless resource without a prompt (put-only) lists no versions', async () => {
+    const result = await resource.step('check', { source: { api_key: KEY }, version: null });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([]);
+    expect(result.stderr).toContain('nothing to check (a put-only resource');
+  });
+
+  it('a missing key is the first thing the step says, before the sandbox summary', async () => {
+    const result = await resource.step('check', { source: { model: 'm', prompt: 'x' } });
+    expect(result.code).toBe(7);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      'rune: no API key and no base URL: set source.api_key (or source.base_url for a server that needs no key) in the resource',
+    ]);
+    const noModel = await resource.step('check', { source: { api_key: KEY, prompt: 'x' } });
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr.trimEnd().split('\n')).toEqual([
+      'rune: no model is set: set source.model in the resource',
+    ]);
+  });
+
+  it('out warns on the build log when the put folder holds nothing (no inputs were mounted)', async () => {
+    const empty = tempDir('rune-put-');
+    const result = await resource.step(
+      'out',
+      { source: { model: 'm', prompt: 'x' }, params: { prompt: 'Review repo/.' } },
+      { folder: empty },
+    );
+    expect(result.stderr).toContain(
+      `rune: warning: the put folder ${empty} is empty: no inputs were mounted, so the agent sees nothing of this build; list them in the put step's \`inputs:\``,
+    );
+    // A folder with an input says nothing of the kind.
+    const full = await resource.step(
+      'out',
+      { source: { model: 'm' }, params: { prompt: 'x' } },
+      { folder: putFolder() },
+    );
+    expect(full.stderr).not.toContain('is empty');
   });
 });

@@ -2,7 +2,7 @@
 // versions, stdout one JSON value whatever tools print, the API key never in the build log.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
@@ -85,39 +85,52 @@ describe('stateless check', () => {
 describe('stateless round trip', () => {
   it('check → in → out', async () => {
     mock.script([{ text: 'Answer one.' }]);
-    const [version] = protocolValue(await resource.step('check', { source: source() })) as Record<
-      string,
-      string
-    >[];
+    const version = (
+      protocolValue(await resource.step('check', { source: source() })) as Record<string, string>[]
+    )[0]!;
     expect(version).toEqual({ ref: sha('Answer one.') });
 
-    // in re-runs the prompt; the model now answers differently, and the metadata says so.
-    mock.script([{ text: 'Answer one.' }, { text: 'Answer two.' }]);
+    // in re-runs the prompt and writes the answer only when it is the version's own.
+    mock.script([{ text: 'Answer one.' }, { text: 'Answer one.' }, { text: 'Answer two.' }]);
     const dest = tempDir('rune-in-');
     const got = protocolValue(
       await resource.step('in', { source: source(), version }, { folder: dest }),
     ) as Output;
     expect(got.version).toEqual(version);
-    expect(meta(got, 'digest_matched')).toBe('true');
+    expect(meta(got, 'ref')).toBe(version.ref);
+    expect(meta(got, 'answer')).toBe('Answer one.');
+    expect(meta(got, 'prompt')).toBe('Summarise the weather.');
+    expect(meta(got, 'tokens')).toBe('15');
     expect(readFileSync(join(dest, 'response.txt'), 'utf8')).toBe('Answer one.');
     const payload = JSON.parse(readFileSync(join(dest, 'payload.json'), 'utf8'));
-    expect(payload).toMatchObject({
+    // Only what the version determines: no fresh timestamp, no usage of this particular run.
+    expect(payload).toEqual({
       prompt: 'Summarise the weather.',
       response: 'Answer one.',
       ref: sha('Answer one.'),
       model: 'mock-model',
+      timestamp: null,
+      usage: null,
       stop_reason: 'FinalAnswer',
-      usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
     });
-    expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false);
 
-    const dest2 = tempDir('rune-in-');
-    const regot = protocolValue(
-      await resource.step('in', { source: source(), version }, { folder: dest2 }),
-    ) as Output;
-    expect(meta(regot, 'digest_matched')).toBe('false');
-    expect(meta(regot, 'ref')).toBe(sha('Answer two.'));
-    expect(readFileSync(join(dest2, 'response.txt'), 'utf8')).toBe('Answer two.');
+    // Asked again for the same version: the same bytes, file for file.
+    const again = tempDir('rune-in-');
+    protocolValue(await resource.step('in', { source: source(), version }, { folder: again }));
+    for (const file of ['response.txt', 'payload.json']) {
+      expect(readFileSync(join(again, file)), file).toEqual(readFileSync(join(dest, file)));
+    }
+
+    // The prompt now answers otherwise: that version cannot be fetched, and in says so and fails.
+    const gone = tempDir('rune-in-');
+    const changed = await resource.step('in', { source: source(), version }, { folder: gone });
+    expect(changed.code).toBe(13);
+    expect(changed.stdout).toBe('');
+    expect(changed.stderr).toContain(
+      `in: version ${version.ref} cannot be fetched: source.prompt now answers ${sha('Answer two.')}, and the stateless resource keeps no answers`,
+    );
+    expect(changed.stderr).toMatch(/notes store \(source\.notes\)/);
+    expect(readdirSync(gone)).toEqual([]);
 
     // out: cwd = src, prompt from a file of an input, the build's URL in metadata and never in the version.
     const src = tempDir('rune-out-');
@@ -137,6 +150,8 @@ describe('stateless round trip', () => {
     expect(meta(out, 'steps')).toBe('1');
     expect(meta(out, 'tokens')).toBe('15');
     expect(meta(out, 'tool_calls')).toBe('0');
+    expect(meta(out, 'answer')).toBe('Looks good.');
+    expect(meta(out, 'prompt')).toBe('repo/ask.md');
     expect(JSON.stringify(out.version)).not.toContain('ci.example.com');
     expect(put.stderr).toContain('Looks good.');
     const request = mock.requests[mock.requests.length - 1]!.body;

@@ -119,6 +119,11 @@ describe('notes store', () => {
     expect(out.version).toEqual({ run: expect.stringMatching(/^\d+$/), ref: sha('The put answer.') });
     expect(put.stderr).toContain('The put answer.');
     expect(out.metadata).toContainEqual({ name: 'build_url', value: BUILD_URL });
+    expect(out.metadata).toContainEqual({ name: 'answer', value: 'The put answer.' });
+    expect(out.metadata).toContainEqual({ name: 'prompt', value: 'Put something.' });
+    const runUrl = out.metadata.find((m) => m.name === 'run_url')?.value ?? '';
+    expect(runUrl).toMatch(new RegExp(`^${notesUrl}/#/n/${note}/run-[^/]+\\.md$`));
+    expect(put.stderr).toContain(runUrl);
     expect(JSON.stringify(out.version)).not.toContain('ci.example.com');
 
     const listed = protocolValue(await step('check', { source: source(note), version: v1 }));
@@ -127,8 +132,13 @@ describe('notes store', () => {
     expect(latest).toEqual([out.version]);
 
     const dest2 = tempDir('rune-in-');
-    protocolValue(await step('in', { source: source(note), version: out.version }, dest2));
+    const got2 = protocolValue(
+      await step('in', { source: source(note), version: out.version }, dest2),
+    ) as Output;
     expect(readFileSync(join(dest2, 'response.txt'), 'utf8')).toBe('The put answer.');
+    // The get links the same run in the notes UI and shows its first line.
+    expect(got2.metadata).toContainEqual({ name: 'run_url', value: runUrl });
+    expect(got2.metadata).toContainEqual({ name: 'answer', value: 'The put answer.' });
 
     // The runs are ordinary files of the note: readable in the notes UI.
     const files = (await api('GET', `/api/notes/${note}/files`)).files as { name: string }[];
@@ -139,13 +149,13 @@ describe('notes store', () => {
   it('in fails, with nothing on stdout, when the run is gone', async () => {
     const note = 'ci-gone';
     mock.script([{ text: 'Short-lived.' }, { text: 'Kept.' }]);
-    const put = async () => {
+    const put = async (prompt: string) => {
       const src = tempDir('rune-out-');
-      const out = protocolValue(await step('out', { source: source(note), params: { prompt: 'x' } }, src));
+      const out = protocolValue(await step('out', { source: source(note), params: { prompt } }, src));
       return (out as Output).version;
     };
-    const gone = await put();
-    const kept = await put();
+    const gone = await put('x');
+    const kept = await put('y');
     await api('DELETE', `/api/notes/${note}/files/${gone.run}`);
     const result = await step('in', { source: source(note), version: gone }, tempDir('rune-in-'));
     expect(result.stdout).toBe('');
@@ -188,5 +198,62 @@ describe('notes store', () => {
     const put = await step('out', { source: watch, params: { prompt: 'x' } }, tempDir('rune-out-'));
     expect(put.code).toBe(2);
     expect(put.stdout).toBe('');
+  });
+
+  it('check on a note that does not exist yet lists no versions, until it does (no errored resource)', async () => {
+    const note = 'ci-not-yet';
+    const empty = await step('check', { source: source(note), version: null });
+    expect(protocolValue(empty)).toEqual([]);
+    expect(empty.stderr).toContain(`note "${note}" does not exist on ${notesUrl} yet`);
+    mock.script([{ text: 'First stored answer.' }]);
+    const out = protocolValue(
+      await step('out', { source: source(note), params: { prompt: 'x' } }, tempDir('rune-out-')),
+    ) as Output;
+    expect(protocolValue(await step('check', { source: source(note), version: null }))).toEqual([
+      out.version,
+    ]);
+  });
+
+  it('watch: a note or a file that does not exist yet lists no versions, until it does', async () => {
+    const note = 'ci-watch-later';
+    const watch = { notes: { url: notesUrl, token, note, watch: 'prompt.md' } };
+    const noNote = await step('check', { source: watch });
+    expect(protocolValue(noNote)).toEqual([]);
+    expect(noNote.stderr).toContain(`prompt.md does not exist in note "${note}" yet`);
+    await api('POST', '/api/notes', { name: note });
+    expect(protocolValue(await step('check', { source: watch }))).toEqual([]);
+    await api('POST', `/api/notes/${note}/files`, { name: 'prompt.md', content: 'Now it exists.' });
+    expect(protocolValue(await step('check', { source: watch }))).toEqual([{ revision: '1' }]);
+    // in is a fetch: a revision that is not there fails the get, it never answers with nothing.
+    const missing = await step('in', { source: watch, version: { revision: '9' } }, tempDir('rune-in-'));
+    expect(missing.code).toBe(13);
+    expect(missing.stdout).toBe('');
+  });
+
+  it('a retried put (same build, same prompt) emits the run it already stored, without a second model run', async () => {
+    const note = 'ci-retried';
+    const params = { prompt: 'Summarise the release.' };
+    mock.script([{ text: 'Stored once.' }]);
+    const first = protocolValue(
+      await step('out', { source: source(note), params }, tempDir('rune-out-')),
+    ) as Output;
+    const calls = mock.requests.length;
+    const retry = await step('out', { source: source(note), params }, tempDir('rune-out-'));
+    const again = protocolValue(retry) as Output;
+    expect(again.version).toEqual(first.version);
+    expect(mock.requests.length).toBe(calls);
+    expect(retry.stderr).toContain('this put already stored');
+    expect(again.metadata).toContainEqual({ name: 'retried', value: 'true' });
+    const files = (await api('GET', `/api/notes/${note}/files`)).files as { name: string }[];
+    expect(files.filter((file) => file.name.startsWith('run-'))).toHaveLength(1);
+    // Another build (a new BUILD_ID) is a new put: a new run.
+    mock.script([{ text: 'Stored again.' }]);
+    const src = tempDir('rune-out-');
+    const other = await resource.step(
+      'out',
+      { source: source(note), params },
+      { folder: src, env: { BUILD_ID: '4243' } },
+    );
+    expect((protocolValue(other) as Output).version).not.toEqual(first.version);
   });
 });

@@ -4,13 +4,16 @@
 // The last block shows, on fixtures, that a broken example or an undocumented flag is caught.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   configSnippets,
   exampleProblems,
   exitCodeRows,
+  type FencedBlock,
   helpProblems,
+  pipelineSnippets,
   runnableExamples,
 } from '../helpers/doc-test.ts';
 import { useMockLlm } from '../helpers/mock-llm.ts';
@@ -105,6 +108,95 @@ async function secondNotesServer(): Promise<number | null> {
   }
 }
 
+interface PipelineDoc {
+  resource_types?: { name: string; defaults?: Record<string, unknown> }[];
+  resources?: { name: string; type: string; source?: Record<string, unknown> }[];
+  jobs?: { name: string; plan: Record<string, unknown>[] }[];
+  source?: Record<string, unknown>;
+}
+
+/** One Concourse step of the built binary, as Concourse runs it: the step's name, JSON on stdin. */
+async function resourceStep(step: 'in' | 'out', input: unknown, folder: string) {
+  const dir = tempDir('rune-docs-resource-');
+  symlinkSync(requireBinary(), join(dir, step));
+  return run(join(dir, step), [folder], { input: JSON.stringify(input), cwd: folder, env: cleanEnv() });
+}
+
+/**
+ * What a ```yaml doc-test fragment claims that the binary does not do: each rune resource's source
+ * (with its type's defaults, `((vars))` filled in) is accepted by `in`; each put to one runs, as a
+ * stateless put against the scripted model, in a folder holding the inputs the step lists, and
+ * finds its prompt_file and something to read there.
+ */
+async function pipelineProblems(block: FencedBlock): Promise<string[]> {
+  const doc = parse(block.body.replace(/\(\(([\w.-]+)\)\)/g, 'doc-$1')) as PipelineDoc;
+  const where = `README line ${block.line}`;
+  const runeTypes = new Map((doc.resource_types ?? []).map((type) => [type.name, type.defaults ?? {}]));
+  const sources = new Map<string, Record<string, unknown>>();
+  if (doc.source) sources.set('source', doc.source);
+  for (const resource of doc.resources ?? []) {
+    const defaults = runeTypes.get(resource.type);
+    if (defaults) sources.set(resource.name, { ...defaults, ...resource.source });
+  }
+  const problems: string[] = [];
+  if (sources.size === 0) problems.push(`${where}: no rune resource in this fragment`);
+  for (const [name, source] of sources) {
+    const request = { source, version: { ref: 'sha256:0' }, params: { skip_download: true } };
+    const result = await resourceStep('in', request, tempDir('rune-docs-in-'));
+    if (result.code !== 0) problems.push(`${where}: ${name}: in refused the source: ${result.stderr.trim()}`);
+  }
+  for (const step of (doc.jobs ?? []).flatMap((job) => job.plan)) {
+    const name = String(step.resource ?? step.put ?? '');
+    const source = sources.get(name);
+    if (step.put === undefined || !source) continue;
+    const src = tempDir('rune-docs-put-');
+    for (const input of Array.isArray(step.inputs) ? (step.inputs as string[]) : []) {
+      mkdirSync(join(src, input), { recursive: true });
+      writeFileSync(join(src, input, 'README.md'), '# an input of the doc-test\n');
+    }
+    const params = (step.params ?? {}) as Record<string, unknown>;
+    if (typeof params.prompt_file === 'string') {
+      mkdirSync(join(src, params.prompt_file, '..'), { recursive: true });
+      writeFileSync(join(src, params.prompt_file), 'A prompt of the doc-test.');
+    }
+    const { notes: _notes, ...stateless } = source;
+    const put = { source: { ...stateless, base_url: mock.baseUrl, api_key: KEY }, params };
+    const result = await resourceStep('out', put, src);
+    if (result.code !== 0)
+      problems.push(`${where}: put ${name} exited ${result.code}: ${result.stderr.trim()}`);
+    else if (/is empty: no inputs were mounted/.test(result.stderr))
+      problems.push(`${where}: put ${name} mounts no inputs (give the step inputs:)`);
+  }
+  return problems;
+}
+
+describe('README.md, the Concourse examples', () => {
+  it('every ```yaml doc-test fragment: its rune sources are accepted, its puts run with their inputs', async () => {
+    mock.setFallback({ text: 'Reviewed.' });
+    const blocks = pipelineSnippets(README);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const problems: string[] = [];
+    for (const block of blocks) problems.push(...(await pipelineProblems(block)));
+    expect(problems).toEqual([]);
+    // The puts really ran: the model was asked, with the input's folder there to read.
+    expect(mock.requests.length).toBeGreaterThan(0);
+  });
+
+  it('a fragment whose put lists no inputs, or whose source has a typo, is caught (fixture)', async () => {
+    mock.setFallback({ text: 'Reviewed.' });
+    const broken = [
+      'resource_types: [{name: rune, type: registry-image, defaults: {model: m}}]',
+      'resources: [{name: review, type: rune, source: {polcy: {}}}, {name: ok, type: rune, source: {}}]',
+      'jobs: [{name: j, plan: [{put: ok, params: {prompt: Review repo/.}}]}]',
+    ].join('\n');
+    const problems = await pipelineProblems({ info: 'yaml doc-test', body: broken, line: 1 });
+    expect(problems).toEqual([
+      expect.stringMatching(/^README line 1: review: in refused the source: .*unknown key source\.polcy/),
+      'README line 1: put ok mounts no inputs (give the step inputs:)',
+    ]);
+  });
+});
+
 /** Runs the binary until `ready`, then sends `signal`: for the codes a signal decides. */
 async function signalled(signal: NodeJS.Signals): Promise<number | null> {
   mock.setFallback({ hang: true });
@@ -173,7 +265,27 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     code(['mcp', 'login', 'http://127.0.0.1:9/mcp'], {
       toml: '[policy]\nallowed_domains = ["127.0.0.1:9"]\n',
     }),
-  15: secondNotesServer,
+  // Inside the sandbox (its minimal /dev) there is no /dev/fuse, as in a container not given the device.
+  15: () =>
+    code([
+      'sandbox',
+      '--allow-read',
+      dirname(requireBinary()),
+      '--',
+      requireBinary(),
+      'mount',
+      '--foreground',
+      '/tmp',
+    ]),
+  16: () => {
+    mock.setFallback({ text: 'and then', finishReason: 'length' });
+    return code(['write a long answer']);
+  },
+  17: () => {
+    mock.setFallback({ text: 'I cannot help with that.', finishReason: 'refusal' });
+    return code(['something refused']);
+  },
+  18: secondNotesServer,
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };

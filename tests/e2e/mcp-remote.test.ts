@@ -217,8 +217,8 @@ describe('an OAuth-protected server', () => {
   afterAll(() => oauth?.kill());
 
   /** `rune mcp login NAME`, with the test as the user's browser. */
-  async function login(h: Home, name: string): Promise<RunResult> {
-    const child = spawn(RUNE_BIN, ['mcp', 'login', name], {
+  async function login(h: Home, name: string, flags: string[] = []): Promise<RunResult> {
+    const child = spawn(RUNE_BIN, [...flags, 'mcp', 'login', name], {
       cwd: h.cwd,
       env: h.env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -253,15 +253,20 @@ describe('an OAuth-protected server', () => {
     const before = keep(await rune(h, ['hello']));
     expect(before.code).toBe(0);
     expect(before.stderr).toContain(
-      'MCP server "secure" could not start: MCP server "secure" asks for an OAuth login and none is stored: run `rune mcp login secure` in a terminal first',
+      `MCP server "secure" could not start: MCP server "secure" at ${oauth.url} asks for an OAuth login and none is stored: run \`rune mcp login secure\` in a terminal first`,
     );
     expect((await oauth.stats()).authorizations).toBe(0);
 
     const loggedIn = keep(await login(h, 'secure'));
     expect(loggedIn.code).toBe(0);
     expect(loggedIn.stderr).toContain('Open this URL in a browser on this machine:');
-    expect(loggedIn.stderr).toMatch(/Logged in to MCP server "secure": 2 tools over streamable-http\./);
-    const file = join(h.runeHome, 'mcp-auth', 'secure.json');
+    expect(loggedIn.stderr).toContain(
+      `Logged in to MCP server "secure" at ${oauth.url}: 2 tools over streamable-http.`,
+    );
+    const [stored1] = readdirSync(join(h.runeHome, 'mcp-auth'));
+    const file = join(h.runeHome, 'mcp-auth', stored1!);
+    expect(stored1).toMatch(/^127\.0\.0\.1_\d+-[0-9a-f]{16}\.json$/);
+    expect(loggedIn.stderr).toContain(`The tokens are kept in ${file} (readable only by you).`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(h.runeHome, 'mcp-auth')).mode & 0o777).toBe(0o700);
 
@@ -308,7 +313,7 @@ describe('an OAuth-protected server', () => {
     const out = keep(await runRune(['mcp', 'logout', 'secure'], { cwd: h.cwd, env: h.env }));
     expect(out.code).toBe(0);
     expect(out.stderr).toBe(
-      'Logged out of MCP server "secure": the stored tokens are deleted and were revoked by the server.\n',
+      `Logged out of MCP server "secure" at ${oauth.url}: the stored tokens are deleted and were revoked by the server.\n`,
     );
     expect(existsSync(file)).toBe(false);
     expect((await oauth.stats()).revoked).toEqual(tokens.filter((token) => stored.includes(token)).reverse());
@@ -321,6 +326,57 @@ describe('an OAuth-protected server', () => {
     expect(stopped.code).toBe(11);
     expect(stopped.stderr).toContain('run `rune mcp login secure` in a terminal first');
     expect(mock.requests).toHaveLength(asked);
+  });
+
+  // Logins are keyed by server URL: a table of the same name pointed at another server (another
+  // config file) gets its own login, and neither run touches the other's tokens.
+  it('two same-named tables at two URLs keep both logins, and each run uses its own', async () => {
+    const second = await startOAuthServer();
+    try {
+      const h = makeHome(`[policy]\nallowed_mcp_tools = ["secure.whoami"]\n\n${table('secure', oauth.url)}`);
+      const other = join(h.runeHome, 'other.toml');
+      writeFileSync(
+        other,
+        `[policy]\nallowed_mcp_tools = ["secure.whoami"]\n\n${table('secure', second.url)}`,
+      );
+      const earlier = await oauth.stats();
+      expect((await login(h, 'secure')).code).toBe(0);
+      // A run with the other table first: no login for its URL, and the first one stays untouched.
+      mock.script([{ text: 'no tools' }]);
+      const without = await rune(h, ['--config', other, 'hello']);
+      const secondLogin = await login(h, 'secure', ['--config', other]);
+      expect(secondLogin.code).toBe(0);
+
+      for (const [server, flags] of [
+        [oauth, []],
+        [second, ['--config', other]],
+      ] as const) {
+        // echo counts its calls: the call reached the server the table names, with its token.
+        const calls = (await server.stats()).toolCalls;
+        mock.script([
+          { toolCalls: [{ name: 'echo', arguments: { message: server.url } }] },
+          { text: 'called' },
+        ]);
+        const result = await rune(h, [...flags, 'echo it']);
+        expect(result.code, result.stderr).toBe(0);
+        expect(toolResults(mock.requests.at(-1))).toEqual([`Echo: ${server.url}`]);
+        expect((await server.stats()).toolCalls).toBe(calls + 1);
+      }
+      expect(readdirSync(join(h.runeHome, 'mcp-auth'))).toHaveLength(2);
+      expect(secondLogin.stderr).toContain(`Logged in to MCP server "secure" at ${second.url}`);
+      expect(secondLogin.stderr).toContain(`The login of "secure" at ${oauth.url} is kept too`);
+      // The run before the second login said which login it lacked, and which it did not use.
+      expect(without.stderr).toContain(
+        `MCP server "secure" at ${second.url} asks for an OAuth login and none is stored (the stored login of "secure" is for ${oauth.url}, another server; it is kept, not used): run \`rune mcp login secure\``,
+      );
+      // Neither login was given up: no token of either server was revoked or asked for again.
+      const first = await oauth.stats();
+      expect(first.revoked).toEqual(earlier.revoked);
+      expect(first.authorizations).toBe(earlier.authorizations + 1);
+      expect((await second.stats()).revoked).toEqual([]);
+    } finally {
+      await second.kill();
+    }
   });
 
   it('explains what cannot be logged in to', async () => {

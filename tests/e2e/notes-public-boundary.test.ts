@@ -62,13 +62,13 @@ async function seeded(toml = ACCOUNTS) {
 }
 
 describe('one server per data folder', () => {
-  it('a second start on the same folder exits 15 naming the holder; the lock dies with the process', async () => {
+  it('a second start on the same folder exits 18 naming the holder; the lock dies with the process', async () => {
     const first = await start();
     const second = await run(requireBinary(), ['notes', '--port', '0'], {
       env: { ...cleanEnv(), RUNE_HOME: first.home },
       timeoutMs: 20_000,
     });
-    expect(second.code).toBe(15);
+    expect(second.code).toBe(18);
     expect(second.stderr).toContain(`pid ${first.child.pid}`);
     // SIGKILL: no clean stop, nothing removed by the first server; the kernel drops the lock.
     first.child.kill('SIGKILL');

@@ -86,7 +86,7 @@ describe('rune sandbox', () => {
     // The host's name service is replaced, in a user+mount namespace of the test's own, by a hosts
     // file that knows two names; the sandbox must answer only the allowed one.
     const hosts = join(root, 'hosts');
-    writeFileSync(hosts, '127.0.0.1 localhost\n10.1.2.3 other.test\n10.1.2.4 allowed.test\n');
+    writeFileSync(hosts, '127.0.0.1 localhost\n10.1.2.3 other.test\n93.184.216.34 allowed.test\n');
     const inNamespace = (command: string) =>
       run(
         'unshare',
@@ -112,7 +112,7 @@ describe('rune sandbox', () => {
     expect(denied.stdout).toBe('');
     const allowed = await inNamespace(`${sandbox} getent hosts allowed.test`);
     expect(allowed.code).toBe(0);
-    expect(allowed.stdout).toContain('10.1.2.4');
+    expect(allowed.stdout).toContain('93.184.216.34');
   });
 
   it("a connection to a server on the host's loopback fails from inside, and works outside", async () => {

@@ -89,6 +89,8 @@ export interface Image {
   uid: number;
   gid: number;
   user: string;
+  /** The image's accounts by name (its /etc/passwd). */
+  accounts: Record<string, { uid: number; gid: number }>;
   env: Record<string, string>;
   workdir: string;
   /** What `apt-get install` installs in the Dockerfile, for the test to show it read them. */
@@ -233,18 +235,21 @@ export function buildImage(log: (line: string) => void = () => {}): Image {
     writeFileSync(join(building, 'complete'), `${new Date().toISOString()}\n`);
     renameSync(building, dir);
   }
-  const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8');
-  const entry = passwd
-    .split('\n')
-    .find((line) => line.split(':')[0] === plan.user || line.split(':')[2] === plan.user);
-  if (!entry) throw new Error(`the image has no user ${plan.user}`);
-  const [, , uid, gid] = entry.split(':');
+  const accounts: Image['accounts'] = {};
+  for (const line of readFileSync(join(root, 'etc/passwd'), 'utf8').split('\n')) {
+    const [name, , uid, gid] = line.split(':');
+    if (name && uid && gid) accounts[name] = { uid: Number(uid), gid: Number(gid) };
+  }
+  const account =
+    accounts[plan.user] ?? Object.values(accounts).find((entry) => String(entry.uid) === plan.user);
+  if (!account) throw new Error(`the image has no user ${plan.user}`);
   return {
     root,
     binary: plan.binary,
-    uid: Number(uid),
-    gid: Number(gid),
+    uid: account.uid,
+    gid: account.gid,
     user: plan.user,
+    accounts,
     env: plan.env,
     workdir: plan.workdir,
     packages: plan.packages,
@@ -267,8 +272,32 @@ export interface ContainerRun {
   homeReadOnly?: boolean;
   /** /tmp as root's 0755 instead of 1777. */
   tmpNotWritable?: boolean;
+  /** Host files bound read-only into the container's /tmp (a preload, say). */
+  files?: { host: string; inside: string }[];
   timeoutMs?: number;
 }
+
+/** Maps a range of ids in a new user namespace (what unshare does only through newuidmap). */
+const USERNS_MAP = join(REPO, 'tests/helpers/userns-map.pl');
+const USERNS_MAP_INSIDE = '/tmp/.userns-map.pl';
+
+/** The capabilities Docker and containerd give a container's root by default. */
+const CONTAINER_CAPS = [
+  'chown',
+  'dac_override',
+  'fowner',
+  'fsetid',
+  'kill',
+  'setgid',
+  'setuid',
+  'setpcap',
+  'net_bind_service',
+  'net_raw',
+  'sys_chroot',
+  'mknod',
+  'audit_write',
+  'setfcap',
+];
 
 let bpfFile: string | undefined;
 
@@ -320,6 +349,10 @@ export function runInImage(image: Image, binary: string, run: ContainerRun): Pro
     '--bind',
     run.build,
     '/tmp/build',
+    '--ro-bind',
+    USERNS_MAP,
+    USERNS_MAP_INSIDE,
+    ...(run.files ?? []).flatMap((file) => ['--ro-bind', file.host, file.inside]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -340,17 +373,24 @@ export function runInImage(image: Image, binary: string, run: ContainerRun): Pro
     stdio.push(fd);
     args.push('--seccomp', '10');
   }
+  // A runtime gives a container's root only its default capabilities (Docker's list), not all.
+  const bounding =
+    image.uid === 0 ? [`--bounding-set=-all,${CONTAINER_CAPS.map((cap) => `+${cap}`).join(',')}`] : [];
   const drop = [
     '/usr/bin/setpriv',
     `--reuid=${image.uid}`,
     `--regid=${image.gid}`,
     '--clear-groups',
     '--inh-caps=-all',
+    ...bounding,
     '--',
   ];
+  // A user-namespaced runtime maps a range of ids (root, the image's users), not just one.
   const userns =
     run.confinement === 'userns'
-      ? ['/usr/bin/unshare', '--user', `--map-user=${image.uid}`, `--map-group=${image.gid}`, '--']
+      ? image.uid === 0
+        ? ['/usr/bin/perl', USERNS_MAP_INSIDE]
+        : ['/usr/bin/unshare', '--user', `--map-user=${image.uid}`, `--map-group=${image.gid}`, '--']
       : [];
   args.push('--', ...drop, ...userns, ...run.argv);
   return new Promise((resolvePromise, reject) => {

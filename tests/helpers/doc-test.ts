@@ -56,6 +56,14 @@ export function runnableExamples(markdown: string): Example[] {
   return examples;
 }
 
+/**
+ * The ```yaml doc-test blocks: Concourse pipeline fragments (a whole pipeline, or a resource's
+ * `source:` alone) whose rune resources and puts the docs test runs through the binary.
+ */
+export function pipelineSnippets(markdown: string): FencedBlock[] {
+  return fencedBlocks(markdown).filter((block) => /^yaml\s+doc-test\b/.test(block.info));
+}
+
 /** The ```toml blocks: each one is meant to be a valid rune.toml on its own. */
 export function configSnippets(markdown: string): FencedBlock[] {
   return fencedBlocks(markdown).filter((block) => /^toml\b/.test(block.info));

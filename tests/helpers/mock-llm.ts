@@ -9,12 +9,19 @@
 //   provider copilot:   RUNE_COPILOT_TOKEN_URL = mock.copilotTokenUrl (the token names mock.url as its API)
 //
 // Every model call takes the next step (or the fallback when the queue is empty) and renders it in
-// the wire format of the endpoint called, streaming (SSE) when the request asks for it.
+// the wire format of the endpoint called, streaming (SSE) when the request asks for it. A request
+// carrying Copilot's integration header gets Copilot's flavour of the OpenAI stream (filter results,
+// the prompt-filter chunk first, tool calls in a second choice, usage with the finish). Each stream
+// can end every way a real one does: its end event, a cut at the token limit (inside a tool call's
+// arguments too), a refusal, no end event at all, or an error event.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export type WireKind = 'openai' | 'gemini' | 'anthropic';
+
+/** How each wire says a stream ended (docs/adr/0033-run-outcomes.md), as the mock sends it. */
+export type MockFinish = 'stop' | 'tool_calls' | 'length' | 'refusal';
 
 export interface MockToolCall {
   /** Default: call_N (OpenAI), toolu_N (Anthropic), none (Gemini, as the real API). */
@@ -29,8 +36,19 @@ export interface MockStepSpec {
   toolCalls?: MockToolCall[];
   /** Default { input: 10, output: 5 }. */
   usage?: { input: number; output: number };
-  /** Default: tool_calls when there are tool calls, else stop (mapped per wire). */
-  finishReason?: 'stop' | 'tool_calls' | 'length';
+  /**
+   * Default: tool_calls when there are tool calls, else stop (mapped per wire). `length` with tool
+   * calls cuts the last call's arguments in half (Gemini sends no call, as it does when cut);
+   * `refusal`: Anthropic's stop_reason refusal, OpenAI's delta.refusal, Copilot's content_filter,
+   * Gemini's SAFETY.
+   */
+  finishReason?: MockFinish;
+  /** Streaming only: end the response cleanly without the wire's end event (no finish, no [DONE]). */
+  omitEnd?: boolean;
+  /** OpenAI wire, streaming: `[DONE]` with no finish_reason before it (Copilot's Claude models do this). */
+  omitFinish?: boolean;
+  /** Streaming only: the wire's error event in place of the end event, then the response ends. */
+  errorEvent?: { message: string; type?: string; code?: number };
   /** An HTTP error status: the body is `body`, or the wire's usual error object carrying `text`. */
   status?: number;
   headers?: Record<string, string>;
@@ -216,7 +234,10 @@ export async function startMockLlm(): Promise<MockLlm> {
       return;
     }
     const model = step.model ?? record.model ?? 'mock-model';
-    const render = { openai: renderOpenAi, gemini: renderGemini, anthropic: renderAnthropic }[kind];
+    const copilot = kind === 'openai' && record.headers['copilot-integration-id'] !== undefined;
+    const render = copilot
+      ? renderCopilot
+      : { openai: renderOpenAi, gemini: renderGemini, anthropic: renderAnthropic }[kind];
     const out = render(step, model, callCount, record);
     if (record.stream) {
       res.writeHead(step.status ?? 200, {
@@ -224,8 +245,16 @@ export async function startMockLlm(): Promise<MockLlm> {
         'cache-control': 'no-cache',
         ...step.headers,
       });
+      const ending = step.errorEvent
+        ? [errorEvent(copilot ? 'openai' : kind, step.errorEvent)]
+        : step.omitEnd
+          ? []
+          : step.omitFinish && kind === 'openai'
+            ? ['data: [DONE]\n\n']
+            : out.end;
+      const all = [...out.events, ...ending];
       const cut = step.cutAfter ?? step.hangAfter;
-      const events = cut === undefined ? out.events : out.events.slice(0, cut);
+      const events = cut === undefined ? all : all.slice(0, cut);
       for (const event of events) res.write(event);
       if (step.hangAfter !== undefined) return; // the socket is destroyed on close()
       if (step.cutAfter !== undefined) {
@@ -286,7 +315,22 @@ function kindOf(pathname: string): RecordedRequest['kind'] | undefined {
 
 interface Rendered {
   json: unknown;
+  /** The stream up to its end: text, tool calls. */
   events: string[];
+  /** How the stream ends normally: the finish (with usage) and the end marker. */
+  end: string[];
+}
+
+/** The calls as sent: with `length`, the last one's arguments are cut in half (the JSON unfinished). */
+function sentCalls(step: MockStepSpec): MockToolCall[] {
+  const calls = step.toolCalls ?? [];
+  if (step.finishReason !== 'length' || calls.length === 0) return calls;
+  const last = calls[calls.length - 1]!;
+  const text = argsText(last);
+  return [
+    ...calls.slice(0, -1),
+    { ...last, arguments: text.slice(0, Math.max(1, Math.floor(text.length / 2))) },
+  ];
 }
 
 function argsText(call: MockToolCall): string {
@@ -311,8 +355,10 @@ function pieces(text: string, size: number): string[] {
 
 function renderOpenAi(step: MockStepSpec, model: string, n: number, request: RecordedRequest): Rendered {
   const usage = step.usage ?? DEFAULT_USAGE;
-  const calls = (step.toolCalls ?? []).map((call, i) => ({ ...call, id: call.id ?? `call_${n}_${i}` }));
-  const finish = step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
+  const calls = sentCalls(step).map((call, i) => ({ ...call, id: call.id ?? `call_${n}_${i}` }));
+  // OpenAI refuses in delta.refusal and ends with "stop"; content_filter is its moderation's cut.
+  const refusal = step.finishReason === 'refusal';
+  const finish = refusal ? 'stop' : (step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
   const id = `chatcmpl-mock-${n}`;
   const created = Math.floor(Date.now() / 1000);
   const usageJson = {
@@ -330,7 +376,8 @@ function renderOpenAi(step: MockStepSpec, model: string, n: number, request: Rec
         index: 0,
         message: {
           role: 'assistant',
-          content: step.text ?? (calls.length > 0 ? null : ''),
+          content: refusal ? null : (step.text ?? (calls.length > 0 ? null : '')),
+          ...(refusal ? { refusal: step.text ?? '' } : {}),
           ...(calls.length > 0
             ? {
                 tool_calls: calls.map((call) => ({
@@ -357,7 +404,9 @@ function renderOpenAi(step: MockStepSpec, model: string, n: number, request: Rec
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     });
   const events = [chunk({ role: 'assistant', content: '' })];
-  for (const piece of pieces(step.text ?? '', size)) events.push(chunk({ content: piece }));
+  for (const piece of pieces(step.text ?? '', size)) {
+    events.push(chunk(refusal ? { refusal: piece } : { content: piece }));
+  }
   calls.forEach((call, index) => {
     events.push(
       chunk({
@@ -369,18 +418,131 @@ function renderOpenAi(step: MockStepSpec, model: string, n: number, request: Rec
       events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   });
-  events.push(chunk({}, finish));
+  const end = [chunk({}, finish)];
   if (request.body?.stream_options?.include_usage) {
-    events.push(sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageJson }));
+    end.push(sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageJson }));
   }
-  events.push('data: [DONE]\n\n');
-  return { json, events };
+  end.push('data: [DONE]\n\n');
+  return { json, events, end };
 }
+
+const FILTER_RESULTS = {
+  hate: { filtered: false, severity: 'safe' },
+  self_harm: { filtered: false, severity: 'safe' },
+  sexual: { filtered: false, severity: 'safe' },
+  violence: { filtered: false, severity: 'safe' },
+};
+
+/**
+ * GitHub Copilot's chat stream: the OpenAI wire as Copilot's proxy sends it — a first chunk with
+ * no choices and the prompt's filter results, content filter results on each choice, tool calls in
+ * a second choice (its Claude models split text and calls), usage in the chunk with the finish,
+ * `content_filter` when its filter stops the answer, then [DONE].
+ */
+function renderCopilot(step: MockStepSpec, model: string, n: number): Rendered {
+  const usage = step.usage ?? DEFAULT_USAGE;
+  const calls = sentCalls(step).map((call, i) => ({ ...call, id: call.id ?? `toolu_vrtx_${n}_${i}` }));
+  const finish =
+    step.finishReason === 'refusal'
+      ? 'content_filter'
+      : (step.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
+  const id = `chatcmpl-copilot-${n}`;
+  const created = Math.floor(Date.now() / 1000);
+  const usageJson = {
+    completion_tokens: usage.output,
+    prompt_tokens: usage.input,
+    total_tokens: usage.input + usage.output,
+  };
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    sse({ choices, created, id, model, ...extra });
+  const size = step.chunkSize ?? 4;
+  const events = [
+    sse({
+      choices: [],
+      created: 0,
+      id: '',
+      prompt_filter_results: [{ content_filter_results: FILTER_RESULTS, prompt_index: 0 }],
+    }),
+  ];
+  for (const piece of pieces(step.text ?? '', size)) {
+    events.push(
+      chunk([
+        { index: 0, content_filter_results: FILTER_RESULTS, delta: { content: piece, role: 'assistant' } },
+      ]),
+    );
+  }
+  calls.forEach((call, index) => {
+    events.push(
+      chunk([
+        {
+          index: 1,
+          delta: {
+            role: 'assistant',
+            tool_calls: [
+              { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+            ],
+          },
+        },
+      ]),
+    );
+    for (const piece of pieces(argsText(call), size)) {
+      events.push(chunk([{ index: 1, delta: { tool_calls: [{ index, function: { arguments: piece } }] } }]));
+    }
+  });
+  const filtered =
+    finish === 'content_filter'
+      ? { ...FILTER_RESULTS, violence: { filtered: true, severity: 'high' } }
+      : FILTER_RESULTS;
+  const end = [
+    chunk([{ index: 0, finish_reason: finish, content_filter_results: filtered, delta: { content: null } }], {
+      usage: usageJson,
+    }),
+    'data: [DONE]\n\n',
+  ];
+  const json = {
+    choices: [
+      {
+        index: 0,
+        finish_reason: finish,
+        message: { role: 'assistant', content: step.text ?? null },
+      },
+      ...(calls.length > 0
+        ? [
+            {
+              index: 1,
+              finish_reason: finish,
+              message: {
+                role: 'assistant',
+                tool_calls: calls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: argsText(call) },
+                })),
+              },
+            },
+          ]
+        : []),
+    ],
+    created,
+    id,
+    model,
+    usage: usageJson,
+  };
+  return { json, events, end };
+}
+
+const GEMINI_FINISH: Record<MockFinish, string> = {
+  stop: 'STOP',
+  tool_calls: 'STOP',
+  length: 'MAX_TOKENS',
+  refusal: 'SAFETY',
+};
 
 function renderGemini(step: MockStepSpec, model: string, _n: number): Rendered {
   const usage = step.usage ?? DEFAULT_USAGE;
-  const calls = step.toolCalls ?? [];
-  const finish = step.finishReason === 'length' ? 'MAX_TOKENS' : 'STOP';
+  // Cut inside a call, Gemini sends no call at all: it streams calls whole.
+  const calls = step.finishReason === 'length' ? [] : (step.toolCalls ?? []);
+  const finish = GEMINI_FINISH[step.finishReason ?? 'stop'];
   const usageMetadata = {
     promptTokenCount: usage.input,
     candidatesTokenCount: usage.output,
@@ -389,12 +551,17 @@ function renderGemini(step: MockStepSpec, model: string, _n: number): Rendered {
   const callParts = calls.map((call) => ({
     functionCall: { ...(call.id ? { id: call.id } : {}), name: call.name, args: argsObject(call) },
   }));
+  const safetyRatings =
+    finish === 'SAFETY'
+      ? [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }]
+      : undefined;
   const json = {
     candidates: [
       {
         content: { role: 'model', parts: [...(step.text ? [{ text: step.text }] : []), ...callParts] },
         finishReason: finish,
         index: 0,
+        ...(safetyRatings ? { safetyRatings } : {}),
       },
     ],
     usageMetadata,
@@ -404,22 +571,40 @@ function renderGemini(step: MockStepSpec, model: string, _n: number): Rendered {
   const events: string[] = textPieces.map((text) =>
     sse({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }], modelVersion: model }),
   );
-  // Gemini streams each function call whole, and the finish reason and usage with the last chunk.
-  events.push(
+  // Gemini streams each function call whole; the finish reason and usage come with the last chunk.
+  if (callParts.length > 0) {
+    events.push(
+      sse({ candidates: [{ content: { role: 'model', parts: callParts }, index: 0 }], modelVersion: model }),
+    );
+  }
+  const end = [
     sse({
-      candidates: [{ content: { role: 'model', parts: callParts }, finishReason: finish, index: 0 }],
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text: '' }] },
+          finishReason: finish,
+          index: 0,
+          ...(safetyRatings ? { safetyRatings } : {}),
+        },
+      ],
       usageMetadata,
       modelVersion: model,
     }),
-  );
-  return { json, events };
+  ];
+  return { json, events, end };
 }
 
 function renderAnthropic(step: MockStepSpec, model: string, n: number): Rendered {
   const usage = step.usage ?? DEFAULT_USAGE;
-  const calls = (step.toolCalls ?? []).map((call, i) => ({ ...call, id: call.id ?? `toolu_${n}_${i}` }));
+  const calls = sentCalls(step).map((call, i) => ({ ...call, id: call.id ?? `toolu_${n}_${i}` }));
   const stopReason =
-    step.finishReason === 'length' ? 'max_tokens' : calls.length > 0 ? 'tool_use' : 'end_turn';
+    step.finishReason === 'length'
+      ? 'max_tokens'
+      : step.finishReason === 'refusal'
+        ? 'refusal'
+        : calls.length > 0
+          ? 'tool_use'
+          : 'end_turn';
   const id = `msg_mock_${n}`;
   const content = [
     ...(step.text ? [{ type: 'text', text: step.text }] : []),
@@ -488,15 +673,33 @@ function renderAnthropic(step: MockStepSpec, model: string, n: number): Rendered
     events.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
     index += 1;
   }
-  events.push(
+  const end = [
     sseEvent('message_delta', {
       type: 'message_delta',
       delta: { stop_reason: stopReason, stop_sequence: null },
       usage: { output_tokens: usage.output },
     }),
     sseEvent('message_stop', { type: 'message_stop' }),
-  );
-  return { json, events };
+  ];
+  return { json, events, end };
+}
+
+/** The wire's error event in the middle of a stream. */
+function errorEvent(kind: WireKind, spec: NonNullable<MockStepSpec['errorEvent']>): string {
+  if (kind === 'anthropic') {
+    return sseEvent('error', {
+      type: 'error',
+      error: { type: spec.type ?? 'overloaded_error', message: spec.message },
+    });
+  }
+  if (kind === 'gemini') {
+    return sse({
+      error: { code: spec.code ?? 503, message: spec.message, status: spec.type ?? 'UNAVAILABLE' },
+    });
+  }
+  return sse({
+    error: { message: spec.message, type: spec.type ?? 'server_error', param: null, code: null },
+  });
 }
 
 function errorBody(kind: WireKind, status: number, text?: string): unknown {

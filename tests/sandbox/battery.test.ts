@@ -443,8 +443,9 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'a background process outliving its call',
     layer: 'namespaces',
-    // Without a PID namespace the call's cgroup still holds what left its process group.
-    fallback: 'cgroups',
+    // Without a PID namespace the helper is the call's child subreaper and kills what is left, and
+    // seccomp keeps every process in the group rune kills.
+    fallback: 'executor',
     run: async () => {
       const marker = `${300 + (process.pid % 97)}.4242`;
       await sandbox(

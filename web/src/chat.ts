@@ -26,6 +26,8 @@ export class ChatPane {
     { bubble: HTMLElement; body: HTMLElement; text: string; frame: number }
   >();
   private seen = new Set<number>();
+  /** Approvals whose outcome is in the log already. */
+  private resolved = new Set<string>();
 
   constructor(
     private note: Note,
@@ -96,6 +98,7 @@ export class ChatPane {
       `${base}/chat?limit=100`,
     );
     this.seen.clear();
+    this.resolved.clear();
     this.streams.clear();
     clear(this.log);
     for (const message of messages) this.addMessage(message);
@@ -299,7 +302,7 @@ export class ChatPane {
   private showApproval(approval: Approval): void {
     if (approval?.status !== 'pending' || this.session.role !== 'admin') return;
     if (this.approvals.querySelector(`[data-approval="${CSS.escape(approval.id)}"]`)) return;
-    const answer = async (value: 'yes' | 'no' | 'always') => {
+    const answer = async (value: 'yes' | 'no' | 'session' | 'always') => {
       try {
         const result = await api<Approval>('POST', `/api/approvals/${enc(approval.id)}`, { answer: value });
         this.resolveApproval(result);
@@ -329,22 +332,35 @@ export class ChatPane {
           approval.reason ? ` — ${approval.reason}` : '',
         ),
         h('pre', { class: 'approval-args' }, args),
+        approval.grants.length > 0
+          ? h(
+              'p',
+              { class: 'approval-grants muted' },
+              'Approving allows: ',
+              approval.grants.map(describeGrant).join(', '),
+            )
+          : null,
         h(
           'div',
           { class: 'approval-buttons' },
-          h('button', { type: 'button', class: 'primary', onclick: () => void answer('yes') }, 'Approve'),
-          h('button', { type: 'button', class: 'danger', onclick: () => void answer('no') }, 'Deny'),
-          approval.suggestion
+          h(
+            'button',
+            { type: 'button', class: 'primary', onclick: () => void answer('yes') },
+            'Approve once',
+          ),
+          h('button', { type: 'button', onclick: () => void answer('session') }, 'Approve for this run'),
+          approval.scopes.includes('always')
             ? h(
                 'button',
                 {
                   type: 'button',
                   onclick: () => void answer('always'),
-                  title: `Add ${approval.suggestion.value} to ${approval.suggestion.list}`,
+                  title: `Add ${approval.grants.map((g) => `${g.value} to ${g.list}`).join(' and ')} in rune.toml`,
                 },
-                `Always allow ${approval.suggestion.value}`,
+                'Always allow',
               )
             : null,
+          h('button', { type: 'button', class: 'danger', onclick: () => void answer('no') }, 'Deny'),
         ),
       ),
     );
@@ -354,12 +370,14 @@ export class ChatPane {
   private resolveApproval(approval: Approval): void {
     if (!approval) return;
     this.approvals.querySelector(`[data-approval="${CSS.escape(approval.id)}"]`)?.remove();
-    if (approval.status !== 'pending') {
+    // The answer's reply and the approval.resolved event both bring it: shown once.
+    if (approval.status !== 'pending' && !this.resolved.has(approval.id)) {
+      this.resolved.add(approval.id);
       this.log.append(
         h(
           'li',
           { class: 'msg progress approval-result' },
-          `${approval.tool}: ${approval.status === 'no' ? 'denied' : approval.status === 'expired' ? 'expired' : 'approved'}`,
+          `${approval.tool}: ${OUTCOME_WORDS[approval.status]}`,
           approval.answered_by ? ` by ${approval.answered_by}` : '',
         ),
       );
@@ -369,6 +387,29 @@ export class ChatPane {
   private scroll(): void {
     this.log.scrollTop = this.log.scrollHeight;
   }
+}
+
+const OUTCOME_WORDS: Record<Approval['status'], string> = {
+  pending: 'pending',
+  yes: 'approved once',
+  session: 'approved for this run',
+  always: 'always allowed',
+  no: 'denied',
+  expired: 'expired',
+};
+
+/** How a grant reads: "write /w/proof.txt", "run echo". */
+function describeGrant(grant: Approval['grants'][number]): string {
+  const verb: Record<string, string> = {
+    allowed_commands: 'run',
+    allowed_domains: 'reach',
+    allowed_paths_ro: 'read',
+    allowed_files_ro: 'read',
+    allowed_paths_rw: 'write',
+    allowed_files_rw: 'write',
+    allowed_mcp_tools: 'call',
+  };
+  return `${verb[grant.list] ?? grant.list} ${grant.value}`;
 }
 
 function timeOf(iso: string): string {

@@ -1,14 +1,15 @@
 // The guarded fetch's checks of where a request may go: the URL (scheme, no credentials, a granted
 // host, no metadata service) before a request, and each address a name resolves to or a socket
-// reached (no private, loopback, link-local or reserved address unless the host is granted by name).
+// reached (no private, loopback, link-local or reserved address unless that address is granted itself).
 
 import { isIP } from 'node:net';
-import { explicitlyAllowed, isMetadataHost, restrictedAddressReason } from '../../tools/addresses.ts';
+import { addressRefusal } from '../../core/addresses.ts';
+import { explicitlyAllowed, isMetadataHost } from '../../tools/addresses.ts';
 import { RemoteRefusedError } from './fetch-errors.ts';
-import { grantedDomains, type HostGrant, hostRefusal, keyToAdd, suggestedEntry, urlHost } from './hosts.ts';
+import { grantedDomains, type HostGrant, hostRefusal, keyToAdd, urlHost } from './hosts.ts';
 
 export interface RemoteChecks {
-  /** Throws when `address` is private, loopback, link-local or reserved and the host is not granted by name. */
+  /** Throws when `address` is private, loopback, link-local or reserved and not granted itself. */
   guardAddress(host: string, address: string, url: URL): void;
   /** Throws when the URL of a request (or of a redirect) may not be fetched. */
   checkUrl(url: URL, purpose: string): void;
@@ -17,10 +18,12 @@ export interface RemoteChecks {
 export function remoteChecks(grant: HostGrant): RemoteChecks {
   const allowed = grantedDomains(grant);
   const guardAddress = (host: string, address: string, url: URL): void => {
-    const reason = restrictedAddressReason(address);
-    if (reason && !explicitlyAllowed(host, allowed)) {
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    const reason = addressRefusal(address, port, allowed);
+    if (reason) {
+      const entry = isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`;
       throw new RemoteRefusedError(
-        `refused to connect to ${host} for MCP server "${grant.server}": ${reason}; only a host listed by name may be reached there: ${keyToAdd(grant, suggestedEntry(url))}`,
+        `refused to connect to ${host} for MCP server "${grant.server}": ${reason}; only an address listed itself may be reached there: ${keyToAdd(grant, entry)}`,
       );
     }
   };

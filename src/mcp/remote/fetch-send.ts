@@ -5,6 +5,7 @@
 import type { LookupAddress } from 'node:dns';
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { formatSeconds, startDeadline } from '../../core/deadline.ts';
 import type { LookupFn } from '../../tools/types.ts';
 import type { RemoteChecks } from './fetch-checks.ts';
 import { RemoteNetworkError, RemoteRefusedError } from './fetch-errors.ts';
@@ -107,27 +108,30 @@ export function sendRequest(out: OutgoingRequest, context: SendContext): Promise
       reject(error);
       return;
     }
+    // The headers' time limit, following the caller's signal; it holds under garbage collection
+    // (src/core/deadline.ts). The body is bounded by the SDK's call timeout.
+    const deadline = startDeadline(
+      context.headersTimeoutMs,
+      signal,
+      () =>
+        new RemoteNetworkError(
+          `no answer from ${url.host} within ${formatSeconds(context.headersTimeoutMs)} (MCP server "${context.server}")`,
+        ),
+    );
     let settled = false;
     const fail = (error: unknown): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      deadline.clear();
+      deadline.signal.removeEventListener('abort', onAbort);
       reject(error);
     };
-    const timer = setTimeout(() => {
-      const error = new RemoteNetworkError(
-        `no answer from ${url.host} within ${context.headersTimeoutMs / 1000} s (MCP server "${context.server}")`,
-      );
-      request.destroy(error);
-      fail(error);
-    }, context.headersTimeoutMs);
     const onAbort = (): void => {
-      const reason = abortReason(signal as AbortSignal);
+      const reason = abortReason(deadline.signal);
       request.destroy(reason as Error);
       fail(reason);
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    deadline.signal.addEventListener('abort', onAbort, { once: true });
     verifyPeer(request, context, url);
     request.once('error', (error) => {
       if (error instanceof RemoteRefusedError || error instanceof RemoteNetworkError) fail(error);
@@ -142,8 +146,8 @@ export function sendRequest(out: OutgoingRequest, context: SendContext): Promise
         return;
       }
       settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      deadline.clear();
+      deadline.signal.removeEventListener('abort', onAbort);
       abortBodyWith(message, signal);
       resolvePromise(message);
     });

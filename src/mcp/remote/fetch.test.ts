@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whileCollecting } from '../../../tests/helpers/gc.ts';
 import type { LookupFn } from '../../tools/types.ts';
 import { BodyLimit, createGuardedFetch, RemoteNetworkError, RemoteRefusedError } from './fetch.ts';
 import type { HostGrant } from './hosts.ts';
@@ -88,7 +89,7 @@ describe('createGuardedFetch', () => {
     expect(connections).toBe(before);
   });
 
-  it('refuses a name that resolves to a private address unless the name is listed literally', async () => {
+  it('refuses a name that resolves to a private address unless that address is listed itself', async () => {
     const before = connections;
     const wildcard = createGuardedFetch({
       grant: grant({ tableDomains: ['*.example.com'] }),
@@ -99,8 +100,17 @@ describe('createGuardedFetch', () => {
       /refused to connect to mcp\.example\.com .*127\.0\.0\.1 is a loopback, private or reserved address/,
     );
     expect(connections).toBe(before);
-    const literal = createGuardedFetch({
+    // Listed by name only: its DNS answer could be anyone's, so the loopback stays closed.
+    const named = createGuardedFetch({
       grant: grant({ tableDomains: [`mcp.example.com:${port}`] }),
+      lookup: toLoopback,
+    });
+    expect(await refused(named(`http://mcp.example.com:${port}/ok`))).toMatch(
+      new RegExp(`127\\.0\\.0\\.1 is a loopback.*add "127\\.0\\.0\\.1:${port}"`),
+    );
+    expect(connections).toBe(before);
+    const literal = createGuardedFetch({
+      grant: grant({ tableDomains: [`mcp.example.com:${port}`, `127.0.0.1:${port}`] }),
       lookup: toLoopback,
     });
     expect((await literal(`http://mcp.example.com:${port}/ok`)).status).toBe(200);
@@ -123,15 +133,15 @@ describe('createGuardedFetch', () => {
     let calls = 0;
     const rebinding: LookupFn = async () => [{ address: answers[Math.min(calls++, 1)] as string, family: 4 }];
     routes['/close'] = (_req, res) => res.writeHead(200, { connection: 'close' }).end('bye');
-    // Listed by name: its private addresses are granted, and each connection resolves anew.
+    // Its first address listed itself: granted, and each connection resolves anew.
     const listed = createGuardedFetch({
-      grant: grant({ tableDomains: [`mcp.example.com:${port}`] }),
+      grant: grant({ tableDomains: [`mcp.example.com:${port}`, `127.0.0.1:${port}`] }),
       lookup: rebinding,
     });
     expect((await listed(`http://mcp.example.com:${port}/close`)).status).toBe(200);
     listed.close();
     expect(calls).toBe(1);
-    // Covered only by a wildcard: the second answer, now private, is refused at connect time.
+    // The second answer, now private and not listed, is refused at connect time.
     const wildcard = createGuardedFetch({
       grant: grant({ tableDomains: ['*.example.com'] }),
       lookup: rebinding,
@@ -197,6 +207,23 @@ describe('createGuardedFetch', () => {
       headersTimeoutMs: 200,
     });
     await expect(fetch(`http://127.0.0.1:${port}/hang`)).rejects.toBeInstanceOf(RemoteNetworkError);
+    fetch.close();
+  });
+
+  it('gives up on a server that accepts and never answers while the collector runs, caller signal and all', async () => {
+    // The shape the SDK (and the OAuth discovery and token requests of a login) calls it with.
+    const fetch = createGuardedFetch({
+      grant: grant({ tableDomains: [`127.0.0.1:${port}`] }),
+      headersTimeoutMs: 300,
+    });
+    const caller = new AbortController();
+    const error = await whileCollecting(
+      fetch(`http://127.0.0.1:${port}/hang`, { signal: caller.signal }).catch((e: unknown) => e),
+    );
+    expect(error).toBeInstanceOf(RemoteNetworkError);
+    expect((error as Error).message).toBe(
+      `no answer from 127.0.0.1:${port} within 300 ms (MCP server "test")`,
+    );
     fetch.close();
   });
 

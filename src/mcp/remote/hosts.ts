@@ -65,3 +65,13 @@ export function hostRefusal(url: URL, grant: HostGrant, lead?: string): string |
   const what = lead ?? `its host ${url.host} is not in allowed_domains`;
   return `${what}: ${keyToAdd(grant, suggestedEntry(url))}`;
 }
+
+/** The server's URL without query or fragment (they may carry a key), for /info and messages. */
+export function displayUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
+  } catch {
+    return raw;
+  }
+}

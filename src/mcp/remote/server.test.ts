@@ -120,7 +120,7 @@ describe('server-everything over HTTP', () => {
     ]);
   });
 
-  it('refuses a loopback server reached by a name that is not listed literally', async () => {
+  it('refuses a loopback server reached by a name when no loopback address is listed', async () => {
     const manager = await start([{ name: 'ev', url: `http://localhost:${http.port}/mcp` }], {
       unrestricted: true,
     });
@@ -270,8 +270,7 @@ describe('OAuth', () => {
     const manager = await start([{ name: 'secure', url: oauth.url, allowed_domains: local(oauth.port) }]);
     expect(manager.describeServers()[0]).toMatchObject({
       state: 'failed',
-      reason:
-        'MCP server "secure" asks for an OAuth login and none is stored: run `rune mcp login secure` in a terminal first',
+      reason: `MCP server "secure" at ${oauth.url} asks for an OAuth login and none is stored: run \`rune mcp login secure\` in a terminal first`,
     });
     expect((await oauth.stats()).registrations).toBe(0);
   });

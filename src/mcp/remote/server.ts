@@ -14,7 +14,10 @@ import { LOGIN_TIMEOUT_MS, loginToServer } from './auth/login.ts';
 import { LoginRequiredError, StoredCredentialsProvider } from './auth/provider.ts';
 import { TokenStore } from './auth/store.ts';
 import { createGuardedFetch, type GuardedFetch, RemoteRefusedError } from './fetch.ts';
-import { type HostGrant, hostRefusal } from './hosts.ts';
+import { displayUrl, type HostGrant, hostRefusal } from './hosts.ts';
+
+export { displayUrl } from './hosts.ts';
+
 import {
   type Connected,
   connectClient,
@@ -48,16 +51,6 @@ export interface RemoteDeps extends ConnectionDeps {
   lookup?: LookupFn;
   /** Wait before each reconnect attempt; tests shorten it. */
   reconnectDelaysMs?: readonly number[];
-}
-
-/** The server's URL without query or fragment (they may carry a key), for /info and messages. */
-export function displayUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    return `${url.origin}${url.pathname}${url.search ? '?…' : ''}`;
-  } catch {
-    return raw;
-  }
 }
 
 function causedBy<T>(error: unknown, type: new (...args: never[]) => T): T | undefined {

@@ -59,12 +59,15 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<Params<'id'>>('/api/approvals/:id', ADMIN, async (req) => {
     const admin = req.need('admin');
-    const answer = bodyObject(req.body).answer;
-    if (answer !== 'yes' && answer !== 'no' && answer !== 'always')
-      throw badRequest('answer: yes, no or always');
+    const body = bodyObject(req.body);
+    const answer = body.answer;
+    if (answer !== 'yes' && answer !== 'no' && answer !== 'session' && answer !== 'always')
+      throw badRequest('answer: yes, no, session or always');
+    const instead = body.instead === undefined ? undefined : requireString(body, 'instead', 4000);
+    if (instead !== undefined && answer !== 'no') throw badRequest('instead: only with the answer no');
     const row = approvals.approval(req.params.id);
     if (!row) throw notFound(`approval '${req.params.id}'`);
-    const updated = approvals.answer(row.id, answer, admin.name);
+    const updated = approvals.answer(row.id, answer, admin.name, instead);
     if (!updated) throw new ApiError(409, 'CONFLICT', `approval already ${row.status}`);
     return toApproval(updated);
   });

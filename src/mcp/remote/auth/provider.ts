@@ -9,7 +9,8 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { VERSION } from '../../../core/version.ts';
-import type { TokenStore } from './store.ts';
+import { displayUrl } from '../hosts.ts';
+import { otherLogins, type TokenStore } from './store.ts';
 
 /** The server wants an OAuth login and this run cannot (or may not) start one. */
 export class LoginRequiredError extends Error {
@@ -82,7 +83,17 @@ export class StoredCredentialsProvider extends StoreProvider {
   }
 
   private required(why: string): LoginRequiredError {
-    return new LoginRequiredError(`MCP server "${this.store.server}" ${why}: ${this.hint}`);
+    // Which login is missing: this URL's. One kept for the same name at another URL is not used.
+    const others = otherLogins(this.store.env, this.store.server, this.store.serverUrl).map(
+      (other) => other.url,
+    );
+    const elsewhere =
+      others.length > 0
+        ? ` (the stored login of "${this.store.server}" is for ${others.map(displayUrl).join(', ')}, another server; it is kept, not used)`
+        : '';
+    return new LoginRequiredError(
+      `MCP server "${this.store.server}" at ${displayUrl(this.store.serverUrl)} ${why}${elsewhere}: ${this.hint}`,
+    );
   }
 
   get redirectUrl(): string {

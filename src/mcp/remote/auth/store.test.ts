@@ -1,9 +1,17 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redact } from '../../../core/redact.ts';
-import { authDir, TokenStore } from './store.ts';
+import { authDir, authFileName, otherLogins, TokenStore } from './store.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';
 const home = () => ({ RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-auth-')) });
@@ -25,7 +33,8 @@ describe('TokenStore', () => {
     store.saveTokens(tokens);
     expect(statSync(authDir(env)).mode & 0o777).toBe(0o700);
     expect(statSync(store.file).mode & 0o777).toBe(0o600);
-    expect(readdirSync(authDir(env))).toEqual(['docs.json']);
+    expect(readdirSync(authDir(env))).toEqual([authFileName(URL_A)]);
+    expect(authFileName(URL_A)).toMatch(/^mcp\.example\.com-[0-9a-f]{16}\.json$/);
     const again = new TokenStore(env, 'docs', URL_A);
     expect(again.tokens).toEqual(tokens);
     expect(again.redirectUri).toBe('http://127.0.0.1:5/callback');
@@ -44,6 +53,54 @@ describe('TokenStore', () => {
     new TokenStore(env, 'docs', URL_A).saveTokens(tokens);
     expect(new TokenStore(env, 'docs', 'https://attacker.example.net/mcp').tokens).toBeUndefined();
     expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+  });
+
+  it('keys logins by server URL: the same name at two URLs keeps both, neither touches the other', () => {
+    const env = home();
+    const URL_B = 'https://other.example.org/mcp';
+    new TokenStore(env, 'docs', URL_A).saveTokens(tokens);
+    const other = { ...tokens, access_token: 'at-other-0011223344', refresh_token: 'rt-other-5566778899' };
+    // A table named docs at another URL: discovery, then a login of its own.
+    const b = new TokenStore(env, 'docs', URL_B);
+    expect(b.tokens).toBeUndefined();
+    b.saveDiscovery({ authorizationServerUrl: 'https://other.example.org' });
+    b.saveTokens(other);
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+    expect(new TokenStore(env, 'docs', URL_B).tokens).toEqual(other);
+    expect(readdirSync(authDir(env)).sort()).toEqual([authFileName(URL_A), authFileName(URL_B)].sort());
+    expect(otherLogins(env, 'docs', URL_B)).toEqual([
+      { url: URL_A, names: ['docs'], file: join(authDir(env), authFileName(URL_A)) },
+    ]);
+    // Logging out of one forgets that one only.
+    new TokenStore(env, 'docs', URL_B).remove();
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+  });
+
+  it('takes over a NAME.json of the same URL from before, and leaves one of another URL alone', () => {
+    const env = home();
+    const dir = authDir(env);
+    const legacy = (url: string) => JSON.stringify({ version: 1, server_url: url, tokens });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'docs.json'), legacy(URL_A), { mode: 0o600 });
+    writeFileSync(join(dir, 'wiki.json'), legacy('https://wiki.example.org/mcp'), { mode: 0o600 });
+    expect(new TokenStore(env, 'docs', URL_A).tokens).toEqual(tokens);
+    const stranger = new TokenStore(env, 'wiki', URL_A);
+    stranger.saveDiscovery({ authorizationServerUrl: 'https://mcp.example.com' });
+    expect(readdirSync(dir).sort()).toEqual([authFileName(URL_A), 'wiki.json'].sort());
+    expect(JSON.parse(readFileSync(join(dir, 'wiki.json'), 'utf8')).tokens).toEqual(tokens);
+  });
+
+  it('never overwrites a file that holds another server’s login', () => {
+    const env = home();
+    const store = new TokenStore(env, 'docs', URL_A);
+    store.saveTokens(tokens);
+    writeFileSync(
+      store.file,
+      JSON.stringify({ version: 1, server_url: 'https://else.example.net/mcp', tokens }),
+    );
+    expect(() => store.saveTokens(tokens)).toThrow(
+      /holds the MCP login of https:\/\/else\.example\.net\/mcp/,
+    );
   });
 
   it('knows when the access token expired, from expires_in at the time it was saved', () => {

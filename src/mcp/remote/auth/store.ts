@@ -1,11 +1,15 @@
-// OAuth state of one remote MCP server, kept in $RUNE_HOME/mcp-auth/NAME.json (0600, in a 0700
-// folder): the registered client, the tokens and the discovered endpoints. Bound to the server's
-// URL: when the table points elsewhere, the old tokens are never sent there. Every write goes to a
-// new file that is synced and renamed over the old one, so a crash leaves the old state or the new.
+// OAuth state of one remote MCP server, kept in $RUNE_HOME/mcp-auth/ in a file keyed by the
+// server's URL (HOST-DIGEST.json; 0600, in a 0700 folder): the registered client, the tokens and
+// the discovered endpoints. Two servers never share a file, so a table that points a name at
+// another URL gets a login of its own and never touches the first server's tokens
+// (docs/adr/0033-run-outcomes.md). Every write goes to a new file that is synced and renamed over
+// the old one, so a crash leaves the old state or the new.
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   fsyncSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -24,6 +28,8 @@ export interface StoredAuth {
   version: 1;
   /** The URL of the MCP server these credentials belong to. */
   server_url: string;
+  /** The [[mcp]] table names that used this login, for messages. */
+  names?: string[];
   client?: OAuthClientInformationMixed;
   /** The redirect URI the client was registered with (its port is reused at the next login). */
   redirect_uri?: string;
@@ -35,6 +41,60 @@ export interface StoredAuth {
 
 export function authDir(env: NodeJS.ProcessEnv): string {
   return join(runeHome(env), 'mcp-auth');
+}
+
+/** The URL as a key: scheme and host lower-cased, default port dropped, no fragment. */
+export function serverKey(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.hash = '';
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
+/** The file of one server's login: its host (readable) and a digest of its whole URL (unique). */
+export function authFileName(url: string): string {
+  const key = serverKey(url);
+  let host = 'server';
+  try {
+    host = new URL(key).host.replace(/[^A-Za-z0-9.-]/g, '_') || host;
+  } catch {
+    // not a URL: the digest alone tells servers apart
+  }
+  return `${host}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}.json`;
+}
+
+/** A login kept elsewhere in the folder: its server URL and the table names that used it. */
+export interface OtherLogin {
+  url: string;
+  names: string[];
+  file: string;
+}
+
+/** The logins in the folder whose tables were named `name` but whose server is not `url`. */
+export function otherLogins(env: NodeJS.ProcessEnv, name: string, url: string): OtherLogin[] {
+  const dir = authDir(env);
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((file) => file.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const out: OtherLogin[] = [];
+  for (const file of files) {
+    try {
+      const state = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Partial<StoredAuth>;
+      const names = state.names ?? (file === `${name}.json` ? [name] : []);
+      if (typeof state.server_url !== 'string' || serverKey(state.server_url) === serverKey(url)) continue;
+      if (names.includes(name) && state.tokens)
+        out.push({ url: state.server_url, names, file: join(dir, file) });
+    } catch {
+      // unreadable: not a login anyone can use
+    }
+  }
+  return out;
 }
 
 function registerSecrets(state: StoredAuth | undefined): void {
@@ -49,13 +109,37 @@ export class TokenStore {
   private state: StoredAuth | undefined;
 
   constructor(
-    private readonly env: NodeJS.ProcessEnv,
+    readonly env: NodeJS.ProcessEnv,
     readonly server: string,
     readonly serverUrl: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.file = join(authDir(env), `${server}.json`);
+    this.file = join(authDir(env), authFileName(serverUrl));
+    this.adoptLegacy();
     this.state = this.read();
+  }
+
+  /**
+   * Before logins were keyed by URL they were kept as NAME.json: such a file is moved to this
+   * server's key when it belongs to this URL, and left alone (another server's) when it does not.
+   */
+  private adoptLegacy(): void {
+    const legacy = join(authDir(this.env), `${this.server}.json`);
+    if (legacy === this.file) return;
+    try {
+      statSync(this.file);
+      return; // this server has its own file already
+    } catch {
+      // none yet
+    }
+    try {
+      const state = JSON.parse(readFileSync(legacy, 'utf8')) as Partial<StoredAuth>;
+      if (typeof state.server_url !== 'string' || serverKey(state.server_url) !== serverKey(this.serverUrl))
+        return;
+      renameSync(legacy, this.file);
+    } catch {
+      // no legacy file, or not one to take
+    }
   }
 
   private read(): StoredAuth | undefined {
@@ -80,7 +164,7 @@ export class TokenStore {
       // A damaged file is as good as none: the next login writes a new one.
       return undefined;
     }
-    if (parsed.version !== 1 || parsed.server_url !== this.serverUrl) return undefined;
+    if (parsed.version !== 1 || serverKey(parsed.server_url) !== serverKey(this.serverUrl)) return undefined;
     registerSecrets(parsed);
     return parsed;
   }
@@ -111,11 +195,35 @@ export class TokenStore {
    * the notes server) may have refreshed the tokens since this one read them.
    */
   private update(change: (state: StoredAuth) => void): void {
+    this.refuseForeign();
     const state: StoredAuth = this.read() ?? { version: 1, server_url: this.serverUrl };
+    if (!state.names?.includes(this.server)) state.names = [...(state.names ?? []), this.server];
     change(state);
     registerSecrets(state);
     this.write(state);
     this.state = state;
+  }
+
+  /** The file holds another server's login (a digest collision): it is never overwritten. */
+  private refuseForeign(): void {
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch {
+      return;
+    }
+    let url: unknown;
+    try {
+      url = (JSON.parse(text) as Partial<StoredAuth>).server_url;
+    } catch {
+      return; // damaged: as good as none
+    }
+    if (typeof url === 'string' && serverKey(url) !== serverKey(this.serverUrl)) {
+      throw new RuneError(
+        'IO',
+        `${this.file} holds the MCP login of ${url}, not of ${this.serverUrl}; it is left as it is`,
+      );
+    }
   }
 
   get client(): OAuthClientInformationMixed | undefined {

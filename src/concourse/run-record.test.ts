@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRun, encodeRun, type RunRecord } from './store.ts';
+import { decodeRun, encodeRun, type RunRecord } from './run-record.ts';
 
 const record: RunRecord = {
   v: 1,
