@@ -23,7 +23,9 @@ export function zipf(seed = 42) {
   }
   let x = seed;
   const rand = () => {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    // Math.imul: a plain product passes 2^53 and loses the low bits, and the sequence then
+    // repeats after about 10,000 draws (a corpus of some 125 distinct files, copied over).
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
     return x / 0x7fffffff;
   };
   const pick = () => {
