@@ -17,7 +17,7 @@ afterEach(async () => {
 function corpus(n: number, seed = 7): string[] {
   let x = seed;
   const rand = () => {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff; // a plain product loses its low bits
     return x / 0x7fffffff;
   };
   const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}`);
@@ -115,6 +115,22 @@ describe('the file search by weight', () => {
       ).toEqual(theirs.map((t) => expect.closeTo(t, 6)));
     }
     reference.close();
+  }, 60_000);
+
+  it('finds files where common words meet seldom, past the files where the rarest weighs most', async () => {
+    kit = await makeServer();
+    // 'rarer' in 4000 short files (heavy), 'commoner' in 4500 others; they meet in three long
+    // files only, where 'rarer' weighs least: read last.
+    const filler = 'lorem ipsum dolor sit amet '.repeat(40);
+    const texts = [
+      ...Array.from({ length: 4000 }, (_, i) => `rarer rarer t${i}`),
+      ...Array.from({ length: 4500 }, (_, i) => `commoner u${i}`),
+      ...Array.from({ length: 3 }, (_, i) => `${filler} rarer commoner v${i}`),
+    ];
+    fill(texts, () => true);
+    const found = search('rarer commoner', 10);
+    expect(found.partial).toBe(false);
+    expect(found.hits.map((h) => h.file).sort()).toEqual(['f8500.md', 'f8501.md', 'f8502.md']);
   }, 60_000);
 
   it('searches only what visitors may see, and follows visibility changes', async () => {

@@ -8,7 +8,8 @@
 // inside a weight step, 1/4096 of the range). Several words: a rarest word
 // in at most EXACT_DOCS files is read to its end (exact); a commoner one until the best `limit`
 // are found and AFTER_FOUND more files were checked: the best among the files where the rarest
-// word weighs most (documented in docs/notes-api.md).
+// word weighs most (documented in docs/notes-api.md). Until `limit` are found it reads on, to the
+// word's last file or the end of the search's budget.
 import type { SqliteDatabase } from '../core/sqlite.ts';
 import { countOf, fileOfRow, fold as foldWord, idf, indexKey, weight, words } from './search-tokens.ts';
 
@@ -196,7 +197,9 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   let checked = 0;
   let foundAt = -1;
   let seen = 0;
-  scan: for (const size of exact ? [EXACT_DOCS] : [BATCH * 2, BATCH * 16, MAX_CHECKED]) {
+  const sizes = exact ? [EXACT_DOCS] : [BATCH * 2, BATCH * 16, MAX_CHECKED];
+  scan: for (let s = 0; s < sizes.length; s++) {
+    const size = sizes[s]!;
     const rows = page.all(`"${driver}"`, size) as number[];
     for (let at = seen; at < rows.length; at += BATCH) {
       const slice = rows.slice(at, at + BATCH);
@@ -215,8 +218,9 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
     }
     seen = rows.length;
     if (rows.length < size) break;
-    // Not every file holding the word was looked at: say so when the answer may lack some.
-    if (size === MAX_CHECKED) partial = best.length < query.limit;
+    // Fewer than `limit` found where the word weighs most (its files seldom hold the others): the
+    // rest of its files, a longer page at a time, until found or the budget ends (then partial).
+    if (size >= MAX_CHECKED && best.length < query.limit) sizes.push(size * 8);
   }
   return answer(partial);
 }
