@@ -62,13 +62,14 @@ buildSync({
     resolveDir: ROOT,
     contents: `
       import { loadConfig } from './src/config/load.ts';
+      import { devAssets } from './src/core/assets.ts';
       import { silentLogger } from './src/core/logger.ts';
       import { runMountedCall } from './src/mount/invoke.ts';
       import { createPolicyGate } from './src/policy/gate.ts';
       import { createSandboxExecutor } from './src/sandbox/executor.ts';
       import { ToolRegistry } from './src/tools/registry.ts';
       export function setup(assets, cwd, env) {
-        globalThis.__runeAssetDir = assets;
+        devAssets.dir = assets;
         const { config } = loadConfig({ env });
         const gate = createPolicyGate({ config, cwd, env, interactive: false, yes: false, sessionId: 'bench', logger: silentLogger });
         const calls = {

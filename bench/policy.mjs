@@ -30,15 +30,16 @@ buildSync({
       import { createPolicyGate } from ${JSON.stringify(join(ROOT, 'src/policy/gate.ts'))};
       import { DEFAULTS } from ${JSON.stringify(join(ROOT, 'src/config/schema.ts'))};
       import { silentLogger } from ${JSON.stringify(join(ROOT, 'src/core/logger.ts'))};
-      globalThis.__runeAssetDir = process.env.ASSETS;
+      import { devAssets } from ${JSON.stringify(join(ROOT, 'src/core/assets.ts'))};
+      devAssets.dir = process.env.ASSETS;
       const config = { ...DEFAULTS, mcp: [], policy: { ...DEFAULTS.policy, allowed_commands: ['ls', 'grep', 'git', 'rg', 'head'] } };
       const gate = createPolicyGate({ config, cwd: process.cwd(), env: { HOME: process.env.HOME, RUNE_HOME: process.env.RUNE_HOME },
         interactive: false, yes: false, sessionId: 'bench', logger: silentLogger });
       const cases = {
-        'read_file (baseline)': { tool: 'read_file', args: { path: 'a.txt' }, source: 'builtin' },
-        'execute_cmd: ls -la': { tool: 'execute_cmd', args: { cmd: 'ls -la' }, source: 'builtin' },
-        'execute_cmd: ls -la | grep x': { tool: 'execute_cmd', args: { cmd: 'ls -la | grep x' }, source: 'builtin' },
-        'execute_cmd: 5-command list': { tool: 'execute_cmd', args: { cmd: "git log --oneline -n 20 && rg -n 'foo|bar' src | head -5; ls -la src; grep -c x a.txt" }, source: 'builtin' },
+        'read_file (baseline)': { tool: 'read_file', args: { path: 'a.txt' }, source: 'builtin', access: { kind: 'read', target: 'file' } },
+        'execute_cmd: ls -la': { tool: 'execute_cmd', args: { cmd: 'ls -la' }, source: 'builtin', access: { kind: 'command' } },
+        'execute_cmd: ls -la | grep x': { tool: 'execute_cmd', args: { cmd: 'ls -la | grep x' }, source: 'builtin', access: { kind: 'command' } },
+        'execute_cmd: 5-command list': { tool: 'execute_cmd', args: { cmd: "git log --oneline -n 20 && rg -n 'foo|bar' src | head -5; ls -la src; grep -c x a.txt" }, source: 'builtin', access: { kind: 'command' } },
       };
       (async () => {
       const start = process.hrtime.bigint();

@@ -54,8 +54,9 @@ const harness = join(work, 'search.cjs');
 bundle({
   stdin: {
     contents: `
+      import { devAssets } from './src/core/assets.ts';
       import { runWalkJob } from './src/tools/walk/runner.ts';
-      globalThis.__runeAssetDir = process.env.ASSETS;
+      devAssets.dir = process.env.ASSETS;
       const [root, pattern] = process.argv.slice(2);
       runWalkJob(
         { kind: 'search', root, cwd: root, pattern, caseInsensitive: false, context: 0, maxResults: 1000,

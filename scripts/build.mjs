@@ -60,32 +60,38 @@ const MODES = {
   'walk-worker': 'src/tools/walk/worker.ts',
 };
 
-/** Sources of the static sandbox helper only (probe.c is shared with the addon). */
-const HELPER_ONLY = [
-  'helper.c',
-  'view.c',
-  'view.h',
-  'view-fs.c',
-  'view-fs.h',
-  'view-rules.c',
-  'secrets.c',
-  'bpf.h',
-  'netguard.c',
-  'netguard.h',
-  'metaguard.c',
-  'metaguard.h',
-  'reaper.c',
-  'reaper.h',
-];
+/**
+ * The C files of each native target: the addon's are listed in binding.gyp; the static sandbox helper
+ * is every other .c file under native/src plus probe.c, which both use. Each target's inputs are its
+ * sources and the headers they include, so editing one target's files never rebuilds the other.
+ */
+function nativeInputs() {
+  const dir = join(root, 'native/src');
+  const gyp = JSON.parse(readFileSync(join(root, 'native/binding.gyp'), 'utf8'));
+  const addon = gyp.targets[0].sources.map((source) => source.replace(/^src\//, ''));
+  const helper = readdirSync(dir).filter(
+    (name) => name.endsWith('.c') && (!addon.includes(name) || name === 'probe.c'),
+  );
+  const withHeaders = (sources) => {
+    const seen = new Set();
+    const visit = (name) => {
+      if (seen.has(name) || !existsSync(join(dir, name))) return;
+      seen.add(name);
+      for (const [, header] of readFileSync(join(dir, name), 'utf8').matchAll(/^#include "([^"]+)"/gm))
+        visit(header);
+    };
+    for (const source of sources) visit(source);
+    return [...seen].map((name) => join(dir, name));
+  };
+  return { addon: withHeaders(addon), helper: withHeaders(helper) };
+}
+
+const newerThan = (target, inputs) =>
+  existsSync(target) && statSync(target).mtimeMs >= Math.max(...inputs.map((f) => statSync(f).mtimeMs));
 
 function buildNative() {
   const addon = join(root, 'native/build/Release/rune_native.node');
-  // The sandbox helper's own sources are not part of the addon: editing them must not rebuild it.
-  const addonSources = readdirSync(join(root, 'native/src'))
-    .filter((name) => !HELPER_ONLY.includes(name))
-    .map((name) => statSync(join(root, 'native/src', name)).mtimeMs);
-  const sources = Math.max(...addonSources, statSync(join(root, 'native/binding.gyp')).mtimeMs);
-  if (existsSync(addon) && statSync(addon).mtimeMs >= sources) return addon;
+  if (newerThan(addon, [...nativeInputs().addon, join(root, 'native/binding.gyp')])) return addon;
   const gyp = require.resolve('node-gyp/bin/node-gyp.js');
   // Headers of the running Node from the distribution (Debian's nodejs) keep the build offline;
   // otherwise node-gyp downloads them.
@@ -105,9 +111,8 @@ function buildNative() {
 // inside any mount namespace. Debian's libc6-dev ships the libc.a it links against.
 function buildSandboxHelper() {
   const helper = join(root, 'native/build/rune-sandbox');
-  const sources = [...HELPER_ONLY, 'probe.c', 'probe.h'].map((f) => join(root, 'native/src', f));
-  if (existsSync(helper) && statSync(helper).mtimeMs >= Math.max(...sources.map((f) => statSync(f).mtimeMs)))
-    return helper;
+  const sources = nativeInputs().helper;
+  if (newerThan(helper, sources)) return helper;
   mkdirSync(dirname(helper), { recursive: true });
   execFileSync(
     'gcc',

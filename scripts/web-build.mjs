@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 
 /**
- * lang-markdown imports lang-html (with the HTML, CSS and JavaScript parsers, ~150 KB) for its
- * `markdown()` helper, which web/src/editor-languages.ts does not use. Even unused, a static import
+ * lang-markdown imports lang-html (with the HTML, CSS and JavaScript parsers; bench/web-bundle.mjs)
+ * for its `markdown()` helper, which web/src/editor-languages.ts does not use. Even unused, a static import
  * puts the module in the editor's chunk, so lang-markdown's import gets an empty stand-in; the
  * editor still loads lang-html on its own when a fence asks for HTML.
  */

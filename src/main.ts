@@ -1,11 +1,13 @@
 // Entry point: picks one of rune's four programs before anything else is parsed
 // (docs/adr/0001-architecture.md), runs it, and is the only place that exits the process. Kept tiny: `rune --version` loads nothing else.
 import { basename, join } from 'node:path';
+import { devAssets } from './core/assets.ts';
 import { loadMode, persistCodeCaches } from './core/bundles.ts';
 import { startCpuProfile, stopCpuProfile } from './core/cpu-profile.ts';
 import { formatError, RuneError, toRuneError } from './core/errors.ts';
 import { redact } from './core/redact.ts';
 import { onBrokenPipe, writeStd } from './core/stdio.ts';
+import { terminalText } from './core/terminal-text.ts';
 import { VERSION } from './core/version.ts';
 import { chooseMode } from './dispatch.ts';
 
@@ -27,7 +29,7 @@ const EXIT_BROKEN_PIPE = 141;
 // `rune … | head`: the reader is gone. Node ignores SIGPIPE, so a write fails with EPIPE, and an
 // unhandled stream error would crash with a stack trace. Stop quietly, as a killed program would.
 // The listener goes on when some code first asks for the stream: making process.stdout for a pipe
-// costs ~7 ms, which a run writing through core/stdio.ts never pays.
+// loads net and the stream machinery, which a run writing through core/stdio.ts never pays.
 function exitOnBrokenPipe(name: 'stdout' | 'stderr'): void {
   const attach = (stream: NodeJS.WriteStream): NodeJS.WriteStream => {
     if (created[name] === stream) return stream;
@@ -61,7 +63,7 @@ async function main(): Promise<never> {
   // process of the same user where no PID namespace hides rune (the sandbox's container fallback).
   // Setting the title overwrites the original argv block in place (libuv zero-fills all of it).
   process.title = mode === 'notes' ? `${invokedAs} notes` : invokedAs;
-  (globalThis as { __runeAssetDir?: string }).__runeAssetDir ??= join(__dirname, '..');
+  devAssets.dir ??= join(__dirname, '..');
   exitOnBrokenPipe('stdout');
   exitOnBrokenPipe('stderr');
   onBrokenPipe(() => process.exit(EXIT_BROKEN_PIPE));
@@ -77,7 +79,21 @@ async function main(): Promise<never> {
     }
   } catch (thrown) {
     const error = toRuneError(thrown);
-    writeStd(2, `${redact(formatError(error))}\n`);
+    // --verbose makes stderr NDJSON for the agent: its last line too.
+    const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+    if (mode === 'cli' && (own.includes('--verbose') || own.includes('-v'))) {
+      const record = {
+        time: new Date().toISOString(),
+        level: 'error',
+        event: 'cli.failed',
+        code: error.code,
+        message: error.message,
+      };
+      writeStd(2, `${redact(JSON.stringify(record))}\n`);
+    } else {
+      // A provider's or a tool's text can be in the message: shown, never obeyed by the terminal.
+      writeStd(2, `${terminalText(redact(formatError(error)))}\n`);
+    }
     if (error.code === 'INTERNAL' && process.env.RUNE_DEBUG && thrown instanceof Error && thrown.stack) {
       writeStd(2, `${redact(thrown.stack)}\n`);
     }

@@ -32,16 +32,10 @@ static napi_value probe(napi_env env, napi_callback_info info) {
   rune_probe_kernel(&p);
   napi_value obj;
   CHECK(napi_create_object(env, &obj));
-  CHECK(set_int(env, obj, "landlockAbi", p.landlock_abi));
-  CHECK(set_int(env, obj, "seccompFilter", p.seccomp_filter));
-  CHECK(set_int(env, obj, "seccompUserNotif", p.seccomp_user_notif));
-  CHECK(set_int(env, obj, "currentSeccomp", p.current_seccomp));
-  CHECK(set_int(env, obj, "noNewPrivs", p.no_new_privs));
-  CHECK(set_int(env, obj, "userns", p.userns));
-  CHECK(set_int(env, obj, "netns", p.netns));
-  CHECK(set_int(env, obj, "mountns", p.mountns));
-  CHECK(set_int(env, obj, "pidns", p.pidns));
-  CHECK(set_int(env, obj, "unshareNoop", p.unshare_noop));
+  /* Every field of the record, as probe.h declares it. */
+#define X(c_name, js_name, meaning) CHECK(set_int(env, obj, js_name, p.c_name));
+  RUNE_PROBE_FIELDS(X)
+#undef X
   return obj;
 }
 

@@ -25,7 +25,7 @@ static void print_json_string(const char *text) {
 /* Entries of a system folder that others may not read (a folder others cannot enter counts whole):
  * shadow, gshadow and their backups, sudoers, host keys, TLS private keys, database passwords. A
  * list of names would miss the next backup or variant, so rune hides the class. The helper of each
- * call scans afresh (`--hide-closed`, ~2 ms for Debian's /etc): a secret created in a subfolder
+ * call scans afresh (`--hide-closed`; its cost is in bench/sandbox.mjs): a secret created in a subfolder
  * since the last call is hidden too, and there is no cache to keep honest. */
 static int each_closed_in(int dir, const char *path, int depth, int (*found)(const char *, void *), void *ctx) {
   int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -1,5 +1,4 @@
-/* Landlock for one thread of rune's own process. The UAPI constants are defined here because
- * Debian's kernel headers are older than the kernels rune runs on (see PROBE-FINDINGS). */
+/* Landlock for one thread of rune's own process (the kernel interface: landlock_uapi.h). */
 #define _GNU_SOURCE
 #include "thread_landlock.h"
 
@@ -11,34 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#define __NR_landlock_add_rule 445
-#define __NR_landlock_restrict_self 446
-#endif
-
-#define RL_CREATE_RULESET_VERSION (1U << 0)
-#define RL_RULE_PATH_BENEATH 1
-
-#define RL_FS_READ_FILE (1ULL << 2)
-#define RL_FS_READ_DIR (1ULL << 3)
-#define RL_FS_ABI1 ((1ULL << 13) - 1) /* EXECUTE … MAKE_SYM */
-#define RL_FS_REFER (1ULL << 13)      /* ABI 2 */
-#define RL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
-#define RL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
-#define RL_NET_ALL ((1ULL << 0) | (1ULL << 1))   /* BIND_TCP, CONNECT_TCP: ABI 4 */
-#define RL_SCOPE_ALL ((1ULL << 0) | (1ULL << 1)) /* ABSTRACT_UNIX_SOCKET, SIGNAL: ABI 6 */
-
-struct rl_ruleset_attr {
-  uint64_t handled_access_fs;
-  uint64_t handled_access_net;
-  uint64_t scoped;
-};
-
-struct rl_path_beneath_attr {
-  uint64_t allowed_access;
-  int32_t parent_fd;
-} __attribute__((packed));
+#include "landlock_uapi.h"
 
 static int fail(struct rune_thread_landlock *out, const char *step) {
   out->error = errno;
@@ -59,11 +31,11 @@ static int add_path(int ruleset, const char *path, uint64_t want, uint64_t handl
     return 0;
   }
   /* A rule on a file may hold file rights only (else EINVAL). */
-  struct rl_path_beneath_attr rule = {
-      .allowed_access = (S_ISDIR(st.st_mode) ? want : (want & RL_FS_READ_FILE)) & handled,
+  struct ll_path_beneath_attr rule = {
+      .allowed_access = (S_ISDIR(st.st_mode) ? want : (want & LL_FS_READ_FILE)) & handled,
       .parent_fd = fd,
   };
-  long rc = rule.allowed_access == 0 ? 0 : syscall(__NR_landlock_add_rule, ruleset, RL_RULE_PATH_BENEATH, &rule, 0);
+  long rc = rule.allowed_access == 0 ? 0 : syscall(LL_ADD_RULE, ruleset, LL_RULE_PATH_BENEATH, &rule, 0);
   int saved = errno;
   close(fd);
   errno = saved;
@@ -79,22 +51,15 @@ int rune_thread_landlock(const char *const *read, unsigned n_read, const char *c
   out->skipped = 0;
   out->error = 0;
   out->step = "";
-  long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, RL_CREATE_RULESET_VERSION);
+  long abi = syscall(LL_CREATE_RULESET, NULL, 0, LL_CREATE_RULESET_VERSION);
   if (abi < 1) return fail(out, "abi");
 
-  struct rl_ruleset_attr attr = {0};
-  attr.handled_access_fs = RL_FS_ABI1;
-  if (abi >= 2) attr.handled_access_fs |= RL_FS_REFER;
-  if (abi >= 3) attr.handled_access_fs |= RL_FS_TRUNCATE;
-  if (abi >= 5) attr.handled_access_fs |= RL_FS_IOCTL_DEV;
-  if (abi >= 4) attr.handled_access_net = RL_NET_ALL;
-  if (abi >= 6) attr.scoped = RL_SCOPE_ALL;
-  size_t size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
-
-  int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+  struct ll_ruleset_attr attr;
+  size_t size = ll_ruleset_for((int)abi, &attr);
+  int ruleset = (int)syscall(LL_CREATE_RULESET, &attr, size, 0);
   if (ruleset < 0) return fail(out, "ruleset");
   for (unsigned i = 0; i < n_read; i++) {
-    if (add_path(ruleset, read[i], RL_FS_READ_FILE | RL_FS_READ_DIR, attr.handled_access_fs, out) != 0) {
+    if (add_path(ruleset, read[i], LL_FS_READ_FILE | LL_FS_READ_DIR, attr.handled_access_fs, out) != 0) {
       int saved = errno;
       close(ruleset);
       errno = saved;
@@ -102,7 +67,7 @@ int rune_thread_landlock(const char *const *read, unsigned n_read, const char *c
     }
   }
   for (unsigned i = 0; i < n_list; i++) {
-    if (add_path(ruleset, list[i], RL_FS_READ_DIR, attr.handled_access_fs, out) != 0) {
+    if (add_path(ruleset, list[i], LL_FS_READ_DIR, attr.handled_access_fs, out) != 0) {
       int saved = errno;
       close(ruleset);
       errno = saved;
@@ -116,7 +81,7 @@ int rune_thread_landlock(const char *const *read, unsigned n_read, const char *c
     errno = saved;
     return fail(out, "no_new_privs");
   }
-  if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
+  if (syscall(LL_RESTRICT_SELF, ruleset, 0) != 0) {
     int saved = errno;
     close(ruleset);
     errno = saved;

@@ -17,26 +17,13 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "landlock_uapi.h"
 #include "view.h"
 
 /* ---------------------------------------------------------------- Landlock over the same grants */
 
-#define LL_ADD_RULE 445
-#define LL_RULE_PATH_BENEATH 1
-#define LL_FS_EXECUTE (1ULL << 0)
-#define LL_FS_WRITE_FILE (1ULL << 1)
-#define LL_FS_READ_FILE (1ULL << 2)
-#define LL_FS_READ_DIR (1ULL << 3)
-#define LL_FS_TRUNCATE (1ULL << 14)
-#define LL_FS_IOCTL_DEV (1ULL << 15)
-#define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 #define LL_READ (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
 #define MAX_SPLIT_RULES 4096
-
-struct ll_path_beneath_attr {
-  uint64_t allowed_access;
-  int32_t parent_fd;
-} __attribute__((packed));
 
 static int ll_ruleset;
 static uint64_t ll_handled;

@@ -38,6 +38,7 @@
 #include "view-fs.h"
 
 struct view_spec view;
+static struct reporter *rep; /* view_build's, for every step of the build */
 
 #define MAX_HIDDEN 1024
 
@@ -68,22 +69,16 @@ static void hide_path(int root, const char *path) {
   if (fd < 0) {
     /* Absent, behind a symlink, or in a folder nobody here may enter: nothing to hide. */
     if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR || errno == EACCES) return;
-    report("setup", "failed", "hiding %s: %s", path, strerror(errno));
-    _exit(125);
+    fail(rep, "hiding %s: %s", path, strerror(errno));
   }
   struct stat st;
   int is_dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
   int rc = bind_fds(is_dir ? empty_dir : empty_file, fd);
   close(fd);
-  if (rc != 0) {
-    report("setup", "failed", "hiding %s: %s", path, strerror(errno));
-    _exit(125);
-  }
+  if (rc != 0) fail(rep, "hiding %s: %s", path, strerror(errno));
   int top = reopen(root, path);
-  if (top < 0 || add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, 1) != 0) {
-    report("setup", "failed", "hiding %s read-only: %s", path, strerror(errno));
-    _exit(125);
-  }
+  if (top < 0 || add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, 1) != 0)
+    fail(rep, "hiding %s read-only: %s", path, strerror(errno));
   close(top);
   view_remember_hidden(path);
 }
@@ -130,8 +125,8 @@ static int n_root_links;
 static void open_grant(const char *path, int writable) {
   int fd = walk(host_root, path, WALK_OPEN);
   if (fd < 0) {
-    if (errno == ELOOP) skip("namespaces", "%s changed into a symlink after it was resolved: not granted", path, 0);
-    else if (errno != ENOENT && errno != EACCES) skip("namespaces", "opening grant %s", path, errno);
+    if (errno == ELOOP) skip(rep, LAYER_NAMESPACES, "%s changed into a symlink after it was resolved: not granted", path, 0);
+    else if (errno != ENOENT && errno != EACCES) skip(rep, LAYER_NAMESPACES, "opening grant %s", path, errno);
     return;
   }
   char link[32], real[PATH_MAX];
@@ -170,7 +165,7 @@ static void open_grant(const char *path, int writable) {
   /* The view provides these itself; a grant of the host's /proc, /sys or /dev would undo it. */
   if (view_is_inside(real, "/proc") || view_is_inside(real, "/sys") || strcmp(real, "/dev") == 0 ||
       strcmp(real, "/dev/pts") == 0) {
-    report("namespaces", "skipped", "grant %s: the view has its own", real);
+    report(rep, LAYER_NAMESPACES, STATE_SKIPPED, "grant %s: the view has its own", real);
     close(fd);
     return;
   }
@@ -246,7 +241,7 @@ static int bind_generated(int root, const char *name, const char *target) {
 
 static void build_proc(int root) {
   int dst = walk(root, "/proc", WALK_DIR);
-  if (dst < 0) die("/proc in the view");
+  if (dst < 0) die(rep, "/proc in the view");
   /* hidepid: the namespace's init is not dumpable, so it is not even listed. "ptraceable" (5.8)
    * checks every reader, root's group included; "invisible" and 2 exempt gid 0. */
   static const char *const options[] = {"hidepid=ptraceable", "hidepid=invisible", "hidepid=2", NULL};
@@ -259,9 +254,9 @@ static void build_proc(int root) {
     /* A container runtime's masked /proc makes a new one "too revealing": bind the one we have. */
     int err = errno;
     int host = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (host < 0 || bind_fds(host, dst) != 0) die("binding /proc");
+    if (host < 0 || bind_fds(host, dst) != 0) die(rep, "binding /proc");
     close(host);
-    report("namespaces", "skipped", "private /proc: %s (the host's /proc is bound instead: other processes are "
+    report(rep, LAYER_NAMESPACES, STATE_SKIPPED, "private /proc: %s (the host's /proc is bound instead: other processes are "
            "listed; Landlock still refuses their memory, fds and environment)", strerror(err));
   }
   close(dst);
@@ -272,7 +267,7 @@ static void build_proc(int root) {
     close(fd);
     int top = rc == 0 ? reopen(root, PROC_READ_ONLY[i]) : -1;
     if (top < 0 || add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, 1) != 0)
-      skip("namespaces", "read-only %s", PROC_READ_ONLY[i], errno);
+      skip(rep, LAYER_NAMESPACES, "read-only %s", PROC_READ_ONLY[i], errno);
     if (top >= 0) close(top);
   }
   for (size_t i = 0; i < sizeof PROC_MASKED / sizeof PROC_MASKED[0]; i++) hide_path(root, PROC_MASKED[i]);
@@ -280,7 +275,7 @@ static void build_proc(int root) {
 
 static void build_sys(int root) {
   int dst = walk(root, "/sys", WALK_DIR);
-  if (dst < 0) die("/sys in the view");
+  if (dst < 0) die(rep, "/sys in the view");
   /* A new sysfs shows this network namespace's devices and no cgroup or debug mounts. */
   if (mount_fs_on("sysfs", dst, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
     facts.sys_fresh = 1;
@@ -289,7 +284,7 @@ static void build_sys(int root) {
     int top = -1;
     if (host < 0 || bind_fds(host, dst) != 0 || (top = reopen(root, "/sys")) < 0 ||
         add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, 1) != 0)
-      die("binding /sys read-only");
+      die(rep, "binding /sys read-only");
     close(top);
     close(host);
   }
@@ -299,10 +294,10 @@ static void build_sys(int root) {
 static void build_dev(int root, const int *device_fds) {
   int dev = walk(root, "/dev", WALK_DIR);
   if (dev < 0 || mount_fs_on("tmpfs", dev, MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64") != 0)
-    die("/dev in the view");
+    die(rep, "/dev in the view");
   close(dev);
   dev = reopen(root, "/dev");
-  if (dev < 0) die("/dev in the view");
+  if (dev < 0) die(rep, "/dev in the view");
   remember_own(dev);
   for (size_t i = 0; i < N_DEVICES; i++) {
     if (device_fds[i] < 0) continue;
@@ -313,7 +308,7 @@ static void build_dev(int root, const int *device_fds) {
      * read-only mount refuses every metadata change while reads and writes of a device still work
      * (the kernel checks MNT_READONLY for regular files, folders and symlinks only). */
     if (place(root, device_fds[i], path, ATTR_RDONLY | ATTR_NOSUID | ATTR_NOEXEC) != 0)
-      skip("namespaces", "binding %s", path, errno);
+      skip(rep, LAYER_NAMESPACES, "binding %s", path, errno);
   }
   if (mkdirat(dev, "pts", 0755) == 0 || errno == EEXIST) {
     int pts = walk(root, "/dev/pts", WALK_OPEN);
@@ -322,14 +317,14 @@ static void build_dev(int root, const int *device_fds) {
     int ok = pts >= 0 && (mount_fs_on("devpts", pts, MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,max=64") == 0 ||
                           mount_fs_on("devpts", pts, MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") == 0);
     if (ok) facts.devpts_new = 1;
-    else skip("namespaces", "a new devpts instance%s", "", errno);
+    else skip(rep, LAYER_NAMESPACES, "a new devpts instance%s", "", errno);
     if (pts >= 0) close(pts);
-    if (ok && symlinkat("pts/ptmx", dev, "ptmx") != 0) skip("namespaces", "/dev/ptmx%s", "", errno);
+    if (ok && symlinkat("pts/ptmx", dev, "ptmx") != 0) skip(rep, LAYER_NAMESPACES, "/dev/ptmx%s", "", errno);
   }
   if (mkdirat(dev, "shm", 01777) == 0 || errno == EEXIST) {
     int shm = walk(root, "/dev/shm", WALK_OPEN);
     if (shm < 0 || mount_fs_on("tmpfs", shm, MS_NOSUID | MS_NODEV, "mode=1777,size=64m") != 0)
-      skip("namespaces", "private /dev/shm%s", "", errno);
+      skip(rep, LAYER_NAMESPACES, "private /dev/shm%s", "", errno);
     if (shm >= 0) {
       close(shm);
       shm = reopen(root, "/dev/shm");
@@ -349,10 +344,10 @@ static void build_tmp(int root) {
   int tmp = walk(root, "/tmp", WALK_DIR);
   char data[64];
   snprintf(data, sizeof data, "mode=1777,size=%ldm", view.tmp_mb > 0 ? view.tmp_mb : 512);
-  if (tmp < 0 || mount_fs_on("tmpfs", tmp, MS_NOSUID | MS_NODEV, data) != 0) die("private /tmp");
+  if (tmp < 0 || mount_fs_on("tmpfs", tmp, MS_NOSUID | MS_NODEV, data) != 0) die(rep, "private /tmp");
   close(tmp);
   tmp = reopen(root, "/tmp");
-  if (tmp < 0) die("private /tmp");
+  if (tmp < 0) die(rep, "private /tmp");
   remember_own(tmp);
   close(tmp);
 }
@@ -368,87 +363,78 @@ static const char *base_dir(void) {
   return NULL;
 }
 
-int view_build(struct view_result *out) {
-  memset(out, 0, sizeof *out);
-  memset(&facts, 0, sizeof facts);
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-    snprintf(out->why, sizeof out->why, "making mounts private: %s", strerror(errno));
-    return -1;
-  }
-  /* Every source is opened on the host's tree first. */
+/* What is opened on the host's tree before the new root covers it: the system folders (or the
+ * symlinks they are) and the device nodes the view's /dev binds. */
+struct host_sources {
   int sys_fd[64];
   char sys_link[64][PATH_MAX];
+  int device_fds[N_DEVICES];
+};
+
+static void open_host_sources(struct host_sources *h) {
   for (int i = 0; i < view.n_sys && i < 64; i++) {
-    sys_fd[i] = -1;
-    sys_link[i][0] = 0;
+    h->sys_fd[i] = -1;
+    h->sys_link[i][0] = 0;
     struct stat st;
     if (lstat(view.sys[i], &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {
-      ssize_t n = readlink(view.sys[i], sys_link[i], PATH_MAX - 1);
-      sys_link[i][n > 0 ? n : 0] = 0;
+      ssize_t n = readlink(view.sys[i], h->sys_link[i], PATH_MAX - 1);
+      h->sys_link[i][n > 0 ? n : 0] = 0;
     } else {
-      sys_fd[i] = open(view.sys[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      h->sys_fd[i] = open(view.sys[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
     }
   }
-  int device_fds[N_DEVICES];
   for (size_t i = 0; i < N_DEVICES; i++) {
     char path[32];
     snprintf(path, sizeof path, "/dev/%s", DEVICES[i]);
-    device_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    h->device_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   }
   n_sources = 0;
   n_root_links = 0;
   host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (host_root < 0) die("opening /");
+  if (host_root < 0) die(rep, "opening /");
   for (int i = 0; i < view.n_rw; i++) open_grant(view.rw[i], 1);
   for (int i = 0; i < view.n_ro; i++) open_grant(view.ro[i], 0);
   qsort(sources, (size_t)n_sources, sizeof sources[0], by_depth);
   close(host_root);
+}
 
-  const char *base = base_dir();
-  if (!base || mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096") != 0) {
-    snprintf(out->why, sizeof out->why, "a tmpfs for the new root: %s", base ? strerror(errno) : "no folder to mount it on");
-    return -1;
-  }
-  int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) die("opening the new root");
-  forget_own();
-  remember_own(root);
-  if (write_text(root, ".rune-empty", "") != 0 || mkdirat(root, ".rune-empty.d", 0555) != 0) die("empty objects");
-  empty_file = openat(root, ".rune-empty", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  empty_dir = openat(root, ".rune-empty.d", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-
-  /* System folders: read-only binds; /bin -> usr/bin stays the same symlink. */
+/* System folders: read-only binds; /bin -> usr/bin stays the same symlink. Then the view's own
+ * /proc, /sys, /dev and /tmp. */
+static void place_system(int root, struct host_sources *h) {
   for (int i = 0; i < view.n_sys && i < 64; i++) {
-    if (sys_link[i][0]) {
+    if (h->sys_link[i][0]) {
       char parent[PATH_MAX];
       snprintf(parent, sizeof parent, "%s", view.sys[i]);
       char *slash = strrchr(parent, '/');
       *slash = 0;
       int dir = walk(root, parent[0] ? parent : "/", WALK_DIR);
       if (dir >= 0) {
-        symlinkat(sys_link[i], dir, slash + 1);
+        symlinkat(h->sys_link[i], dir, slash + 1);
         close(dir);
       }
-    } else if (sys_fd[i] >= 0) {
-      if (place(root, sys_fd[i], view.sys[i], ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV) == 0) facts.n_sys_bound++;
-      else skip("namespaces", "binding %s", view.sys[i], errno);
-      close(sys_fd[i]);
+    } else if (h->sys_fd[i] >= 0) {
+      if (place(root, h->sys_fd[i], view.sys[i], ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV) == 0) facts.n_sys_bound++;
+      else skip(rep, LAYER_NAMESPACES, "binding %s", view.sys[i], errno);
+      close(h->sys_fd[i]);
     }
   }
   for (int i = 0; i < n_root_links; i++) symlinkat(root_links[i].target, root, root_links[i].name);
   build_proc(root);
   build_sys(root);
-  build_dev(root, device_fds);
+  build_dev(root, h->device_fds);
   build_tmp(root);
   for (size_t i = 0; i < N_DEVICES; i++)
-    if (device_fds[i] >= 0) close(device_fds[i]);
+    if (h->device_fds[i] >= 0) close(h->device_fds[i]);
+}
 
-  /* Grants, parents before children, so a read-only grant inside a writable one lands on top. */
+/* Grants, parents before children, so a read-only grant inside a writable one lands on top; then
+ * what is read-only, pinned or hidden inside them. */
+static void place_grants(int root) {
   for (int i = 0; i < n_sources; i++) {
     struct source *s = &sources[i];
     uint64_t flags = ATTR_NOSUID | (view_is_inside(s->real, "/dev") ? 0 : ATTR_NODEV) | (s->writable ? 0 : ATTR_RDONLY);
-    if (place(root, s->fd, s->real, flags) != 0) skip("namespaces", "binding grant %s", s->real, errno);
+    if (place(root, s->fd, s->real, flags) != 0) skip(rep, LAYER_NAMESPACES, "binding grant %s", s->real, errno);
     else if (s->writable) facts.n_rw++;
     else facts.n_ro++;
     close(s->fd);
@@ -460,10 +446,8 @@ int view_build(struct view_result *out) {
     int rc = bind_fds(fd, fd);
     close(fd);
     int top = rc == 0 ? reopen(root, view.protect[i]) : -1;
-    if (top < 0 || add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 1) != 0) {
-      report("setup", "failed", "read-only bind of %s: %s", view.protect[i], strerror(errno));
-      _exit(125);
-    }
+    if (top < 0 || add_flags(top, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 1) != 0)
+      fail(rep, "read-only bind of %s: %s", view.protect[i], strerror(errno));
     close(top);
     facts.n_protected++;
   }
@@ -473,11 +457,16 @@ int view_build(struct view_result *out) {
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
       if (bind_fds(fd, fd) == 0) facts.n_pinned++;
-      else skip("namespaces", "pinning %s", view.pin[i], errno);
+      else skip(rep, LAYER_NAMESPACES, "pinning %s", view.pin[i], errno);
     }
     close(fd);
   }
   for (int i = 0; i < view.n_hide; i++) hide_path(root, view.hide[i]);
+}
+
+/* The generated /etc/hosts and resolv.conf, the command's TMPDIR, and the names of grants reached
+ * through a symlink. */
+static void place_generated(int root, struct view_result *out) {
   if (view.hosts_text) {
     out->dns_bound = write_text(root, ".rune-hosts", view.hosts_text) == 0 &&
                      bind_generated(root, ".rune-hosts", "/etc/hosts") == 0;
@@ -508,16 +497,18 @@ int view_build(struct view_result *out) {
     if (dir >= 0 && is_own_tmpfs(dir) && symlinkat(view.link_target[i], dir, slash + 1) == 0) facts.n_links++;
     if (dir >= 0) close(dir);
   }
+}
 
-  /* Into the new root; the host's tree is detached and gone from this namespace. */
+/* Into the new root; the host's tree is detached and gone from this namespace. */
+static int enter_root(int root, const char *base, struct view_result *out) {
   if (fchdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0) {
     int err = errno;
     umount2(base, MNT_DETACH);
     snprintf(out->why, sizeof out->why, "pivot_root: %s", strerror(err));
     return -1;
   }
-  if (umount2(".", MNT_DETACH) != 0) die("detaching the host's root");
-  if (chdir("/") != 0) die("chdir /");
+  if (umount2(".", MNT_DETACH) != 0) die(rep, "detaching the host's root");
+  if (chdir("/") != 0) die(rep, "chdir /");
   close(root);
   close(empty_file);
   close(empty_dir);
@@ -527,19 +518,49 @@ int view_build(struct view_result *out) {
   unlinkat(AT_FDCWD, "/.rune-resolv", 0);
   /* The root and /dev take no new entries. */
   int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || add_flags(fd, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0) != 0) die("read-only root");
+  if (fd < 0 || add_flags(fd, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, 0) != 0) die(rep, "read-only root");
   close(fd);
   fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || add_flags(fd, ATTR_RDONLY, 0) != 0) die("read-only /dev");
+  if (fd < 0 || add_flags(fd, ATTR_RDONLY, 0) != 0) die(rep, "read-only /dev");
   close(fd);
+  return 0;
+}
+
+int view_build(struct reporter *r, struct view_result *out) {
+  rep = r;
+  memset(out, 0, sizeof *out);
+  memset(&facts, 0, sizeof facts);
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    snprintf(out->why, sizeof out->why, "making mounts private: %s", strerror(errno));
+    return -1;
+  }
+  /* Every source is opened on the host's tree first. */
+  static struct host_sources host;
+  open_host_sources(&host);
+  const char *base = base_dir();
+  if (!base || mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096") != 0) {
+    snprintf(out->why, sizeof out->why, "a tmpfs for the new root: %s", base ? strerror(errno) : "no folder to mount it on");
+    return -1;
+  }
+  int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) die(rep, "opening the new root");
+  forget_own();
+  remember_own(root);
+  if (write_text(root, ".rune-empty", "") != 0 || mkdirat(root, ".rune-empty.d", 0555) != 0) die(rep, "empty objects");
+  empty_file = openat(root, ".rune-empty", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  empty_dir = openat(root, ".rune-empty.d", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  place_system(root, &host);
+  place_grants(root);
+  place_generated(root, out);
+  if (enter_root(root, base, out) != 0) return -1;
   out->built = 1;
   return 0;
 }
 
 /* The view's own line of the report. */
-void view_report(const char *namespaces, const struct view_result *r) {
-  if (!r->built) return;
-  report("namespaces", "applied",
+void view_report(struct reporter *r, const char *namespaces, const struct view_result *result) {
+  if (!result->built) return;
+  report(r, LAYER_NAMESPACES, STATE_APPLIED,
          "%s namespaces; view built from the grants (tmpfs root + pivot_root): %d system folder(s) read-only, "
          "%s /proc, %s /sys, minimal /dev (%s), private /tmp; %d read-only + %d writable grant(s), %d protected, "
          "%d pinned, %d hidden; nothing else exists",

@@ -7,6 +7,8 @@
 #include <linux/filter.h>
 #include <stdint.h>
 
+#include "report.h"
+
 struct view_spec {
   const char **sys; /* system folders: read-only binds; a symlink on the host stays a symlink */
   int n_sys;
@@ -45,13 +47,14 @@ struct view_result {
 
 extern struct view_spec view;
 
-/* Builds the view in the current (new, private) mount namespace and pivots into it. Returns 0 when
- * built; -1 when the kernel refused the basics, with the reason in `out->why` (the process stays in
- * the host's tree and the LOST_VIEW rules apply). A hide or protect that fails ends the call. */
-int view_build(struct view_result *out);
+/* Builds the view in the current (new, private) mount namespace and pivots into it, saying what it
+ * could not do through `r`. Returns 0 when built; -1 when the kernel refused the basics, with the
+ * reason in `out->why` (the process stays in the host's tree and the LOST_VIEW rules apply). A hide
+ * or protect that fails ends the call. */
+int view_build(struct reporter *r, struct view_result *out);
 
 /* Reports the view on the "namespaces" layer (`namespaces` names the ones created). */
-void view_report(const char *namespaces, const struct view_result *r);
+void view_report(struct reporter *r, const char *namespaces, const struct view_result *result);
 
 /* Adds the Landlock rules of the view (system folders, grants, /proc, /sys, /dev, /tmp), each
  * read-only folder split around the hidden paths inside it. Returns -1 when a rule failed. */
@@ -78,10 +81,5 @@ int view_is_hidden(const char *path);
 /* Whether a hidden path lies strictly below `dir`. */
 int view_hides_inside(const char *dir);
 int view_is_inside(const char *path, const char *dir);
-
-/* helper.c */
-void report(const char *layer, const char *state, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void skip(const char *layer, const char *fmt, const char *arg, int err);
-void die(const char *what) __attribute__((noreturn));
 
 #endif

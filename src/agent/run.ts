@@ -202,6 +202,12 @@ async function prepareRun(options: AgentRunOptions, run: RunState): Promise<Prep
   requireStrictLayers(config, executor);
   run.provider ??= await createDefaultProvider(options);
   const provider = run.provider;
+  if (options.images?.length && !provider.images) {
+    throw new RuneError(
+      'USAGE',
+      `images are not sent to ${provider.name} by rune (${options.images.map((image) => image.name).join(', ')}); use a provider that takes them: openai, openrouter, anthropic or gemini`,
+    );
+  }
   const registry = options.tools ?? new ToolRegistry();
   for (const tool of options.extraTools ?? []) registry.add(tool);
   if (!run.model)
@@ -234,7 +240,7 @@ async function prepareRun(options: AgentRunOptions, run: RunState): Promise<Prep
     { role: 'system', content: system },
     ...(history[0]?.role === 'system' ? history.slice(1) : history),
     ...skills.used.map((skill): ChatMessage => ({ role: 'system', content: skillMessage(skill) })),
-    { role: 'user', content: options.prompt },
+    { role: 'user', content: options.prompt, ...(options.images?.length ? { images: options.images } : {}) },
   ];
   const offered = new Set(filterToolsBySkills(registry.names(), skills.used));
   run.emit({ type: 'run_start', sessionId: run.sessionId, model: run.model, provider: provider.name });

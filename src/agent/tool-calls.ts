@@ -93,6 +93,7 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       source: tool.source,
       ...(tool.server === undefined ? {} : { server: tool.server }),
       readOnly: tool.readOnly,
+      ...(tool.access ? { access: tool.access } : {}),
       ...(tool.preview ? { preview: () => tool.preview!(parsed.args, env.context) } : {}),
     });
   } catch (error) {
@@ -140,10 +141,7 @@ async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<To
       : {}),
   };
   const files = grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value);
-  const undo =
-    planned.tool?.source === 'builtin' && planned.call.name === 'execute_cmd'
-      ? createGrantedFiles(files)
-      : undefined;
+  const undo = planned.tool?.access?.kind === 'command' ? createGrantedFiles(files) : undefined;
   try {
     return await executeTool(planned.tool!, planned.args!, granted);
   } finally {
@@ -179,6 +177,7 @@ async function perform(
     isError: output.isError ?? false,
     content,
     ...(output.layers ? { layers: output.layers } : {}),
+    ...(output.diff && !output.isError ? { diff: redact(output.diff) } : {}),
   });
   const record: ToolCallRecord = {
     id: planned.call.id,

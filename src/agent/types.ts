@@ -3,7 +3,7 @@
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
-import type { ChatMessage, Provider, Usage } from '../providers/types.ts';
+import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ExtraTool } from '../tools/types.ts';
@@ -46,6 +46,8 @@ export type AgentEvent =
       isError: boolean;
       content: string;
       layers?: LayerReport[];
+      /** The unified diff of a file the call changed, for a person to see (not sent to the model). */
+      diff?: string;
     }
   | { type: 'model_usage'; step: number; usage: Usage }
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }
@@ -69,6 +71,8 @@ export interface AgentRunOptions {
    * to be the earlier run's main system prompt and replaced by this run's.
    */
   history?: ChatMessage[];
+  /** Images sent with the prompt, for a provider that takes them (else the run stops with a usage error). */
+  images?: ImageAttachment[];
   /** Extra folders the agent may read (Concourse inputs), added to allowed_paths_ro. */
   readPaths?: string[];
   extraTools?: ExtraTool[];

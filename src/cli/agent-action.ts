@@ -5,6 +5,7 @@ import { RuneError } from '../core/errors.ts';
 import { joinPrompt, readStdin, setupAgent, splitResume, stdinIsTerminal } from './agent.ts';
 import type { AgentFlags } from './flags.ts';
 import { runPipe } from './pipe.ts';
+import { copyForFolder, findSession } from './sessions.ts';
 
 /** `rune [prompt...]`: pipe mode when there is a prompt or a piped stdin, else the interactive session. */
 export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags): Promise<number> {
@@ -33,6 +34,14 @@ export async function agentAction(givenPrompt: string[], givenFlags: AgentFlags)
     }
     const { runSession } = await import('./session.ts');
     return runSession(setup);
+  }
+  if (setup.resumePick) setup.resumed = findSession(setup.env, 'last', setup.cwd);
+  if (setup.resumed && setup.resumed.cwd !== setup.cwd) {
+    // Nobody can be asked: the other folder's session is left as it is, and a copy continues here.
+    setup.logger.warn('cli.resume_copy', {
+      message: `session ${setup.resumed.id.slice(0, 8)} belongs to ${setup.resumed.cwd}; continuing a copy of it in ${setup.cwd} (the original stays)`,
+    });
+    setup.resumed = copyForFolder(setup.resumed, setup.cwd);
   }
   return runPipe(setup, prompt);
 }

@@ -3,7 +3,7 @@
 import { readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
-import { loadConfig } from '../config/load.ts';
+import { deriveConfig, loadConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -11,8 +11,9 @@ import { registerSecret } from '../core/redact.ts';
 import { isTerminalFd, writeStd } from '../core/stdio.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
 import { KEY_VARIABLES } from '../providers/credentials.ts';
-import type { ChatMessage } from '../providers/types.ts';
+import type { ChatMessage, ImageAttachment } from '../providers/types.ts';
 import { type AgentFlags, FLAG_LABELS, flagsToLayer } from './flags.ts';
+import { loadImage } from './images.ts';
 import { findSession, type StoredSession } from './sessions.ts';
 
 export interface AgentSetup {
@@ -24,12 +25,16 @@ export interface AgentSetup {
   cwd: string;
   systemPrompt?: string;
   resumed?: StoredSession;
+  /** `--resume` without an id: the session opens its picker; pipe mode takes this folder's last. */
+  resumePick?: boolean;
+  /** `--image` files, read: sent with the (first) prompt. */
+  images?: ImageAttachment[];
 }
 
 /**
  * Reads stdin to EOF. Only called when stdin is not a terminal, so it always ends. Read straight
- * from fd 0: creating `process.stdin` (a net.Socket over a pipe, with its stream machinery) cost a
- * pipe run ~4 ms. A non-blocking descriptor (EAGAIN) continues through the stream.
+ * from fd 0: creating `process.stdin` (a net.Socket over a pipe) loads net and the stream machinery,
+ * which a pipe run would pay only to read its prompt (bench/pipe.mjs). A non-blocking descriptor (EAGAIN) continues through the stream.
  */
 export async function readStdin(stream?: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -82,6 +87,22 @@ export function joinPrompt(args: readonly string[], stdin: string | undefined): 
   return fromArgs || piped.trim();
 }
 
+/**
+ * `--yes` approves, without asking, what the lists do not cover: what confirm mode would ask. Under
+ * allowlist (the default) nothing is asked, so `--yes` turns it into confirm mode with every
+ * question answered yes; the floor, denied_paths and the sandbox hold as ever (ADR 0036).
+ */
+export function withYes(config: RuneConfig, flags: AgentFlags): RuneConfig {
+  if (!flags.yes || config.policy.mode !== 'allowlist') return config;
+  if (flags.policy === 'allowlist') {
+    throw new RuneError(
+      'USAGE',
+      '--yes approves what confirm mode would ask, and --policy allowlist asks nothing: give one of them',
+    );
+  }
+  return deriveConfig(config, { policy: { ...config.policy, mode: 'confirm' } });
+}
+
 export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentSetup {
   // Registered before anything can print, so no error message can echo a key.
   registerSecret(flags.apiKey);
@@ -114,8 +135,9 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
     ...(flags.verbose ? {} : { level: loaded.config.log_level }),
   });
   // A repository's .rune/rune.toml narrows the policy for everything of this run: the gate, the
-  // sandbox plan, fetch_url's redirect checks and /policy all see the same lists.
-  const config = resolveRunPolicy(loaded.config, cwd, env, logger);
+  // sandbox plan, fetch_url's redirect checks and /policy all see the same lists. It applies after
+  // --yes, so a project that keeps allowlist keeps it.
+  const config = resolveRunPolicy(withYes(loaded.config, flags), cwd, env, logger);
   let systemPrompt: string | undefined = flags.systemPrompt;
   if (flags.systemPromptFile !== undefined) {
     try {
@@ -130,9 +152,9 @@ export function setupAgent(flags: AgentFlags, env: NodeJS.ProcessEnv = process.e
   }
   const setup: AgentSetup = { config, configFile: loaded.file, logger, flags, env, cwd };
   if (systemPrompt !== undefined) setup.systemPrompt = systemPrompt;
-  if (flags.resume !== undefined && flags.resume !== false) {
-    setup.resumed = findSession(env, flags.resume === true ? 'last' : flags.resume);
-  }
+  if (flags.image?.length) setup.images = flags.image.map((path) => loadImage(resolve(cwd, path), path));
+  if (flags.resume === true) setup.resumePick = true;
+  else if (typeof flags.resume === 'string') setup.resumed = findSession(env, flags.resume, cwd);
   return setup;
 }
 

@@ -28,6 +28,8 @@ export interface AgentFlags {
   mcpStdio?: string[];
   /** `--mcp-http URL`, repeatable: remote MCP servers for this run. */
   mcpHttp?: string[];
+  /** `--image PATH`, repeatable: images sent with the (first) prompt. */
+  image?: string[];
 }
 
 /** Key path in the config → the flag that sets it, for error messages. */
@@ -62,18 +64,29 @@ export function addAgentOptions(program: Command): Command {
     .option('--unrestricted', 'skip the policy checks (the sandbox still applies)')
     .option('--policy <mode>', 'allowlist, confirm or unrestricted')
     .option('--sandbox <mode>', 'auto, strict or off')
-    .option('-y, --yes', 'approve what confirm mode would ask (never prompts)')
-    .option('--json', 'print one JSON object {answer, status, steps, usage, tool_calls}')
+    .option(
+      '-y, --yes',
+      'approve without asking what the lists do not cover (what confirm mode would ask), under the default allowlist too; the secrets floor and denied_paths still hold',
+    )
+    .option(
+      '--json',
+      'print one JSON object {answer, status, steps, usage, tool_calls, model, session_id, error} (snake_case keys)',
+    )
     .addOption(
       new Option('--output <format>', 'text or ndjson (one event per line)').choices(['text', 'ndjson']),
     )
     .option('--trace <dir>', 'write a JSON trace of the run into this folder')
     .option(
       '--resume [id]',
-      'continue a stored session: the last one, or an id (or its prefix) from `rune sessions`; a value that is not an id is the prompt',
+      "continue a stored session: without an id a picker (the session) or this folder's last (pipe mode); an id (or its prefix) from `rune sessions`; a value that is not an id is the prompt",
     )
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
     .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')
+    .option(
+      '--image <path>',
+      "send an image (PNG, JPEG, GIF, WebP; up to 5 MiB) with the prompt, or the session's first prompt (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option(
       '--mcp-stdio <command>',
       'start a stdio MCP server for this run, e.g. "node server.js" (repeatable)',

@@ -1,6 +1,7 @@
 // How the CLI shows a run to a person: one readable line per tool call (call, decision, result,
 // sandbox layers), in colour only on a terminal without NO_COLOR.
 import type { AgentEvent } from '../agent/types.ts';
+import { terminalLine, terminalText } from '../core/terminal-text.ts';
 import type { PolicyDecision } from '../policy/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 
@@ -13,8 +14,14 @@ const codes = {
   red: [31, 39],
   green: [32, 39],
   yellow: [33, 39],
+  blue: [34, 39],
+  magenta: [35, 39],
   cyan: [36, 39],
   bold: [1, 22],
+  italic: [3, 23],
+  underline: [4, 24],
+  inverse: [7, 27],
+  strike: [9, 29],
 };
 export type Paint = keyof typeof codes;
 
@@ -66,8 +73,9 @@ export function fitLine(line: string, width: number | undefined): string {
   return out;
 }
 
+/** Untrusted text (arguments, results, reasons) as one line without escape sequences, cut at `max`. */
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = terminalLine(text).replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -90,7 +98,7 @@ export function formatArguments(raw: string): string {
 
 /** A confirm-mode preview (a unified diff), indented, additions green and removals red. */
 export function formatPreview(preview: string, style: Style): string {
-  return preview
+  return terminalText(preview)
     .split('\n')
     .map((line) => {
       const painted =
@@ -112,10 +120,12 @@ export function formatLayers(layers: readonly LayerReport[] | undefined): string
   return applied.length > 0 ? `sandbox: ${applied.join('+')}` : 'sandbox: no layers applied';
 }
 
-function decisionText(decision: PolicyDecision | undefined): string {
+/** A refusal's reason is shown whole: cut, it would hide how to allow the call. */
+function decisionText(decision: PolicyDecision | undefined, withReason: boolean): string {
   if (!decision) return 'not checked';
   if (decision.kind === 'allow') return `allowed (${decision.rule})`;
-  if (decision.kind === 'deny') return `blocked (${decision.rule}): ${oneLine(decision.reason, 120)}`;
+  if (decision.kind === 'deny')
+    return `blocked (${decision.rule})${withReason ? `: ${terminalLine(decision.reason)}` : ''}`;
   return `needs confirmation (${decision.rule})`;
 }
 
@@ -139,9 +149,20 @@ export class ToolLine {
   }
 
   finish(event: Extract<AgentEvent, { type: 'tool_result' }>): string {
+    return this.finishParts(event, true).line;
+  }
+
+  /**
+   * The call's line and its decision. `withReason`: a refusal's reason is part of the line (pipe
+   * mode's trace); without, the caller shows it on lines of its own (the session).
+   */
+  finishParts(
+    event: Extract<AgentEvent, { type: 'tool_result' }>,
+    withReason = false,
+  ): { line: string; decision: PolicyDecision | undefined } {
     const entry = this.#calls.get(event.id) ?? { name: event.name, args: '' };
     this.#calls.delete(event.id);
-    const decision = decisionText(entry.decision);
+    const decision = decisionText(entry.decision, withReason);
     const decisionPainted =
       entry.decision?.kind === 'allow'
         ? paint(this.style, 'green', decision)
@@ -156,6 +177,6 @@ export class ToolLine {
     if (entry.decision?.kind === 'allow') parts.push(outcome);
     const layers = formatLayers(event.layers);
     if (layers) parts.push(paint(this.style, 'dim', layers));
-    return parts.join(paint(this.style, 'dim', ' | '));
+    return { line: parts.join(paint(this.style, 'dim', ' | ')), decision: entry.decision };
   }
 }

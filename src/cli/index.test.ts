@@ -37,3 +37,21 @@ describe('rune sandbox --help', () => {
     expect(help).not.toContain('default:');
   });
 });
+
+describe('help texts say what the commands take', () => {
+  const program = buildProgram(() => {});
+  it('rune mcp login and logout take a table name or a URL', () => {
+    const mcp = program.commands.find((command) => command.name() === 'mcp')!;
+    expect(mcp.description()).toContain('rune mcp login NAME|URL');
+    for (const name of ['login', 'logout']) {
+      const help = mcp.commands.find((command) => command.name() === name)!.helpInformation();
+      expect(help).toMatch(/an \[\[mcp\]\] table name, or its URL/);
+    }
+  });
+
+  it('--json lists every field of its object', () => {
+    const option = program.options.find((o) => o.long === '--json')!;
+    for (const field of ['answer', 'status', 'steps', 'usage', 'tool_calls', 'model', 'session_id', 'error'])
+      expect(option.description).toContain(field);
+  });
+});

@@ -86,11 +86,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   const mcp = program
     .command('mcp')
-    .description('Log in to remote MCP servers (OAuth) and out again: rune mcp login NAME');
+    .description('Log in to remote MCP servers (OAuth) and out again: rune mcp login NAME|URL');
   mcp
     .command('login')
     .description(
-      'Log in to a remote MCP server through your browser; the tokens are kept in $RUNE_HOME/mcp-auth (readable only by you)',
+      'Log in to a remote MCP server (an [[mcp]] table name, or its URL) through your browser; the tokens are kept in $RUNE_HOME/mcp-auth (readable only by you)',
     )
     .argument('<server>', 'the name of an [[mcp]] table with a url, or the URL itself')
     .action(async (server: string, _options: unknown, cmd: Command) => {
@@ -99,7 +99,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
   mcp
     .command('logout')
-    .description('Revoke (where the server offers it) and delete the stored login of a remote MCP server')
+    .description(
+      'Revoke (where the server offers it) and delete the stored login of a remote MCP server (an [[mcp]] table name, or its URL)',
+    )
     .argument('<server>', 'the name of an [[mcp]] table with a url, or the URL itself')
     .action(async (server: string, _options: unknown, cmd: Command) => {
       const { mcpLogout } = await import('./mcp.ts');

@@ -1,6 +1,6 @@
 // `rune init`: first-time set-up that writes a commented rune.toml into $RUNE_HOME (default
 // ~/.rune). Interactive on a terminal; `--yes` (or a non-terminal stdin) takes flags and defaults.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
@@ -10,6 +10,7 @@ import { templateLines } from '../config/reference.ts';
 import { configLayerSchema, PROVIDERS, type ProviderName } from '../config/schema.ts';
 import { domainPatternProblem } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
+import { makeDir } from '../core/make-dir.ts';
 import { configFile } from '../core/paths.ts';
 import { registerSecret } from '../core/redact.ts';
 
@@ -224,7 +225,7 @@ export function writeConfigFile(file: string, text: string, force: boolean): voi
   // What init writes must load: a value the schema rejects is reported now, not at the next run.
   loadConfig({ env: {}, file, readFile: () => text });
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDir(dirname(file));
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, text, { mode: 0o600 });
     renameSync(tmp, file);

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { isRemoteMcp, type RemoteMcpConfig } from '../config/mcp-schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact } from '../core/redact.ts';
+import { terminalText } from '../core/terminal-text.ts';
 import { VERSION } from '../core/version.ts';
 import { type ConfiguredServer, serversFromHttpFlags } from '../mcp/manager.ts';
 import { LOGIN_TIMEOUT_MS, loginToServer, logoutFromServer } from '../mcp/remote/auth/login.ts';
@@ -19,7 +20,8 @@ export interface McpCommandIo {
   stderr: (text: string) => void;
 }
 
-const defaultIo: McpCommandIo = { stderr: (text) => process.stderr.write(text) };
+// A server's URL, names and error text are shown, never obeyed by the terminal.
+const defaultIo: McpCommandIo = { stderr: (text) => process.stderr.write(terminalText(text)) };
 
 /** The remote server NAME stands for: an [[mcp]] table with a url, or a URL. */
 export function findRemoteServer(setup: AgentSetup, name: string): RemoteMcpConfig & ConfiguredServer {

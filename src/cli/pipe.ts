@@ -6,6 +6,7 @@ import { markMainPath } from '../core/code-cache.ts';
 import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { stderr, stdout } from '../core/stdio.ts';
+import { terminalText } from '../core/terminal-text.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
@@ -16,12 +17,15 @@ export interface PipeIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   stderrStream: { isTTY?: boolean };
+  /** On a terminal the answer is shown, so its escape sequences are removed. */
+  stdoutStream?: { isTTY?: boolean };
 }
 
 const defaultIo: PipeIo = {
   stdout: (text) => stdout.write(text),
   stderr: (text) => stderr.write(text),
   stderrStream: stderr,
+  stdoutStream: stdout,
 };
 
 const STOP_MESSAGES: Record<string, string> = {
@@ -62,12 +66,20 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
         return;
       }
       textEvent(scrub.flush());
-      if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(event))}\n`);
+      // A tool_result's diff is for the session's transcript; the NDJSON event keeps its documented fields.
+      const shown =
+        event.type === 'tool_result' && event.diff !== undefined ? { ...event, diff: undefined } : event;
+      if (event.type !== 'run_end') io.stdout(`${JSON.stringify(redactValue(shown))}\n`);
       return;
     }
     if (event.type === 'tool_call') lines.start(event);
     else if (event.type === 'policy_decision') lines.decide(event);
-    else if (event.type === 'tool_result') io.stderr(`${lines.finish(event)}\n`);
+    else if (event.type === 'tool_result') {
+      const line = lines.finish(event);
+      // With --verbose stderr is NDJSON only: the trace line is one more record.
+      if (logger.verbose) logger.info('cli.tool_call', { message: line });
+      else io.stderr(`${line}\n`);
+    }
   };
 
   const history = resumedHistory(setup);
@@ -80,6 +92,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     logger,
     ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     ...(history ? { history } : {}),
+    ...(setup.images ? { images: setup.images } : {}),
     ...(setup.resumed ? { sessionId: setup.resumed.id } : {}),
     yes: flags.yes ?? false,
     signal: controller.signal,
@@ -129,12 +142,18 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
   } else if (flags.json) {
     io.stdout(`${JSON.stringify(redactValue(resultJson(result)))}\n`);
   } else if (result.answer) {
-    io.stdout(`${redact(result.answer).replace(/\n*$/, '')}\n`);
+    // On a terminal the answer is shown, so nothing in it may drive the terminal; into a pipe or a
+    // file it is data, passed on as the model wrote it (redacted).
+    const answer = redact(result.answer).replace(/\n*$/, '');
+    io.stdout(`${io.stdoutStream?.isTTY ? terminalText(answer) : answer}\n`);
   }
   const stopMessage =
     terminated && result.status === 'UserInterrupt' ? TERMINATED_MESSAGE : STOP_MESSAGES[result.status];
-  if (result.error && !(terminated && result.status === 'UserInterrupt'))
-    io.stderr(`rune: ${redact(result.error.message)}\n`);
-  else if (stopMessage) io.stderr(`rune: ${stopMessage}\n`);
+  const failure =
+    result.error && !(terminated && result.status === 'UserInterrupt')
+      ? redact(result.error.message)
+      : stopMessage;
+  if (failure && logger.verbose) logger.error('cli.run_end', { message: failure, status: result.status });
+  else if (failure) io.stderr(`rune: ${terminalText(failure)}\n`);
   return code;
 }

@@ -47,6 +47,7 @@ describe('formatPolicy', () => {
     expect(text).toMatch(
       /environment {2}tools and MCP servers get only PATH, HOME, .*env_passthrough: GH_TOKEN/,
     );
+    expect(text).toMatch(/files {8}\.env\*, rune's own config .* NAME\.rune-rejected after the call/);
     expect(formatPolicy(config, 'allowlist', null)).not.toContain('sandbox rules');
   });
 });
@@ -88,5 +89,16 @@ describe('rune audit helpers', () => {
     expect(skipped).toBe(1);
     expect(records.map((r) => r.time)).toEqual(['2026-01-09T01:00:00Z']);
     expect(formatAuditLine(records[0]!)).toMatch(/^2026-01-09T01:00:00Z {2}deny {3}t/);
+  });
+});
+
+describe('the secrets floor in /policy', () => {
+  it('names $RUNE_HOME once when it is ~/.rune', async () => {
+    const { floorPaths } = await import('../policy/paths.ts');
+    const floor = floorPaths('/home/u', '/home/u/.rune');
+    expect(floor.filter((path) => path === '/home/u/.rune')).toHaveLength(1);
+    expect(floorPaths('/home/u', '/srv/rune')).toEqual(
+      expect.arrayContaining(['/home/u/.rune', '/srv/rune']),
+    );
   });
 });

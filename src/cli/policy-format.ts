@@ -78,6 +78,7 @@ export function sandboxRules(config: RuneConfig): string[] {
     ...domains.map((entry) => `    ${describeTarget(entry)}`),
     '  git          every git folder under a writable folder (nested, submodule, worktree, bare) has config, hooks, info and .git files read-only; after each call rune removes settings that run programs (core.fsmonitor, core.pager, aliases with !, filters, credential helpers, includes, …) from configs the call created or changed, and makes new hooks non-executable',
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
+    "  files        .env*, rune's own config and, in a writable home folder, the shell's start-up files (~/.bashrc, ~/.profile, …) and ~/.gitconfig stay read-only inside writable folders; secret folders (~/.ssh, ~/.aws, …) are hidden; one of these a call creates is moved aside to NAME.rune-rejected after the call",
     "  processes    nothing a tool starts outlives its call: its PID namespace ends with it, or, without namespaces, the sandbox helper (the call's child subreaper) kills every process left and seccomp refuses setsid and setpgid; rune's own command line and environment are unreadable to tools",
   ];
 }

@@ -12,12 +12,23 @@ import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { floorPaths } from '../policy/paths.ts';
 import { loadSkills } from '../skills/index.ts';
-import { fitLine, lineWidth, paint } from './format.ts';
+import { renderDiff } from './diff-view.ts';
+import { fitLine, paint } from './format.ts';
 import { formatPolicy } from './policy-format.ts';
+import { allowCommand } from './session-allow.ts';
 import { newPolicy, providerInfo, type SessionContext } from './session-context.ts';
+import { modeCommand } from './session-mode.ts';
+import { resumeCommand } from './session-resume.ts';
+import { statusReport } from './session-status.ts';
 
 export const SLASH_COMMANDS: Record<string, string> = {
-  '/help': 'this list',
+  '/help': 'this list, and the keys',
+  '/status': "the session's tokens, context left and cost",
+  '/model [NAME]': 'show the model, or switch to NAME for the rest of the session',
+  '/mode [NAME]': 'show or set the policy mode (allowlist, confirm, unrestricted); Shift+Tab switches',
+  '/allow': 'allow what the allowlist last blocked (shows the entry before saving it)',
+  '/diff': "the last turn's file changes in full",
+  '/resume [ID]': "pick a stored session of this folder (or another's) to continue",
   '/info': 'model, provider, session, tokens used',
   '/policy [full]': 'policy mode and allowlists; full: each sandbox layer and what the last tool call got',
   '/config': 'the configuration in use (secrets hidden)',
@@ -26,7 +37,6 @@ export const SLASH_COMMANDS: Record<string, string> = {
   '/trace [DIR|off]': 'show, start or stop writing JSON traces',
   '/compact': 'summarise the conversation so far to free context',
   '/reset': 'start a new conversation',
-  '/multi': 'enter a prompt of several lines, ended by a line holding only "."',
   '/version': 'the rune version',
   '/clear': 'clear the screen',
   '/exit': 'quit (or Ctrl-C at an empty prompt, or Ctrl-D)',
@@ -34,14 +44,21 @@ export const SLASH_COMMANDS: Record<string, string> = {
 
 type Handler = (session: SessionContext, arg: string) => boolean | Promise<boolean>;
 
+const KEYS: [string, string][] = [
+  ['Enter', 'send the prompt (a line ending in \\ continues on the next)'],
+  ['Alt+Enter, Shift+Enter, Ctrl+J', 'a new line in the prompt'],
+  ['Tab', 'complete a /command or an @file; ↑/↓ choose in the menu'],
+  ['@file, @skill', 'attach a file (once the policy allows reading it); bring in a skill'],
+  ['!command', 'run a command in the sandbox; its output goes with the next prompt'],
+  ['↑/↓, Ctrl-R', 'earlier prompts; search them'],
+  ['Shift+Tab', 'switch the policy mode (allowlist, confirm)'],
+  ['Esc, Ctrl-C', 'cancel the running call; Ctrl-C at an empty prompt (or Ctrl-D) quits'],
+];
+
 function help({ write }: SessionContext): boolean {
-  write(
-    `${Object.entries(SLASH_COMMANDS)
-      .map(([cmd, what]) => `  ${cmd.padEnd(18)} ${what}`)
-      .join(
-        '\n',
-      )}\n  @name              bring in a skill\n  Ctrl-C             cancel the running call; at an empty prompt, quit\n`,
-  );
+  const commands = Object.entries(SLASH_COMMANDS).map(([cmd, what]) => `  ${cmd.padEnd(18)} ${what}`);
+  const keys = KEYS.map(([key, what]) => `  ${key.padEnd(32)} ${what}`);
+  write(`${commands.join('\n')}\n${keys.join('\n')}\n`);
   return true;
 }
 
@@ -86,7 +103,7 @@ function config({ write, state, setup }: SessionContext): boolean {
   return true;
 }
 
-function tools({ write, runtime, io }: SessionContext): boolean {
+function tools({ write, runtime, terminal }: SessionContext): boolean {
   // MCP tools are listed per server from the manager, so hidden and withdrawn ones show too.
   const own = runtime.registry
     .list()
@@ -94,7 +111,7 @@ function tools({ write, runtime, io }: SessionContext): boolean {
     .map((t) => `  ${t.definition.name.padEnd(18)} ${t.definition.description.split('\n')[0]}`);
   const servers = runtime.mcp?.describeServers() ?? [];
   const listing = [...own, ...(servers.length > 0 ? [formatServerTools(servers)] : [])].join('\n');
-  const width = lineWidth(io.output);
+  const width = terminal.screen.columns;
   write(
     `${listing
       .split('\n')
@@ -137,9 +154,15 @@ function trace({ write, state, setup }: SessionContext, arg: string): boolean {
   return true;
 }
 
-async function compact({ write, state, spinner, provider, style }: SessionContext): Promise<boolean> {
+async function compact({ write, state, terminal, provider, style }: SessionContext): Promise<boolean> {
   state.controller = new AbortController();
-  spinner.start('compacting');
+  state.activity = {
+    label: 'compacting',
+    since: Date.now(),
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    streamed: 0,
+  };
+  terminal.busy(true);
   try {
     const compacted = await compactMessages({
       provider,
@@ -148,17 +171,17 @@ async function compact({ write, state, spinner, provider, style }: SessionContex
       keep: 2,
       signal: state.controller.signal,
     });
-    spinner.stop();
     if (!compacted) write('nothing to compact yet\n');
     else {
       state.messages = compacted.messages;
       write(`compacted: about ${compacted.beforeTokens} → ${compacted.afterTokens} tokens\n`);
     }
   } catch (error) {
-    spinner.stop();
     write(`${paint(style, 'red', `compaction failed: ${redact((error as Error).message)}`)}\n`);
   } finally {
     state.controller = undefined;
+    state.activity = undefined;
+    terminal.busy(false);
   }
   return true;
 }
@@ -173,15 +196,34 @@ async function reset(session: SessionContext): Promise<boolean> {
   return true;
 }
 
-function multi({ write, state }: SessionContext): boolean {
-  state.multi = [];
-  write('enter the prompt; a line holding only "." sends it\n');
+function exit(): boolean {
+  return false;
+}
+
+function status({ write, state }: SessionContext): boolean {
+  write(statusReport(state, state.config.model ?? '(none)'));
   return true;
 }
 
-function exit({ rl }: SessionContext): boolean {
-  rl.close();
-  return false;
+function model(session: SessionContext, arg: string): boolean {
+  const { state, write, style } = session;
+  if (!arg) {
+    write(`model: ${state.config.model ?? '(none)'} (/model NAME switches for the rest of the session)\n`);
+    return true;
+  }
+  state.config = deriveConfig(state.config, { model: arg });
+  write(`${paint(style, 'green', `model: ${arg}`)} ${paint(style, 'dim', 'for the rest of this session')}\n`);
+  return true;
+}
+
+function diff({ write, style, state }: SessionContext): boolean {
+  if (state.lastDiffs.length === 0) {
+    write('no file was changed in the last turn\n');
+    return true;
+  }
+  for (const change of state.lastDiffs)
+    write(`${renderDiff(change, style, Number.POSITIVE_INFINITY).lines.join('\n')}\n`);
+  return true;
 }
 
 const HANDLERS: Record<string, Handler> = {
@@ -194,13 +236,18 @@ const HANDLERS: Record<string, Handler> = {
   '/trace': trace,
   '/compact': compact,
   '/reset': reset,
-  '/multi': multi,
+  '/status': status,
+  '/model': model,
+  '/mode': modeCommand,
+  '/allow': allowCommand,
+  '/diff': diff,
+  '/resume': resumeCommand,
   '/version': ({ write }) => {
     write(`rune ${VERSION}\n`);
     return true;
   },
-  '/clear': ({ write, style }) => {
-    if (style.color) write('\x1b[2J\x1b[3J\x1b[H');
+  '/clear': ({ terminal }) => {
+    terminal.screen.clear();
     return true;
   },
   '/exit': exit,

@@ -1,22 +1,37 @@
 // What the interactive session's parts share: the fixed pieces of one session (terminal, provider,
-// runtime, prompt reader) and the state a turn or a slash command changes, plus the run options
-// and the confirm-mode questions built from them.
+// runtime) and the state a turn or a slash command changes, plus the run options and the policy
+// gate built from them.
 
-import type { Interface } from 'node:readline';
 import { createDefaultPolicy } from '../agent/deps.ts';
 import type { AgentRunOptions } from '../agent/types.ts';
-import type { RuneConfig } from '../config/schema.ts';
+import type { PolicyMode, RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
 import { redact } from '../core/redact.ts';
 import type { SessionLogin } from '../mcp/remote/server.ts';
-import type { Confirmer, PolicyGate } from '../policy/types.ts';
-import type { ChatMessage, Provider } from '../providers/types.ts';
+import type { AllowlistSuggestion, Confirmer, PolicyGate } from '../policy/types.ts';
+import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import type { AgentSetup } from './agent.ts';
-import { formatArguments, formatPreview, paint, type Style } from './format.ts';
+import { paint, type Style } from './format.ts';
 import type { Runtime } from './runtime.ts';
-import type { SessionIo, Spinner } from './session-terminal.ts';
+import type { SessionGrant } from './session-grants.ts';
 import type { StoredSession } from './sessions.ts';
+import type { Terminal } from './tui/terminal.ts';
+
+/** What runs now, for the status row: since when, and the tokens of this turn so far. */
+export interface Activity {
+  label: string;
+  since: number;
+  usage: Usage;
+  /** Characters streamed by the model call under way (its tokens are counted when it ends). */
+  streamed: number;
+}
+
+/** A refusal that an allowlist entry would have prevented. */
+export interface Blocked {
+  tool: string;
+  suggestion: AllowlistSuggestion;
+}
 
 /** What turns and slash commands change as the session goes on. */
 export interface SessionState {
@@ -26,24 +41,40 @@ export interface SessionState {
   messages: ChatMessage[];
   /** The sandbox layers the last tool call got, for `/policy full`. */
   lastLayers: LayerReport[] | undefined;
-  totals: { inputTokens: number; outputTokens: number; totalTokens: number };
+  totals: Usage;
+  turns: number;
+  modelCalls: number;
+  /** Tokens of the last model request (its input and answer): how full the context window is. */
+  contextUsed: number;
   /** Set while a model call, tool or compaction runs: Ctrl-C aborts it. */
   controller: AbortController | undefined;
-  /** The lines of a `/multi` prompt being typed. */
-  multi: string[] | undefined;
+  activity: Activity | undefined;
+  /** "For this session" answers of confirm mode. */
+  grants: SessionGrant[];
+  /** The mode the gate applies (the configured one, narrowed by a project's .rune/rune.toml). */
+  mode: PolicyMode;
+  /** The last refusal an allowlist entry would have prevented, for `/allow`. */
+  lastBlocked: Blocked | undefined;
+  /** The diffs of the last turn's file changes, whole, for `/diff`. */
+  lastDiffs: string[];
+  /** What `!cmd` produced, sent with the next prompt. */
+  pendingContext: string[];
+  /** Images for the next prompt (`--image`). */
+  pendingImages: ImageAttachment[];
+  /** The answer not printed yet (an unfinished Markdown block), for the live area. */
+  preview: () => string[];
   policy: PolicyGate;
 }
 
 export interface SessionContext {
   readonly setup: AgentSetup;
-  readonly io: SessionIo;
   readonly style: Style;
+  /** Writes transcript text: escape sequences other than rune's colours are removed. */
   readonly write: (text: string) => void;
-  readonly spinner: Spinner;
+  readonly terminal: Terminal;
   readonly logger: Logger;
   readonly provider: Provider;
   readonly runtime: Runtime;
-  readonly rl: Interface;
   readonly confirmer: Confirmer;
   readonly history: string;
   readonly state: SessionState;
@@ -84,41 +115,6 @@ export function loginNotices(style: Style, write: (text: string) => void): Sessi
           ? `${paint(style, 'green', `MCP server "${server}" is connected`)} (${outcome.tools} tool${outcome.tools === 1 ? '' : 's'})\n`
           : `${paint(style, 'red', `MCP server "${server}": ${redact(outcome.reason)}`)}\n`,
       ),
-  };
-}
-
-/** Confirm mode's questions, asked at the prompt; Ctrl-C while one is open answers no. */
-export function promptConfirmer(
-  rl: Interface,
-  state: Pick<SessionState, 'controller'>,
-  spinner: Spinner,
-  style: Style,
-  write: (text: string) => void,
-): Confirmer {
-  const ask = (question: string): Promise<string | undefined> =>
-    new Promise((resolveAnswer) => {
-      const signal = state.controller?.signal;
-      if (signal?.aborted) return resolveAnswer(undefined);
-      rl.question(question, signal ? { signal } : {}, (answer) => resolveAnswer(answer));
-      signal?.addEventListener('abort', () => resolveAnswer(undefined), { once: true });
-    });
-  return {
-    async confirm(call, decision) {
-      spinner.stop();
-      write(
-        `${paint(style, 'yellow', '?')} ${paint(style, 'bold', call.tool)} ${formatArguments(JSON.stringify(call.args))}\n  ${decision.reason}\n`,
-      );
-      // What the call would change (edit_file's diff), so the answer is about the change itself.
-      if (decision.preview) write(`${formatPreview(decision.preview, style)}\n`);
-      const answer = await ask('Execute? [Y/n] ');
-      if (answer === undefined || /^\s*n/i.test(answer)) return 'no';
-      if (decision.scopes.includes('always')) {
-        const entries = decision.grants.map((grant) => `${grant.value} to ${grant.list}`).join(' and ');
-        const always = await ask(`Add ${entries}? [y/N] `);
-        if (always !== undefined && /^\s*y/i.test(always)) return 'always';
-      }
-      return 'yes';
-    },
   };
 }
 

@@ -43,15 +43,19 @@ describe('session store', () => {
       'secret',
     );
     expect(listSessions(env)).toHaveLength(2);
-    expect(findSession(env, 'last').id).toBe('aaaa1111-0000');
-    expect(findSession(env, 'bbbb').id).toBe('bbbb2222-0000');
-    expect(() => findSession(env, 'cccc')).toThrow(/no stored session "cccc"/);
+    expect(findSession(env, 'last', '/x').id).toBe('aaaa1111-0000');
+    // The last session is this folder's: another folder's is named, not taken.
+    expect(() => findSession(env, 'last', '/elsewhere')).toThrow(
+      /no stored session for \/elsewhere; the last one is from \/x: `rune --resume aaaa1111`/,
+    );
+    expect(findSession(env, 'bbbb', '/w').id).toBe('bbbb2222-0000');
+    expect(() => findSession(env, 'cccc', '/w')).toThrow(/no stored session "cccc"/);
     expect(formatSessionList(listSessions(env))).toMatch(/aaaa1111 .* FinalAnswer .* first/);
   });
 
   it('says so when there is nothing to resume', () => {
     const env = { RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-sess-')) };
-    expect(() => findSession(env, 'last')).toThrow(/no stored session to resume/);
+    expect(() => findSession(env, 'last', '/w')).toThrow(/no stored session to resume/);
     expect(formatSessionList([])).toBe('no stored sessions\n');
   });
 
@@ -59,7 +63,7 @@ describe('session store', () => {
     const env = { RUNE_HOME: mkdtempSync(join(tmpdir(), 'rune-sess-')) };
     mkdirSync(join(env.RUNE_HOME, 'sessions'));
     writeFileSync(join(env.RUNE_HOME, 'sessions', 'cafe0000-0000.json'), 'garbage{');
-    expect(() => findSession(env, 'last')).toThrow(/1 session file .* could not be read/);
-    expect(() => findSession(env, 'last')).not.toThrow(/is empty/);
+    expect(() => findSession(env, 'last', '/w')).toThrow(/1 session file .* could not be read/);
+    expect(() => findSession(env, 'last', '/w')).not.toThrow(/is empty/);
   });
 });

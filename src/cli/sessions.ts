@@ -7,6 +7,8 @@ import { RuneError } from '../core/errors.ts';
 import { makeDir } from '../core/make-dir.ts';
 import { runeHome } from '../core/paths.ts';
 import { redactValue } from '../core/redact.ts';
+import { terminalLine } from '../core/terminal-text.ts';
+import { newUuid } from '../core/uuid.ts';
 import type { ChatMessage, Usage } from '../providers/types.ts';
 
 export interface StoredSession {
@@ -109,12 +111,19 @@ export function listSessions(env: NodeJS.ProcessEnv): StoredSession[] {
     .map((entry) => entry.session);
 }
 
-/** `last`, a full id or a unique prefix of one. */
-export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession {
+/** `last` (the newest of the folder `cwd`), a full id or a unique prefix of one. */
+export function findSession(env: NodeJS.ProcessEnv, ref: string, cwd: string): StoredSession {
   const sessions = listSessions(env);
   if (ref === 'last') {
-    const last = sessions[0];
+    const last = sessions.find((s) => s.cwd === cwd);
     if (!last) {
+      const other = sessions[0];
+      if (other) {
+        throw new RuneError(
+          'NOT_FOUND',
+          `there is no stored session for ${cwd}; the last one is from ${other.cwd}: \`rune --resume ${other.id.slice(0, 8)}\` continues a copy of it here (\`rune sessions\` lists them all)`,
+        );
+      }
       let files = 0;
       try {
         files = readdirSync(sessionsDir(env)).filter((name) => name.endsWith('.json')).length;
@@ -146,11 +155,16 @@ export function findSession(env: NodeJS.ProcessEnv, ref: string): StoredSession 
   );
 }
 
+/** A copy of `stored` that belongs to `cwd`, under a new id: the original stays with its folder. */
+export function copyForFolder(stored: StoredSession, cwd: string): StoredSession {
+  return { ...stored, id: newUuid(), cwd, createdAt: new Date().toISOString() };
+}
+
 export function formatSessionList(sessions: readonly StoredSession[]): string {
   if (sessions.length === 0) return 'no stored sessions\n';
   const lines = sessions.map(
     (s) =>
-      `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.status.padEnd(20)}  ${String(s.usage.totalTokens).padStart(7)} tok  ${s.title}`,
+      `${s.id.slice(0, 8)}  ${s.updatedAt.slice(0, 16).replace('T', ' ')}  ${s.status.padEnd(20)}  ${String(s.usage.totalTokens).padStart(7)} tok  ${terminalLine(s.title)}`,
   );
   return `${['id        updated           status                  tokens  first prompt', ...lines].join('\n')}\n`;
 }

@@ -226,7 +226,7 @@ function firstLine(text: string): string {
 
 function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => string): ConfigLayer {
   // Every key of a layer is optional, so an empty layer (no file, no RUNE_* variable, no flag: most
-  // runs) is valid as it is; building the schema for it cost every start ~10 ms.
+  // runs) is valid as it is; building the schema for it would be paid by every start (bench/pipe.mjs).
   if (isEmptyObject(raw)) return {};
   // Each layer is checked once: compiling zod's fast path (new Function) would cost more than it saves.
   const result = presentKeysSchema(raw).safeParse(raw, { jitless: true });
@@ -239,7 +239,7 @@ function checkLayer(raw: unknown, problems: Problem[], label: (path: string) => 
  * The layer schema narrowed to the keys the layer has (still strict: any other key is reported as
  * unknown). zod visits every key of an object's shape, and an absent optional table still builds
  * its lazy schema to ask whether it is optional: checking three flags built the policy, sandbox,
- * MCP and notes schemas, ~9 ms of every start. Only the present keys' schemas are built
+ * MCP and notes schemas on every start (bench/pipe.mjs). Only the present keys' schemas are built
  * (`layerSchemaFor`); the same field schemas, so the same messages.
  */
 export function presentKeysSchema(raw: unknown) {

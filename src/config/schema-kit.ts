@@ -13,8 +13,9 @@ export function once<T extends object>(build: () => T): () => T {
 }
 
 /**
- * zod, loaded when the first schema is built: its own module set-up costs a start ~2 ms, and a run
- * whose layers are empty (`rune sandbox` with no rune.toml, say) never builds one.
+ * zod, loaded when the first schema is built: its module set-up is paid by every start that loads
+ * it (bench/startup.mjs), and a run whose layers are empty (`rune sandbox` with no rune.toml, say)
+ * never builds one.
  */
 export const z = once(() => (require('./zod.ts') as typeof import('./zod.ts')).z);
 

@@ -5,8 +5,8 @@
 // DEFAULTS here.
 //
 // Each schema is built on first use (schema-kit.ts), and the tables of a layer only when the layer
-// has them: building every zod schema of rune.toml cost a pipe run ~10 ms, yet most runs set a few
-// top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
+// has them: building every zod schema of rune.toml is a visible share of a pipe run (bench/pipe.mjs),
+// yet most runs set a few top-level keys (a model, a key) and nothing under [notes] or [[mcp]].
 import type { z as Z } from 'zod/v4';
 import { mcpServerSchema, mcpServerShape } from './mcp-schema.ts';
 import { notesLimitsSchema, notesSchema } from './notes-schema.ts';
@@ -109,6 +109,18 @@ const LAYER_FIELDS = {
   context_window: () => positiveInt().optional().describe('Context window of the model, in tokens'),
   compact_threshold: () =>
     z().number().gt(0).lt(1).optional().describe('Fraction of the context window that triggers compaction'),
+  input_price: () =>
+    z()
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Price of one million input tokens (any currency), for the cost /status shows'),
+  output_price: () =>
+    z()
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Price of one million output tokens (any currency), for the cost /status shows'),
   trace: () => z().string().min(1).optional().describe('Folder for JSON trace files of each run'),
   log_level: () => z().enum(LOG_LEVELS).optional().describe('Least severe level written to stderr'),
   // The tables are built only when a layer has them (see the top of this file).

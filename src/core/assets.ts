@@ -2,6 +2,7 @@
 // matching files under dist/assets when running the unpacked bundles during development.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processSlot } from './process-slot.ts';
 
 type SeaModule = {
   isSea(): boolean;
@@ -25,9 +26,14 @@ export function isSea(): boolean {
   return seaModule() !== null;
 }
 
-/** Where unpacked assets live outside a SEA; main.ts sets it next to the bundles. */
+/**
+ * Where unpacked assets live outside a SEA: main.ts sets `dir` next to the bundles, the walk worker
+ * to what its parent passed, tests and benches to a folder of their own.
+ */
+export const devAssets = processSlot('rune.assets.devDir', (): { dir?: string } => ({}));
+
 export function devAssetDir(): string | undefined {
-  return (globalThis as { __runeAssetDir?: string }).__runeAssetDir;
+  return devAssets.dir;
 }
 
 export class AssetMissingError extends Error {}
@@ -65,7 +71,8 @@ export function readAssetText(name: string): string {
 
 /**
  * An asset known to be ASCII (the build checks every bundle under js/), read as Latin-1: one copy
- * into a one-byte string. UTF-8 decoding the 1.3 MB cli bundle took ~6 ms of every start.
+ * into a one-byte string. UTF-8 decoding the cli bundle, the largest, would be paid by every start
+ * (bench/startup.mjs).
  */
 export function readAssetAscii(name: string): string {
   const bytes = readAsset(name);

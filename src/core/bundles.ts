@@ -2,12 +2,13 @@
 // cache kept in the private cache folder (written after the first run, and once more after the
 // first run of the mode's main path); outside it the bundle is an ordinary file next to main.cjs.
 // Either way nothing of a mode is parsed until it is chosen.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Script, constants as vmConstants } from 'node:vm';
 import { assetManifest, isSea, readAssetAscii } from './assets.ts';
 import { ranMainPath } from './code-cache.ts';
 import { lazyBuiltinRequire } from './lazy-builtins.ts';
+import { makeDir } from './make-dir.ts';
 import { cacheDir } from './paths.ts';
 import { checkPrivateDir, readPrivateFile } from './private-dir.ts';
 import { restoreRunFlags } from './v8-flags.ts';
@@ -142,7 +143,7 @@ export function persistCodeCaches(): void {
     const file = mainPath || mainRejected ? mainFile : partialFile;
     try {
       const dir = join(file, '..');
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDir(dir);
       if (!checkPrivateDir(dir).ok) continue;
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });

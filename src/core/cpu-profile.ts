@@ -18,7 +18,7 @@ export function startCpuProfile(env: NodeJS.ProcessEnv = process.env): void {
   };
   session = new Session();
   session.connect();
-  // A sample every 100 µs: a start is ~50 ms, the default 1 ms would show little.
+  // A sample every 100 µs: a start is short, and the default 1 ms interval would show little of it.
   session.post('Profiler.enable', {}, () => {});
   session.post('Profiler.setSamplingInterval', { interval: 100 }, () => {});
   session.post('Profiler.start', {}, () => {});

@@ -2,6 +2,7 @@
 // line is one NDJSON object {time, level, event, ...fields}; otherwise warnings and errors are short
 // human lines. Everything passes through the secret redactor.
 import { redact, redactValue } from './redact.ts';
+import { terminalText } from './terminal-text.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -54,7 +55,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     }
     const message = typeof fields.message === 'string' ? fields.message : event;
     const prefix = level === 'error' ? 'error: ' : level === 'warn' ? 'warning: ' : '';
-    write(`${redact(prefix + message)}\n`);
+    // A message can carry a tool's or a server's text: no escape sequence of theirs reaches stderr.
+    write(`${terminalText(redact(prefix + message))}\n`);
   };
 
   return {

@@ -49,3 +49,10 @@ describe('makeDir', () => {
     expect(result.stdout.trim()).toBe('ENOENT EROFS');
   });
 });
+
+describe('makeDir under /proc', () => {
+  it('fails with ENOENT at once where mkdir(2) says ENOENT although the parent exists', () => {
+    expect(() => makeDir('/proc/rune-home-test/cache/native')).toThrow(/ENOENT/);
+    expect(makeDir(join(mkdtempSync(join(tmpdir(), 'rune-mkdir-')), 'x', 'y'))).toMatch(/\/x$/);
+  });
+});

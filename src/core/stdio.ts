@@ -1,6 +1,6 @@
 // Standard output and error as file descriptors. `process.stdout` on a pipe is a net.Socket: its
-// first use loads net and the stream machinery, ~7 ms of every start measured here, which a pipe
-// run spends only to write one answer. On Linux Node writes pipes, files and terminals
+// first use loads net and the stream machinery (bench/pipe.mjs shows a start's share), which a pipe
+// run would spend only to write one answer. On Linux Node writes pipes, files and terminals
 // synchronously anyway, so a blocking write(2) loop keeps the order and what a reader sees, and
 // output written here and through process.stdout interleaves as it was written.
 import { fstatSync, writeSync } from 'node:fs';

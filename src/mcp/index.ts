@@ -2,7 +2,6 @@
 // describe them for /tools and /info, shut them down.
 export type { McpServerInfo, McpToolInfo, StartMcpOptions } from './manager.ts';
 export {
-  BUILTIN_TOOL_NAMES,
   formatServers,
   formatServerTools,
   McpManager,

@@ -6,6 +6,7 @@ import { isRemoteMcp, type McpServerConfig, type StdioMcpConfig } from '../confi
 import { RuneError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { SandboxExecutor } from '../sandbox/types.ts';
+import { BUILTIN_TOOL_NAMES } from '../tools/catalog.ts';
 import type { LookupFn } from '../tools/types.ts';
 import type { McpConnection, ToolsChange } from './connection.ts';
 import type { McpServerInfo, McpToolInfo } from './format.ts';
@@ -23,19 +24,6 @@ import { RemoteServer, type SessionLogin } from './remote/server.ts';
 import { McpServer } from './server.ts';
 
 export { formatServers, formatServerTools, type McpServerInfo, type McpToolInfo } from './format.ts';
-
-/** The tools every agent run has; MCP tools never take their names. */
-export const BUILTIN_TOOL_NAMES = [
-  'read_file',
-  'write_file',
-  'edit_file',
-  'list_dir',
-  'search_files',
-  'find_files',
-  'execute_cmd',
-  'fetch_url',
-  'inspect_process',
-] as const;
 
 /** A server to start, and where it was configured (which decides the key a refusal names). */
 export type ConfiguredServer = McpServerConfig & { origin?: ServerOrigin };

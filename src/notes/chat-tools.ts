@@ -50,6 +50,7 @@ export function notesTools(
   return [
     {
       source: 'builtin',
+      access: { kind: 'own-files' },
       readOnly: true,
       definition: {
         name: 'list_markdown',
@@ -66,6 +67,7 @@ export function notesTools(
     },
     {
       source: 'builtin',
+      access: { kind: 'own-files' },
       readOnly: true,
       definition: {
         name: 'read_markdown',
@@ -86,6 +88,7 @@ export function notesTools(
     },
     {
       source: 'builtin',
+      access: { kind: 'own-files' },
       definition: {
         name: 'write_markdown',
         description:
@@ -124,6 +127,7 @@ export function notesTools(
     },
     {
       source: 'builtin',
+      access: { kind: 'own-files' },
       readOnly: true,
       definition: {
         name: 'search_chat',

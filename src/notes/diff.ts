@@ -1,5 +1,5 @@
-// Revision diffs with a bounded cost. Myers' diff is O((N+M)·D): two unrelated 8,000-line texts
-// took 29 s. Here the edit distance and the time are capped (jsdiff gives up and returns nothing),
+// Revision diffs with a bounded cost. Myers' diff is O((N+M)·D): two unrelated texts of thousands
+// of lines take seconds to tens of seconds. Here the edit distance and the time are capped (jsdiff gives up and returns nothing),
 // and the answer then says the revisions are too different to diff instead of computing on.
 import { createTwoFilesPatch } from 'diff';
 

@@ -4,7 +4,7 @@
 // the session) or rune.toml too (always).
 import { parseDomainPattern } from '../core/domains.ts';
 import { absolutePath } from '../core/paths.ts';
-import { decide, type EffectiveLists, type PolicyInput, readable, writable } from './decide.ts';
+import { decide, type EffectiveLists, type PolicyInput, readable, runsCommand, writable } from './decide.ts';
 import { directoryBases } from './directories.ts';
 import type {
   ApprovalAnswer,
@@ -51,7 +51,7 @@ export function withGrants(lists: EffectiveLists, grants: readonly Grant[]): Eff
  */
 export function redirectGrants(input: PolicyInput): Grant[] {
   const { shell, lists } = input;
-  if (input.call.source !== 'builtin' || input.call.tool !== 'execute_cmd' || !shell?.ok) return [];
+  if (!runsCommand(input.call) || !shell?.ok) return [];
   // A relative target lands in whichever folder an earlier `cd` moved to.
   const bases = directoryBases(shell, input.cwd, input.home) ?? [input.cwd];
   const out: Grant[] = [];

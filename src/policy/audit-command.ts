@@ -1,5 +1,6 @@
 // `rune audit`: shows the decisions of the audit log, filtered by time and decision.
 import { RuneError } from '../core/errors.ts';
+import { terminalLine } from '../core/terminal-text.ts';
 import { type AuditRecord, auditFile, readAudit, readAuditFile } from './audit.ts';
 
 export interface AuditCommandOptions {
@@ -25,8 +26,9 @@ export function parseSince(text: string, now: Date): Date {
 }
 
 export function formatAuditLine(record: AuditRecord): string {
-  const tool = record.server ? `${record.server}.${record.tool}` : record.tool;
-  const reason = record.reason ? `  ${record.reason}` : '';
+  // A reason quotes what the model asked for: shown on a terminal, never obeyed by it.
+  const tool = terminalLine(record.server ? `${record.server}.${record.tool}` : record.tool);
+  const reason = record.reason ? `  ${terminalLine(record.reason)}` : '';
   const caller =
     record.caller_pid === undefined ? '' : ` (pid ${record.caller_pid}, sid ${record.caller_sid})`;
   return `${record.time}  ${record.decision.padEnd(5)}  ${tool.padEnd(16)}  ${record.rule.padEnd(20)}  ${record.mode}  ${record.session}${caller}${reason}`;

@@ -5,7 +5,7 @@ import { type DomainPattern, parseDomainPattern } from '../core/domains.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
+import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { PolicyDecision, ToolCallForPolicy } from './types.ts';
 
 beforeAll(() => useShellAssetsFromNodeModules());
@@ -35,7 +35,7 @@ async function run(
   mode: PolicyMode = 'allowlist',
   over: Partial<EffectiveLists> = {},
 ) {
-  const shell = call.tool === 'execute_cmd' ? await parseShell(String(call.args.cmd)) : undefined;
+  const shell = call.access?.kind === 'command' ? await parseShell(String(call.args.cmd)) : undefined;
   const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
   // Globs match nothing here; gate.test.ts lists real folders.
   const globs = Object.fromEntries(callGlobs(call, CWD, HOME, shell).map((pattern) => [pattern, []]));
@@ -56,6 +56,7 @@ const cmd = (text: string): ToolCallForPolicy => ({
   tool: 'execute_cmd',
   args: { cmd: text },
   source: 'builtin',
+  access: toolAccess('execute_cmd'),
 });
 
 describe('commands: refused for auto-allow with ls echo cat find rg sed git grep allowlisted', () => {
@@ -257,6 +258,7 @@ describe('paths', () => {
     tool: 'read_file',
     args: { path },
     source: 'builtin',
+    access: toolAccess('read_file'),
   });
   it.each([
     ['../../.aws/credentials', 'deny', 'path.not-allowed'],
@@ -285,7 +287,12 @@ describe('paths', () => {
   });
 
   it('writes need allowed_paths_rw; confirm mode suggests the file', async () => {
-    const write = { tool: 'write_file', args: { path: 'src/a.ts', content: '' }, source: 'builtin' } as const;
+    const write = {
+      tool: 'write_file',
+      args: { path: 'src/a.ts', content: '' },
+      source: 'builtin',
+      access: toolAccess('write_file'),
+    } as const;
     expect(await run(write)).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
     expect(await run(write, 'confirm')).toMatchObject({
       kind: 'ask',
@@ -309,7 +316,12 @@ describe('paths', () => {
     'out/.config/systemd/user/evil.service',
     'out/.config/fish/config.fish',
   ])('writing %s (run later by git or a shell) is never auto-allowed, even in rw paths', async (path) => {
-    const write = { tool: 'write_file', args: { path, content: 'x' }, source: 'builtin' } as const;
+    const write = {
+      tool: 'write_file',
+      args: { path, content: 'x' },
+      source: 'builtin',
+      access: toolAccess('write_file'),
+    } as const;
     expect(await run(write, 'allowlist', { pathsRw: [CWD] })).toMatchObject({
       kind: 'deny',
       rule: 'path.runs-later',
@@ -334,7 +346,12 @@ describe('paths', () => {
     ['find_files', { path: 'private', pattern: '*' }, 'deny', 'denied_paths'],
     ['find_files', { path: '/etc', pattern: '*' }, 'deny', 'path.not-allowed'],
   ])('%s %j → %s %s (read tools; no path means the working directory)', async (tool, args, kind, rule) => {
-    const call = { tool, args: { pattern: 'x', ...args }, source: 'builtin' } as const;
+    const call = {
+      tool,
+      args: { pattern: 'x', ...args },
+      source: 'builtin',
+      access: toolAccess(tool),
+    } as const;
     expect(await run(call)).toMatchObject({ kind, rule });
   });
 
@@ -343,6 +360,7 @@ describe('paths', () => {
       tool: 'search_files',
       args: { pattern: 'x', path: '/srv/data' },
       source: 'builtin',
+      access: toolAccess('search_files'),
     } as const;
     expect(await run(call, 'confirm')).toMatchObject({
       kind: 'ask',
@@ -354,7 +372,12 @@ describe('paths', () => {
 
   it('edit_file is a write: allowed_paths_rw, asked in confirm mode, never auto-allowed into .git', async () => {
     const edit = (path: string) =>
-      ({ tool: 'edit_file', args: { path, edits: [] }, source: 'builtin' }) as const;
+      ({
+        tool: 'edit_file',
+        args: { path, edits: [] },
+        source: 'builtin',
+        access: toolAccess('edit_file'),
+      }) as const;
     expect(await run(edit('src/a.ts'))).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
     expect(await run(edit('src/a.ts'), 'confirm')).toMatchObject({
       kind: 'ask',
@@ -388,6 +411,7 @@ describe('domains', () => {
     tool: 'fetch_url',
     args: { url },
     source: 'builtin',
+    access: toolAccess('fetch_url'),
   });
   it.each([
     ['https://api.github.com/repos', 'allow'],
@@ -436,8 +460,36 @@ describe('MCP and other tools', () => {
     [{ tool: 'list', server: 'db', source: 'mcp', readOnly: true }, 'allow', 'mcp.read-only'],
     [{ tool: 'drop', server: 'db', source: 'mcp' }, 'deny', 'mcp.not-allowed'],
     [{ tool: 'nuke', source: 'builtin' }, 'deny', 'tool.unknown'],
-    [{ tool: 'read_markdown', source: 'builtin' }, 'allow', 'notes.own-files'],
+    [{ tool: 'read_markdown', source: 'builtin', access: { kind: 'own-files' } }, 'allow', 'notes.own-files'],
+    [
+      { tool: 'inspect_process', source: 'builtin', access: toolAccess('inspect_process') },
+      'allow',
+      'tool.inspect_process',
+    ],
   ] as const)('%o → %s', async (call, kind, rule) => {
     expect(await run({ args: {}, ...call } as ToolCallForPolicy)).toMatchObject({ kind, rule });
+  });
+
+  it('judges a rune tool by the access it declares, not by its name', async () => {
+    // A tool added tomorrow that reads a file gets read_file's rules with no change here.
+    const peek = (path: string): ToolCallForPolicy => ({
+      tool: 'peek_file',
+      args: { path },
+      source: 'builtin',
+      access: { kind: 'read', target: 'file' },
+    });
+    expect(await run(peek('src/a.ts'))).toMatchObject({ kind: 'allow', rule: 'allowed_paths_ro' });
+    expect(await run(peek('~/.ssh/id_rsa'))).toMatchObject({ kind: 'deny', rule: 'floor' });
+    expect(await run(peek('/srv/x'), 'confirm')).toMatchObject({ kind: 'ask', question: 'Read /srv/x?' });
+    const shell = {
+      tool: 'sh',
+      args: { cmd: 'cat ~/.ssh/id_rsa' },
+      source: 'builtin',
+      access: { kind: 'command' },
+    };
+    expect(await run(shell as ToolCallForPolicy)).toMatchObject({ kind: 'deny', rule: 'floor' });
+    // A built-in name without the access its tool declares is no read tool.
+    const bare = { tool: 'read_file', args: { path: 'src/a.ts' }, source: 'builtin' } as const;
+    expect(await run(bare)).toMatchObject({ kind: 'deny', rule: 'tool.unknown' });
   });
 });

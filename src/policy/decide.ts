@@ -9,7 +9,7 @@ import { dangerousUse, matchAllowed } from './commands.ts';
 import { checkDirectories, directoryBases } from './directories.ts';
 import { floorEntryFor, globAcrossFolders } from './paths.ts';
 import type { ShellAnalysis } from './shell.ts';
-import type { AllowlistSuggestion, PolicyDecision, ToolCallForPolicy } from './types.ts';
+import type { AllowlistSuggestion, PolicyDecision, ToolAccess, ToolCallForPolicy } from './types.ts';
 
 /** The allowlists with every path absolute and canonical, and domains parsed. */
 export interface EffectiveLists {
@@ -41,17 +41,27 @@ export interface PolicyInput {
   listName?: (list: string) => string;
 }
 
-const READ_TOOLS = new Set(['read_file', 'list_dir', 'search_files', 'find_files']);
-const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
-/** Tools that walk a folder: `path` may be left out and means the working directory. */
-const WALK_TOOLS = new Set(['search_files', 'find_files']);
+/** What a call of a rune tool reaches (what its tool declares); MCP tools are judged apart. */
+function accessOf(call: ToolCallForPolicy): ToolAccess | undefined {
+  return call.source === 'builtin' ? call.access : undefined;
+}
+
+/** A rune tool running a shell command: its `cmd` is what is judged. */
+export function runsCommand(call: ToolCallForPolicy): boolean {
+  return accessOf(call)?.kind === 'command';
+}
+
+/** A walk over a tree: `path` may be left out and means the working directory. */
+function walks(call: ToolCallForPolicy): boolean {
+  const access = accessOf(call);
+  return access?.kind === 'read' && access.target === 'tree';
+}
 
 /** The path a file tool names: its `path` argument, or '.' for a walk without one. */
 function toolPath(call: ToolCallForPolicy): unknown {
   const path = call.args.path;
-  return path === undefined && WALK_TOOLS.has(call.tool) ? '.' : path;
+  return path === undefined && walks(call) ? '.' : path;
 }
-const NOTES_TOOLS = new Set(['read_markdown', 'write_markdown', 'list_markdown', 'search_chat']);
 const SAFE_SINKS = ['/dev/null', '/dev/stdout', '/dev/stderr'];
 
 /** The lexical absolute paths a call names, which the gate must canonicalise before deciding. */
@@ -61,12 +71,12 @@ export function callPaths(
   home: string,
   shell?: ShellAnalysis,
 ): string[] {
-  if (call.source !== 'builtin') return [];
+  const kind = accessOf(call)?.kind;
   const path = toolPath(call);
-  if ((READ_TOOLS.has(call.tool) || WRITE_TOOLS.has(call.tool)) && typeof path === 'string' && path !== '') {
+  if ((kind === 'read' || kind === 'write') && typeof path === 'string' && path !== '') {
     return [absolutePath(path, cwd, home)];
   }
-  if (call.tool === 'execute_cmd' && shell?.ok) {
+  if (kind === 'command' && shell?.ok) {
     return commandPaths(shell, cwd, home)
       .filter((entry) => !entry.glob)
       .map((entry) => entry.path);
@@ -81,7 +91,7 @@ export function callGlobs(
   home: string,
   shell?: ShellAnalysis,
 ): string[] {
-  if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || !shell?.ok) return [];
+  if (!runsCommand(call) || !shell?.ok) return [];
   return commandPaths(shell, cwd, home)
     .filter((entry) => entry.glob && !globAcrossFolders(entry.path))
     .map((entry) => entry.path);
@@ -140,23 +150,20 @@ export function decide(input: PolicyInput): PolicyDecision {
   const { call, mode } = input;
   if (mode === 'unrestricted') return { kind: 'allow', rule: 'mode.unrestricted' };
   if (call.source === 'mcp') return decideMcp(input);
-  if (NOTES_TOOLS.has(call.tool)) return { kind: 'allow', rule: 'notes.own-files' };
-  switch (call.tool) {
-    case 'read_file':
-    case 'list_dir':
-    case 'search_files':
-    case 'find_files':
-      return decidePath(input, 'read');
-    case 'write_file':
-    case 'edit_file':
-      return decidePath(input, 'write');
-    case 'execute_cmd':
+  const access = accessOf(call);
+  switch (access?.kind) {
+    case 'read':
+    case 'write':
+      return decidePath(input, access);
+    case 'command':
       return decideCommand(input);
-    case 'fetch_url':
+    case 'url':
       return decideUrl(input);
-    case 'inspect_process':
-      return { kind: 'allow', rule: 'tool.inspect_process' };
-    default:
+    case 'own-files':
+      return { kind: 'allow', rule: 'notes.own-files' };
+    case 'none':
+      return { kind: 'allow', rule: `tool.${call.tool}` };
+    case undefined:
       return { kind: 'deny', reason: `unknown tool "${call.tool}"`, rule: 'tool.unknown' };
   }
 }
@@ -173,7 +180,7 @@ function uncovered(
     return { kind: 'ask', question, reason, rule, ...(suggestion ? { suggestion } : {}) };
   const list = suggestion && (input.listName?.(suggestion.list) ?? `[policy] ${suggestion.list}`);
   const hint = suggestion ? ` (add '${suggestion.value}' to ${list} to allow it)` : '';
-  return { kind: 'deny', reason: `${reason}${hint}`, rule };
+  return { kind: 'deny', reason: `${reason}${hint}`, rule, ...(suggestion ? { suggestion } : {}) };
 }
 
 function floorOrDenied(input: PolicyInput, lexical: string, canonical: string): PolicyDecision | undefined {
@@ -241,7 +248,14 @@ function runsLater(path: string): boolean {
   );
 }
 
-function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecision {
+/** The question's verb for each kind of read. */
+const READ_VERBS = { file: 'Read', folder: 'List', tree: 'Search' } as const;
+
+function decidePath(
+  input: PolicyInput,
+  tool: Extract<ToolAccess, { kind: 'read' | 'write' }>,
+): PolicyDecision {
+  const access = tool.kind;
   const raw = toolPath(input.call);
   if (typeof raw !== 'string' || raw === '') {
     return { kind: 'deny', reason: `${input.call.tool} needs a non-empty "path"`, rule: 'args.invalid' };
@@ -263,21 +277,12 @@ function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecisio
   }
   const rule = access === 'read' ? readable(input.lists, canonical) : writable(input.lists, canonical);
   if (rule) return { kind: 'allow', rule };
-  const folder = input.call.tool === 'list_dir' || WALK_TOOLS.has(input.call.tool);
+  const folder = tool.kind === 'read' && tool.target !== 'file';
   const suggestion: AllowlistSuggestion = folder
     ? { list: 'allowed_paths_ro', value: canonical }
     : { list: access === 'read' ? 'allowed_files_ro' : 'allowed_files_rw', value: canonical };
   const shown = canonical === lexical ? canonical : `${lexical} (${canonical})`;
-  const verb =
-    access === 'write'
-      ? input.call.tool === 'edit_file'
-        ? 'Edit'
-        : 'Write'
-      : WALK_TOOLS.has(input.call.tool)
-        ? 'Search'
-        : folder
-          ? 'List'
-          : 'Read';
+  const verb = tool.kind === 'write' ? tool.verb : READ_VERBS[tool.target];
   return uncovered(
     input,
     `${shown} is outside the ${access === 'read' ? 'readable' : 'writable'} paths`,
@@ -290,7 +295,7 @@ function decidePath(input: PolicyInput, access: 'read' | 'write'): PolicyDecisio
 function decideCommand(input: PolicyInput): PolicyDecision {
   const text = input.call.args.cmd;
   if (typeof text !== 'string' || text.trim() === '') {
-    return { kind: 'deny', reason: 'execute_cmd needs a non-empty "cmd"', rule: 'args.invalid' };
+    return { kind: 'deny', reason: `${input.call.tool} needs a non-empty "cmd"`, rule: 'args.invalid' };
   }
   const question = `Execute: ${text}`;
   const shell = input.shell;

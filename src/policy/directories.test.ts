@@ -5,7 +5,7 @@ import type { PolicyMode } from '../config/schema.ts';
 import { callGlobs, callPaths, decide, type EffectiveLists } from './decide.ts';
 import { floorPaths } from './paths.ts';
 import { parseShell } from './shell-parser.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
+import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
 
 beforeAll(() => useShellAssetsFromNodeModules());
 
@@ -13,7 +13,12 @@ const HOME = '/home/u';
 const CWD = '/home/u/proj';
 
 async function decideCmd(text: string, mode: PolicyMode = 'allowlist', over: Partial<EffectiveLists> = {}) {
-  const call = { tool: 'execute_cmd', args: { cmd: text }, source: 'builtin' as const };
+  const call = {
+    tool: 'execute_cmd',
+    args: { cmd: text },
+    source: 'builtin' as const,
+    access: toolAccess('execute_cmd'),
+  };
   const shell = await parseShell(text);
   const canonical = Object.fromEntries(callPaths(call, CWD, HOME, shell).map((path) => [path, path]));
   return decide({

@@ -6,7 +6,7 @@ import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from './gate.ts';
 import { resolveRunPolicy } from './project.ts';
-import { useShellAssetsFromNodeModules } from './test-helpers.ts';
+import { toolAccess, useShellAssetsFromNodeModules } from './test-helpers.ts';
 import type { ApprovalAnswer, ApprovalRequest, Confirmer, PolicyGate } from './types.ts';
 
 beforeAll(() => useShellAssetsFromNodeModules());
@@ -38,17 +38,34 @@ function setup(
 }
 
 const cmd = (gate: PolicyGate, text: string) =>
-  gate.check({ tool: 'execute_cmd', args: { cmd: text }, source: 'builtin' });
+  gate.check({
+    tool: 'execute_cmd',
+    args: { cmd: text },
+    source: 'builtin',
+    access: toolAccess('execute_cmd'),
+  });
 
 describe('policy gate', () => {
   it('reads in the working directory and refuses a symlink to a secret', async () => {
     const { gate, project, home } = setup();
     writeFileSync(join(project, 'a.txt'), 'x');
     symlinkSync(join(home, '.ssh/id_rsa'), join(project, 'innocent.txt'));
-    expect((await gate.check({ tool: 'read_file', args: { path: 'a.txt' }, source: 'builtin' })).kind).toBe(
-      'allow',
-    );
-    const secret = await gate.check({ tool: 'read_file', args: { path: 'innocent.txt' }, source: 'builtin' });
+    expect(
+      (
+        await gate.check({
+          tool: 'read_file',
+          args: { path: 'a.txt' },
+          source: 'builtin',
+          access: toolAccess('read_file'),
+        })
+      ).kind,
+    ).toBe('allow');
+    const secret = await gate.check({
+      tool: 'read_file',
+      args: { path: 'innocent.txt' },
+      source: 'builtin',
+      access: toolAccess('read_file'),
+    });
     expect(secret).toMatchObject({ kind: 'deny', rule: 'floor' });
   });
 
@@ -59,9 +76,15 @@ describe('policy gate', () => {
       tool: 'read_file',
       args: { path: '../.ssh/id_rsa' },
       source: 'builtin',
+      access: toolAccess('read_file'),
     });
     expect(dotdot).toMatchObject({ kind: 'deny', rule: 'floor' });
-    const tilde = await gate.check({ tool: 'read_file', args: { path: '~/.ssh/id_rsa' }, source: 'builtin' });
+    const tilde = await gate.check({
+      tool: 'read_file',
+      args: { path: '~/.ssh/id_rsa' },
+      source: 'builtin',
+      access: toolAccess('read_file'),
+    });
     expect(tilde).toMatchObject({ kind: 'deny', rule: 'floor' });
     const { gate: narrow, home: home2 } = setup();
     mkdirSync(join(home2, 'proj-evil'));
@@ -70,6 +93,7 @@ describe('policy gate', () => {
       tool: 'read_file',
       args: { path: '../proj-evil/x' },
       source: 'builtin',
+      access: toolAccess('read_file'),
     });
     expect(sibling).toMatchObject({ kind: 'deny', rule: 'path.not-allowed' });
   });
@@ -81,12 +105,14 @@ describe('policy gate', () => {
       tool: 'write_file',
       args: { path: 'keys/new_key', content: 'x' },
       source: 'builtin',
+      access: toolAccess('write_file'),
     });
     expect(write).toMatchObject({ kind: 'deny', rule: 'floor' });
     const fine = await gate.check({
       tool: 'write_file',
       args: { path: 'out/new.txt', content: 'x' },
       source: 'builtin',
+      access: toolAccess('write_file'),
     });
     expect(fine).toMatchObject({ kind: 'allow', rule: 'allowed_paths_rw' });
   });
@@ -227,9 +253,15 @@ describe('policy gate', () => {
       tool: 'list_dir',
       args: { path: '.' },
       source: 'builtin',
+      access: toolAccess('list_dir'),
       caller: { pid: 42, sid: 40 },
     });
-    await gate.check({ tool: 'list_dir', args: { path: '.' }, source: 'builtin' });
+    await gate.check({
+      tool: 'list_dir',
+      args: { path: '.' },
+      source: 'builtin',
+      access: toolAccess('list_dir'),
+    });
     const [mounted, model] = readFileSync(join(env.RUNE_HOME, 'audit.jsonl'), 'utf8')
       .trim()
       .split('\n')
@@ -328,7 +360,12 @@ describe('policy gate', () => {
   it('unrestricted lifts the floor', async () => {
     const { gate } = setup({ mode: 'unrestricted' });
     expect(
-      await gate.check({ tool: 'read_file', args: { path: '~/.ssh/id_rsa' }, source: 'builtin' }),
+      await gate.check({
+        tool: 'read_file',
+        args: { path: '~/.ssh/id_rsa' },
+        source: 'builtin',
+        access: toolAccess('read_file'),
+      }),
     ).toMatchObject({
       kind: 'allow',
       rule: 'mode.unrestricted',
@@ -349,7 +386,13 @@ describe('policy gate', () => {
       return '--- a/x\n+++ b/x';
     };
     const asked = setup({ mode: 'confirm' }, { interactive: true, confirmer });
-    const edit = { tool: 'edit_file', args: { path: 'x', edits: [] }, source: 'builtin', preview } as const;
+    const edit = {
+      tool: 'edit_file',
+      args: { path: 'x', edits: [] },
+      source: 'builtin',
+      access: toolAccess('edit_file'),
+      preview,
+    } as const;
     expect(await asked.gate.check(edit)).toMatchObject({ kind: 'deny', rule: 'confirm.no' });
     expect(seen).toEqual(['--- a/x\n+++ b/x']);
     // Refused outright (the floor) or nobody to ask: the preview never runs, nothing is read.

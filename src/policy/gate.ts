@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import { absolutePath, canonicalise, configFile, homeDir, runeHome } from '../core/paths.ts';
 import { approvalRequest, normaliseAnswer, withGrants } from './approval.ts';
 import { appendAudit, argsDigest, auditFile, auditRecord } from './audit.ts';
-import { callGlobs, callPaths, decide, type PolicyInput } from './decide.ts';
+import { callGlobs, callPaths, decide, type PolicyInput, runsCommand } from './decide.ts';
 import { narrowLists, narrowMode } from './narrow.ts';
 import { floorPaths, globToRegExp } from './paths.ts';
 import { addAllowlistEntry } from './persist.ts';
@@ -95,8 +95,7 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
   const floor = floorBoth(home, runeDir);
 
   async function analyse(call: ToolCallForPolicy): Promise<ShellAnalysis | undefined> {
-    if (call.source !== 'builtin' || call.tool !== 'execute_cmd' || typeof call.args.cmd !== 'string')
-      return undefined;
+    if (!runsCommand(call) || typeof call.args.cmd !== 'string') return undefined;
     try {
       // Loaded with the first command judged: web-tree-sitter is no cost to a run without one.
       const { parseShell } = await import('./shell-parser.ts');

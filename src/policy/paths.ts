@@ -33,8 +33,12 @@ export function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${out}$`, 's');
 }
 
-/** Home-relative secrets (README "Policy"): credentials of common tools. */
-const HOME_SECRETS = [
+/**
+ * Credential stores of common tools under the home folder (README "Policy"), the one list: the
+ * floor refuses them to every tool, and the sandbox's view hides them even inside a writable grant
+ * (src/sandbox/plan.ts), unless a grant names one.
+ */
+export const HOME_CREDENTIAL_STORES: readonly string[] = [
   '.ssh',
   '.gnupg',
   '.aws',
@@ -53,8 +57,10 @@ const HOME_SECRETS = [
   '.cargo/credentials',
   '.cargo/credentials.toml',
   '.terraform.d/credentials.tfrc.json',
-  '.rune',
 ];
+
+/** The floor under the home folder: the credential stores and rune's own default folder. */
+const HOME_SECRETS = [...HOME_CREDENTIAL_STORES, '.rune'];
 
 const SYSTEM_SECRETS = [
   '/etc/shadow',
@@ -71,7 +77,10 @@ const SYSTEM_SECRETS = [
 
 /** Every path of the floor for this home folder and rune's own folder (RUNE_HOME), lexically. */
 export function floorPaths(home: string, runeHome: string): string[] {
-  return [...HOME_SECRETS.map((entry) => join(home, entry)), resolve(runeHome), ...SYSTEM_SECRETS];
+  // $RUNE_HOME is ~/.rune unless moved: listed once either way.
+  return [
+    ...new Set([...HOME_SECRETS.map((entry) => join(home, entry)), resolve(runeHome), ...SYSTEM_SECRETS]),
+  ];
 }
 
 // Another process's environment and memory hold the secrets the sandbox scrubbed from ours.

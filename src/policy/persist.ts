@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -19,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse as parseToml } from 'smol-toml';
 import { RuneError } from '../core/errors.ts';
+import { makeDir } from '../core/make-dir.ts';
 import type { AllowlistSuggestion } from './types.ts';
 
 type ListName = AllowlistSuggestion['list'];
@@ -77,7 +77,7 @@ export function addAllowlistEntry(
   options: LockOptions = {},
 ): boolean {
   const sync = options.fsync ?? fsyncSync;
-  const created = mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const created = makeDir(dirname(file));
   // Folders made here are entries of their parents: those must be durable too.
   if (created) {
     for (let dir = dirname(file); dir !== dirname(created); dir = dirname(dir))

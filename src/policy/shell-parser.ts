@@ -14,8 +14,8 @@ let parser: Promise<Parser> | undefined;
  * Keeps every WebAssembly function on V8's baseline compiler (Liftoff). By default V8 tiers
  * tree-sitter's hot functions up to TurboFan on a background thread; for about a second after the
  * first parse that compile holds up every child_process.spawn, so each sandboxed tool call of a
- * run waited ~100 ms on it (bench/pipe.mjs). A parse of one command line is microseconds on
- * Liftoff too, and tree-sitter is rune's only wasm (the HTTP client avoids undici's llhttp).
+ * run waited on it (bench/pipe.mjs, its ten execute_cmd calls). A parse of one command line is
+ * cheap on Liftoff too, and tree-sitter is rune's only wasm (the HTTP client avoids undici's llhttp).
  * Compiler choice only: the same module computes the same trees, so no policy decision changes.
  */
 export const WASM_BASELINE_FLAG = '--liftoff-only';

@@ -3,11 +3,32 @@
 
 export type ToolSource = 'builtin' | 'mcp';
 
+/**
+ * What a rune tool reaches through its arguments, which is what the policy judges: each tool
+ * declares it beside its schema (src/tools/*.ts, stored in src/tools/definitions.json; the notes
+ * chat's tools in src/notes/chat-tools.ts), so the policy never looks a tool up by name.
+ */
+export type ToolAccess =
+  /** Reads its `path` argument: one file, a folder it lists, or a tree it walks (no path: the working directory). */
+  | { kind: 'read'; target: 'file' | 'folder' | 'tree' }
+  /** Writes the file its `path` argument names; `verb` words the question a person is asked. */
+  | { kind: 'write'; verb: 'Write' | 'Edit' }
+  /** Runs its `cmd` argument as a shell command. */
+  | { kind: 'command' }
+  /** Fetches its `url` argument. */
+  | { kind: 'url' }
+  /** Only the files of the note whose chat offers it (the notes chat's tools). */
+  | { kind: 'own-files' }
+  /** Nothing the lists cover (inspect_process: rune's own processes). */
+  | { kind: 'none' };
+
 export interface ToolCallForPolicy {
   tool: string;
   /** Arguments after validation against the tool's schema. */
   args: Record<string, unknown>;
   source: ToolSource;
+  /** What a rune tool (source `builtin`) reaches; without it such a call is refused. */
+  access?: ToolAccess;
   /** MCP server name, for `server.*` allowlist patterns. */
   server?: string;
   /** MCP annotation readOnlyHint: such a tool counts as a read tool. */
@@ -54,7 +75,13 @@ export type PolicyDecision =
       /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
       grants?: readonly Grant[];
     }
-  | { kind: 'deny'; reason: string; rule: string }
+  | {
+      kind: 'deny';
+      reason: string;
+      rule: string;
+      /** The entry that would allow it (allowlist mode): the session offers to add it (`/allow`). */
+      suggestion?: AllowlistSuggestion;
+    }
   | {
       kind: 'ask';
       question: string;

@@ -162,7 +162,13 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): {
         system.push(message.content);
         break;
       case 'user':
-        push('user', [{ type: 'text', text: message.content }]);
+        push('user', [
+          ...(message.images ?? []).map((image) => ({
+            type: 'image',
+            source: { type: 'base64', media_type: image.mediaType, data: image.data },
+          })),
+          { type: 'text', text: message.content },
+        ]);
         break;
       case 'assistant': {
         const blocks: Block[] = message.content ? [{ type: 'text', text: message.content }] : [];

@@ -184,7 +184,12 @@ export function toGeminiContents(
         system.push(message.content);
         break;
       case 'user':
-        push('user', [{ text: message.content }]);
+        push('user', [
+          { text: message.content },
+          ...(message.images ?? []).map((image) => ({
+            inlineData: { mimeType: image.mediaType, data: image.data },
+          })),
+        ]);
         break;
       case 'assistant': {
         const parts: Part[] = message.content ? [{ text: message.content }] : [];

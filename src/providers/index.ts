@@ -83,7 +83,7 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
   switch (provider) {
     case 'openai':
       attempt = openAiAttempt({
-        endpoint: async () => ({ baseUrl, apiKey: apiKey ?? 'no-key' }),
+        endpoint: async () => ({ baseUrl, apiKey }),
         timeoutMs,
         fetch: fetchImpl,
         now,
@@ -150,6 +150,8 @@ export function createProvider(options: CreateProviderOptions): Provider & { rea
   const info: ProviderInfo = { provider, baseUrl, keySource: credentials.keySource };
   return {
     name: provider,
+    // Copilot takes images only from vision models behind a header of its own: not sent there.
+    images: provider !== 'copilot',
     info,
     complete: (request) =>
       withRetries(attempt, request, {

@@ -17,8 +17,8 @@ type SdkFetch = NonNullable<NonNullable<ConstructorParameters<typeof OpenAI>[0]>
 
 export interface OpenAiEndpoint {
   baseUrl: string;
-  /** Sent as `Authorization: Bearer …`; a placeholder when the server needs none. */
-  apiKey: string;
+  /** Sent as `Authorization: Bearer …`; undefined: no Authorization header at all (a local server). */
+  apiKey: string | undefined;
   headers?: Record<string, string>;
 }
 
@@ -62,7 +62,9 @@ export function openAiAttempt(options: OpenAiWireOptions): Attempt {
     let client = clients.get(cacheKey);
     if (!client) {
       client = new OpenAI({
-        apiKey: endpoint.apiKey,
+        // The SDK insists on a key; without one the header it would make from it is removed.
+        apiKey: endpoint.apiKey ?? 'unused',
+        ...(endpoint.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
         baseURL: endpoint.baseUrl,
         // One retry policy (retry.ts) for every provider: the SDK's own is off.
         maxRetries: 0,
@@ -203,7 +205,17 @@ export function toOpenAiMessage(message: ChatMessage): ChatCompletionMessagePara
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
+      if (!message.images?.length) return { role: 'user', content: message.content };
+      return {
+        role: 'user',
+        content: [
+          { type: 'text', text: message.content },
+          ...message.images.map((image) => ({
+            type: 'image_url' as const,
+            image_url: { url: `data:${image.mediaType};base64,${image.data}` },
+          })),
+        ],
+      };
     case 'assistant':
       return {
         role: 'assistant',

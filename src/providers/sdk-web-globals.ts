@@ -1,7 +1,7 @@
 // Stand-ins for the `Headers`, `FormData` and `ReadableStream` globals inside the bundled openai SDK
 // (wired in by scripts/esbuild-openai-globals.mjs, for the SDK's files only). Touching the first two
-// makes Node 20 load all of undici (~40-90 ms of pipe-mode start-up), the third Node's web streams,
-// although httpFetch needs neither.
+// makes Node 20 load all of undici (pipe-mode start-up pays it: bench/pipe.mjs), the third Node's
+// web streams, although httpFetch needs neither.
 
 const isTagged = (value: unknown, tag: string): boolean =>
   typeof value === 'object' && value !== null && Object.prototype.toString.call(value) === `[object ${tag}]`;

@@ -9,9 +9,17 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** An image sent with a prompt (`--image`, an `@picture.png` mention), base64-encoded. */
+export interface ImageAttachment {
+  mediaType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+  data: string;
+  /** Where it came from, for messages and the transcript. */
+  name: string;
+}
+
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: ImageAttachment[] }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
 
@@ -71,5 +79,7 @@ export interface ChatResponse {
 
 export interface Provider {
   readonly name: ProviderName;
+  /** Whether rune sends images on this wire (absent: no). */
+  readonly images?: boolean;
   complete(request: ChatRequest): Promise<ChatResponse>;
 }

@@ -4,21 +4,10 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getSystemErrorName } from 'node:util';
+import type { KernelProbe } from './native-contract.ts';
 
-/** What native/src/probe.c measures: values > 0 or 0 mean available, negative values are -errno. */
-export interface KernelProbe {
-  landlockAbi: number;
-  seccompFilter: number;
-  seccompUserNotif: number;
-  currentSeccomp: number;
-  noNewPrivs: number;
-  userns: number;
-  netns: number;
-  mountns: number;
-  pidns: number;
-  /** unshare(0), a no-op the kernel always grants: -EPERM means a seccomp filter refuses unshare. */
-  unshareNoop?: number;
-}
+/** What native/src/probe.c measures (declared once, in native/src/probe.h). */
+export type { KernelProbe } from './native-contract.ts';
 
 export interface SystemFacts {
   /** Mount point of the cgroup2 hierarchy, if any. */
@@ -111,7 +100,7 @@ export function usernsBlockers(
     );
   }
   // unshare(0) changes nothing and the kernel never refuses it: refused, it proves a filter is in the way.
-  if (probe.currentSeccomp === 2 && probe.unshareNoop !== undefined && probe.unshareNoop < 0) {
+  if (probe.currentSeccomp === 2 && probe.unshareNoop < 0) {
     causes.push(
       'a seccomp filter stacked on rune refuses unshare (Seccomp: 2 in /proc/self/status, and even the no-op unshare(0) fails): the default profile of Docker, containerd and Podman does this in unprivileged containers; a profile that allows unshare (or none) lets rune create its namespaces',
     );

@@ -197,9 +197,9 @@ function killCgroupProcesses(dirs: readonly string[]): void {
 }
 
 /**
- * Creating and removing cgroups costs tens of ms on a cgroup v1 hierarchy (measured here: ~45 ms
- * per call), so an executor keeps the cgroups of finished calls and reuses them once empty; they
- * are removed when rune exits.
+ * Creating and removing cgroups is slow on a cgroup v1 hierarchy (the kernel synchronises RCU on
+ * removal; a call's share shows in bench/sandbox.mjs), so an executor keeps the cgroups of finished
+ * calls and reuses them once empty; they are removed when rune exits.
  */
 export class CgroupPool {
   private free: string[][] = [];

@@ -147,12 +147,24 @@ export async function runSandboxCommand(argv: string[], options: SandboxCommandO
   const policy = config.policy;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  // Each grant as the floor check judged it: `~` is the home folder, never a folder named ~ here.
+  const cwd = process.cwd();
+  const absolute = (paths: readonly string[]) =>
+    paths.map((path) => absolutePath(path, cwd, homeDir(process.env)));
   const proc = executor.spawn({
     argv,
-    cwd: process.cwd(),
+    cwd,
     env,
-    readOnlyPaths: [...policy.allowed_paths_ro, ...policy.allowed_files_ro, ...(options.allowRead ?? [])],
-    readWritePaths: [...policy.allowed_paths_rw, ...policy.allowed_files_rw, ...(options.allowWrite ?? [])],
+    readOnlyPaths: absolute([
+      ...policy.allowed_paths_ro,
+      ...policy.allowed_files_ro,
+      ...(options.allowRead ?? []),
+    ]),
+    readWritePaths: absolute([
+      ...policy.allowed_paths_rw,
+      ...policy.allowed_files_rw,
+      ...(options.allowWrite ?? []),
+    ]),
     allowedDomains: [...policy.allowed_domains, ...(options.allowDomain ?? [])],
   });
   const stop = () => proc.kill();

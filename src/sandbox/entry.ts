@@ -10,6 +10,7 @@ import { domainPatternProblem } from '../core/domains.ts';
 import { RuneError } from '../core/errors.ts';
 import { parseSandboxInvocation } from './argv.ts';
 import { sandboxHelperPath } from './helper.ts';
+import { flag } from './helper-args.ts';
 import { resolveNameSync } from './resolve.ts';
 import { guardPlan, guardTargets, literalAddresses } from './targets.ts';
 
@@ -28,23 +29,21 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
   const flags = args.slice(0, split);
   const command = args.slice(split + 1);
   const out: string[] = [];
-  if (sub === '_landlock') out.push('--no-namespaces', '--no-seccomp');
-  if (sub === '_seccomp') out.push('--no-namespaces', '--no-landlock');
+  if (sub === '_landlock') out.push(...flag('--no-namespaces'), ...flag('--no-seccomp'));
+  if (sub === '_seccomp') out.push(...flag('--no-namespaces'), ...flag('--no-landlock'));
   // The net guard alone: the host's whole tree stays in the view (writable, as without a sandbox).
-  if (sub === '_net-guard') out.push('--no-landlock', '--rw', '/');
+  if (sub === '_net-guard') out.push(...flag('--no-landlock'), ...flag('--rw', '/'));
   const domains: string[] = [];
   for (let i = 0; i < flags.length; i++) {
-    const flag = flags[i];
+    const given = flags[i];
     const value = flags[i + 1];
-    const allowed =
-      (sub === '_landlock' && (flag === '--ro' || flag === '--rw')) ||
-      (sub === '_net-guard' && flag === '--allow-domain');
-    if (!allowed || value === undefined)
-      throw new RuneError('USAGE', `${sub}: unexpected ${flag ?? 'argument'}`, {
+    const grant = sub === '_landlock' && (given === '--ro' || given === '--rw');
+    if ((!grant && !(sub === '_net-guard' && given === '--allow-domain')) || value === undefined)
+      throw new RuneError('USAGE', `${sub}: unexpected ${given ?? 'argument'}`, {
         details: [`usage: ${usage}`],
       });
     i++;
-    if (flag !== '--allow-domain') out.push(flag as string, value);
+    if (grant) out.push(...flag(given, value));
     else if (guardTargets([value]).length === 0)
       throw new RuneError(
         'USAGE',
@@ -61,9 +60,9 @@ export function helperArgsFor(sub: string, args: readonly string[], resolve = re
   const guard = guardPlan(resolved, domains);
   for (const refused of guard.refused)
     process.stderr.write(`rune ${sub}: not allowed (list the address itself to allow it): ${refused}\n`);
-  for (const address of guard.allow) out.push('--allow-addr', address);
-  for (const line of guard.hosts) out.push('--host', line);
-  if (sub === '_net-guard') out.push('--tmp-mb', '16');
+  for (const address of guard.allow) out.push(...flag('--allow-addr', address));
+  for (const line of guard.hosts) out.push(...flag('--host', line));
+  if (sub === '_net-guard') out.push(...flag('--tmp-mb', '16'));
   return [...out, '--', ...command];
 }
 

@@ -1,5 +1,5 @@
-// The helper moves the call into its cgroups while the call builds its view (native/src/helper.c,
-// join_cgroups): the command starts only after the move, and a move that fails is a failed layer.
+// The helper moves the call into its cgroups while the call builds its view (native/src/cgroups.c):
+// the command starts only after the move, and a move that fails is a failed layer.
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { sandboxHelperPath } from './helper.ts';

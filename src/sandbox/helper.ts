@@ -1,8 +1,9 @@
 // Finds the static sandbox helper (native/src/helper.c): written from the binary's embedded asset
 // into the private content-addressed cache with exec permission, compared byte for byte with the
 // embedded asset before first use and its inode checked before every later use, so a swapped file
-// is never executed. (A byte comparison, not a sha256: hashing the 0.9 MB helper twice and loading
-// node:crypto for it cost every `rune sandbox` ~5 ms; the embedded bytes are what the build hashed.)
+// is never executed. (A byte comparison, not a sha256: hashing the whole helper twice and loading
+// node:crypto for it would be paid by every `rune sandbox` (bench/sandbox.mjs); the embedded bytes are
+// what the build hashed.)
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -47,8 +48,9 @@ function unchanged(v: Verified): boolean {
 }
 
 /**
- * Whether the file holds exactly `expected`, read through one small buffer: reading the 0.9 MB file
- * into a new buffer cost each run ~4 ms of allocation and page faults. O_NOFOLLOW: never a link (libuv adds O_CLOEXEC).
+ * Whether the file holds exactly `expected`, read through one small buffer: reading the whole file
+ * into a new buffer would cost each run its allocation and page faults (bench/sandbox.mjs).
+ * O_NOFOLLOW: never a link (libuv adds O_CLOEXEC).
  */
 export function fileEquals(path: string, expected: Uint8Array): boolean {
   let fd: number;

@@ -11,8 +11,9 @@ import {
   type SandboxCapabilities,
 } from './capabilities.ts';
 import { sandboxHelperPath } from './helper.ts';
+import { flag } from './helper-args.ts';
 import { runeNative } from './native.ts';
-import { cachedKernelProbe } from './probe-cache.ts';
+import { cachedKernelProbe, probeOf } from './probe-cache.ts';
 
 // Per process, not per bundle copy of this module: every bundle asks the kernel once.
 const state = processSlot('rune.sandbox.capabilities', () => ({
@@ -20,14 +21,14 @@ const state = processSlot('rune.sandbox.capabilities', () => ({
 }));
 
 /**
- * The kernel probe (native/src/probe.c). The static helper answers it in ~2 ms; the addon would
- * fork the whole Node process for the namespace test, so it is only the fallback. The binary keeps
+ * The kernel probe (native/src/probe.c). The static helper answers it as a small process of its
+ * own; the addon would fork the whole Node process for the namespace test, so it is only the fallback. The binary keeps
  * the answer across runs for the same kernel, boot, binary and confinement (probe-cache.ts).
  */
 function probeKernel(): KernelProbe {
   const helper = (): KernelProbe | undefined => {
     try {
-      const result = spawnSync(sandboxHelperPath(), ['--probe'], { encoding: 'utf8', timeout: 5000 });
+      const result = spawnSync(sandboxHelperPath(), flag('--probe'), { encoding: 'utf8', timeout: 5000 });
       if (result.status === 0) return JSON.parse(result.stdout) as KernelProbe;
     } catch {
       // Fall through to the addon.
@@ -61,17 +62,7 @@ export function sandboxCapabilities(): SandboxCapabilities {
       const why = `kernel probe failed: ${(error as Error).message}`;
       const none = { available: false, detail: why };
       state.capabilities = describeCapabilities(
-        {
-          landlockAbi: -38,
-          seccompFilter: -38,
-          seccompUserNotif: -38,
-          currentSeccomp: 0,
-          noNewPrivs: 0,
-          userns: -38,
-          netns: -38,
-          mountns: -38,
-          pidns: -38,
-        },
+        probeOf(() => -38 /* ENOSYS */),
         facts,
       );
       // Every probed layer is unknown, not refused with the errno the placeholder above carries.

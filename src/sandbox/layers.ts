@@ -3,18 +3,11 @@
 import type { RuneConfig } from '../config/schema.ts';
 import type { SandboxCapabilities } from './capabilities.ts';
 import type { CgroupPlan } from './cgroups.ts';
+import { LAYER_ORDER } from './native-contract.ts';
 import { describeView, parseReport, type ViewSummary } from './plan.ts';
-import type { LayerName, LayerReport } from './types.ts';
+import type { LayerReport } from './types.ts';
 
-export const LAYER_ORDER: LayerName[] = [
-  'cgroups',
-  'network',
-  'dns',
-  'seccomp',
-  'landlock',
-  'namespaces',
-  'rlimits',
-];
+export { LAYER_ORDER } from './native-contract.ts';
 
 /** What stands in for a PID namespace (native/src/reaper.c, view-rules.c) and for hiding rune's own process. */
 const NO_PID_NAMESPACE =

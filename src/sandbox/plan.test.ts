@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { floorPaths, HOME_CREDENTIAL_STORES } from '../policy/paths.ts';
 import { helperArgsFor } from './entry.ts';
 import {
   describeView,
@@ -303,15 +304,11 @@ describe('hiddenPaths', () => {
 
   it("hides every credential store of the policy's floor, not only some", () => {
     const hidden = hiddenPaths('/home/u', [], ['/home/u'], []);
-    for (const store of [
-      '.npmrc',
-      '.config/gh',
-      '.vault-token',
-      '.password-store',
-      '.cargo/credentials.toml',
-    ]) {
-      expect(hidden).toContain(`/home/u/${store}`);
-    }
+    expect(HOME_CREDENTIAL_STORES.length).toBeGreaterThan(0);
+    for (const store of HOME_CREDENTIAL_STORES) expect(hidden).toContain(`/home/u/${store}`);
+    // Each store is a secret of the policy's floor too: refused to every tool, not only hidden.
+    const floor = floorPaths('/home/u', '/home/u/.rune');
+    for (const store of HOME_CREDENTIAL_STORES) expect(floor).toContain(`/home/u/${store}`);
   });
 });
 

@@ -5,6 +5,9 @@ import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { addressListed } from '../core/addresses.ts';
 import { expandHome } from '../core/paths.ts';
+import { HOME_CREDENTIAL_STORES } from '../policy/paths.ts';
+import { flag } from './helper-args.ts';
+import { REPORT_STEPS } from './native-contract.ts';
 import { guardPlan, type ResolvedName } from './targets.ts';
 
 export type { ResolvedName } from './targets.ts';
@@ -45,29 +48,13 @@ export const HIDDEN_SYSTEM_FILES = [
   '/etc/ssl/private',
 ];
 
-/** Credential stores under the home folder: hidden even when a writable root contains them. */
+/**
+ * Hidden under the home folder even when a writable root contains them: the policy's credential
+ * stores, and the folders where container runtimes keep API sockets (root on the host) and TLS
+ * client keys, since a read-only grant of the home folder would not stop connect(2) on a socket.
+ */
 export const HOME_CREDENTIALS = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker/config.json',
-  '.netrc',
-  '.git-credentials',
-  '.pypirc',
-  // The rest of the policy's floor (src/policy/paths.ts).
-  '.npmrc',
-  '.password-store',
-  '.vault-token',
-  '.config/gh',
-  '.config/hub',
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.terraform.d/credentials.tfrc.json',
-  // Container runtimes keep API sockets (root on the host) and TLS client keys here: a read-only
-  // grant of the home folder would not stop connect(2) on a socket.
+  ...HOME_CREDENTIAL_STORES,
   '.docker',
   '.colima',
   '.lima',
@@ -122,7 +109,8 @@ export function hiddenPaths(
     }
   }
   const out = candidates.flatMap((p) => [p, real(p)]);
-  // Resolved once, not per candidate: ~60 candidates × a dozen roots of path.resolve cost 3–5 ms.
+  // Resolved once, not per candidate: every candidate against every root would repeat the same
+  // path.resolve calls candidates × roots times.
   const resolvedRoots = roots.map((root) => resolve(root));
   return [...new Set(out)].filter((p) => resolvedRoots.some((root) => isInside(p, root)));
 }
@@ -207,27 +195,30 @@ export function planHelperArgs(input: PlanInput): Plan {
   const ro = [...new Set([cwd, ...request.readOnlyPaths.map((p) => resolve(cwd, p))])].filter(
     (p) => !rw.includes(p),
   );
-  const args: string[] = ['--report', String(input.reportFd), '--cwd', cwd];
-  for (const p of SYSTEM_READ_ONLY) args.push('--sys', p);
-  for (const p of ro) args.push('--ro', p);
-  for (const p of rw) args.push('--rw', p);
-  for (const link of input.links ?? []) args.push('--link', link.path, link.target);
+  const args = [...flag('--report', String(input.reportFd)), ...flag('--cwd', cwd)];
+  for (const p of SYSTEM_READ_ONLY) args.push(...flag('--sys', p));
+  for (const p of ro) args.push(...flag('--ro', p));
+  for (const p of rw) args.push(...flag('--rw', p));
+  for (const link of input.links ?? []) args.push(...flag('--link', link.path, link.target));
   if (input.tmpDir && isAbsolute(input.tmpDir) && isInside(resolve(input.tmpDir), '/tmp'))
-    args.push('--tmpdir', resolve(input.tmpDir));
-  for (const p of input.pinPaths) args.push('--pin', p);
-  for (const p of input.protectedPaths) args.push('--protect', p);
-  for (const p of input.hidePaths) args.push('--hide', p);
-  for (const p of input.hideClosedIn ?? []) args.push('--hide-closed', p);
+    args.push(...flag('--tmpdir', resolve(input.tmpDir)));
+  for (const p of input.pinPaths) args.push(...flag('--pin', p));
+  for (const p of input.protectedPaths) args.push(...flag('--protect', p));
+  for (const p of input.hidePaths) args.push(...flag('--hide', p));
+  for (const p of input.hideClosedIn ?? []) args.push(...flag('--hide-closed', p));
   const guard = guardPlan(input.resolved, request.allowedDomains);
-  for (const line of guard.hosts) args.push('--host', line);
-  for (const address of guard.allow) args.push('--allow-addr', address);
-  args.push('--tmp-mb', String(input.limits.tmpMb));
-  args.push('--fsize', String(input.limits.fsizeBytes), '--nofile', String(input.limits.nofile));
-  if (input.limits.nproc !== undefined) args.push('--nproc', String(input.limits.nproc));
-  if (input.limits.dataBytes !== undefined) args.push('--data', String(input.limits.dataBytes));
-  for (const dir of input.cgroupDirs ?? []) args.push('--cgroup', dir);
-  if (input.strict) args.push('--strict');
-  if (!input.namespaces) args.push('--no-namespaces');
+  for (const line of guard.hosts) args.push(...flag('--host', line));
+  for (const address of guard.allow) args.push(...flag('--allow-addr', address));
+  args.push(...flag('--tmp-mb', String(input.limits.tmpMb)));
+  args.push(
+    ...flag('--fsize', String(input.limits.fsizeBytes)),
+    ...flag('--nofile', String(input.limits.nofile)),
+  );
+  if (input.limits.nproc !== undefined) args.push(...flag('--nproc', String(input.limits.nproc)));
+  if (input.limits.dataBytes !== undefined) args.push(...flag('--data', String(input.limits.dataBytes)));
+  for (const dir of input.cgroupDirs ?? []) args.push(...flag('--cgroup', dir));
+  if (input.strict) args.push(...flag('--strict'));
+  if (!input.namespaces) args.push(...flag('--no-namespaces'));
   args.push('--', ...request.argv);
 
   const notes: LayerReport[] = [];
@@ -297,7 +288,7 @@ export function parseReport(text: string): { layers: Map<string, LayerReport>; s
     const [layer, state, ...rest] = line.split('\t');
     if (!layer || !state) continue;
     const detail = rest.join('\t');
-    if (layer === 'setup' || layer === 'exec') {
+    if ((REPORT_STEPS as readonly string[]).includes(layer)) {
       if (state === 'failed') setupError = `${layer}: ${detail}`;
       continue;
     }

@@ -6,24 +6,13 @@
 // a changed user-namespace sysctl each probe again. The file decides which layers are applied, so
 // it is read with the same checks as a V8 code cache (src/core/private-dir.ts), and only a
 // well-formed probe is believed.
-import { mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { release, version } from 'node:os';
 import { dirname, join } from 'node:path';
+import { makeDir } from '../core/make-dir.ts';
 import { cacheDir } from '../core/paths.ts';
 import { checkPrivateDir, readPrivateFile } from '../core/private-dir.ts';
-import type { KernelProbe } from './capabilities.ts';
-
-const FIELDS = [
-  'landlockAbi',
-  'seccompFilter',
-  'seccompUserNotif',
-  'currentSeccomp',
-  'noNewPrivs',
-  'userns',
-  'netns',
-  'mountns',
-  'pidns',
-] as const;
+import { type KernelProbe, PROBE_FIELDS } from './native-contract.ts';
 
 function readOr(path: string, read: (path: string) => string): string {
   try {
@@ -81,17 +70,17 @@ export function underOutsideSeccompFilter(
   return (filters !== undefined && Number(filters) > 0) || mode === '2';
 }
 
-/** A probe as stored, or undefined when any field is missing or not an integer. */
+/** A probe as stored, or undefined when any field of the record is missing or not an integer. */
 export function validProbe(value: unknown): KernelProbe | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  for (const field of FIELDS) if (!Number.isInteger(record[field])) return undefined;
-  if (record.unshareNoop !== undefined && !Number.isInteger(record.unshareNoop)) return undefined;
-  const probe = Object.fromEntries(
-    FIELDS.map((field) => [field, record[field] as number]),
-  ) as unknown as KernelProbe;
-  if (record.unshareNoop !== undefined) probe.unshareNoop = record.unshareNoop as number;
-  return probe;
+  for (const field of PROBE_FIELDS) if (!Number.isInteger(record[field])) return undefined;
+  return probeOf((field) => record[field] as number);
+}
+
+/** A probe with each field of the record from `value`. */
+export function probeOf(value: (field: keyof KernelProbe) => number): KernelProbe {
+  return Object.fromEntries(PROBE_FIELDS.map((field) => [field, value(field)])) as unknown as KernelProbe;
 }
 
 export function probeCacheFile(): string {
@@ -115,7 +104,7 @@ export function readCachedProbe(context: string, file = probeCacheFile()): Kerne
 export function writeCachedProbe(context: string, probe: KernelProbe, file = probeCacheFile()): void {
   try {
     const dir = dirname(file);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDir(dir);
     if (!checkPrivateDir(dir).ok) return;
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify({ context, probe }), { mode: 0o600 });

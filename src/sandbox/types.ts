@@ -1,7 +1,10 @@
 // What the agent, the tools and the MCP client see of the sandbox: run a command (or start a
 // long-lived process) inside every layer this machine offers, and say which layers were applied.
 
-export type LayerName = 'cgroups' | 'network' | 'seccomp' | 'landlock' | 'dns' | 'namespaces' | 'rlimits';
+import type { LAYER_ORDER } from './native-contract.ts';
+
+/** A layer of the helper's report (declared once, in native/src/helper_contract.h). */
+export type LayerName = (typeof LAYER_ORDER)[number];
 
 export interface LayerReport {
   layer: LayerName;

@@ -4,6 +4,7 @@
 // converter) — is loaded when a call to it is first checked. definitions.json is what the tool
 // modules declare, derived from their zod schemas; catalog.test.ts fails when the two disagree
 // (regenerate it with `npx vitest run src/tools/catalog.test.ts --update`).
+import type { ToolAccess } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import definitions from './definitions.json' with { type: 'json' };
 import type { BuiltinTool } from './types.ts';
@@ -11,6 +12,7 @@ import type { BuiltinTool } from './types.ts';
 export interface CatalogEntry {
   definition: ToolDefinition;
   readOnly: boolean;
+  access: ToolAccess;
   load(): Promise<BuiltinTool<never>>;
 }
 
@@ -32,15 +34,19 @@ const LOADERS: Record<string, Loader> = {
 
 interface StoredDefinition extends ToolDefinition {
   readOnly: boolean;
+  access: ToolAccess;
 }
 
 export const BUILTIN_CATALOG: readonly CatalogEntry[] = (definitions as StoredDefinition[]).map(
-  ({ readOnly, ...definition }) => {
+  ({ readOnly, access, ...definition }) => {
     const load = LOADERS[definition.name];
     if (!load) throw new Error(`definitions.json names ${definition.name}, which has no loader`);
-    return { definition, readOnly, load };
+    return { definition, readOnly, access, load };
   },
 );
+
+/** The names of the built-in tools, which no MCP tool may take. */
+export const BUILTIN_TOOL_NAMES: readonly string[] = BUILTIN_CATALOG.map((entry) => entry.definition.name);
 
 /** Every loader, for the test that compares the tool modules with definitions.json. */
 export const BUILTIN_LOADERS: Readonly<Record<string, Loader>> = LOADERS;

@@ -245,6 +245,7 @@ export const editFileTool = defineTool<EditFileArgs>({
     'Edit a text file in place by exact string replacement: each old_string must match exactly once (copy it from the file, with its indentation) unless replace_all is set. Edits apply in order; if any fails, nothing changes and the error shows the closest lines. Keeps line endings, byte-order mark and permissions. Returns a diff. One edit with an empty old_string creates a new file.',
   schema,
   readOnly: false,
+  access: { kind: 'write', verb: 'Edit' },
   async execute(args, context) {
     const planned = plan(args, context);
     writeAtomically(planned);
@@ -252,7 +253,7 @@ export const editFileTool = defineTool<EditFileArgs>({
     const what = planned.existing
       ? `edited ${planned.shown}: ${planned.replacements} replacement${planned.replacements === 1 ? '' : 's'}, +${diff.added} -${diff.removed} lines`
       : `created ${planned.shown} (${planned.bytes.length} bytes)`;
-    return { content: `${what}\n${diff.text}` };
+    return { content: `${what}\n${diff.text}`, diff: diff.text };
   },
   async preview(args, context) {
     try {

@@ -40,6 +40,7 @@ export const executeCmdTool = defineTool<z.infer<typeof schema>>({
     'Run a shell command (/bin/sh -c) inside the sandbox. Returns the exit code, stdout and stderr (each capped). Default timeout 30 s.',
   schema,
   readOnly: false,
+  access: { kind: 'command' },
   async execute(args, context) {
     const timeoutSecs = context.config.sandbox.command_timeout_secs;
     const result = await context.executor.run({

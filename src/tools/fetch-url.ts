@@ -190,7 +190,8 @@ async function bodyToText(hop: Hop): Promise<{ text: string; kind: string }> {
   }
   const looksHtml = type.includes('html') || (!type && /^\s*<(!doctype html|html)/i.test(decoded));
   if (looksHtml) {
-    // Loaded on first use: html-to-text and its parsers cost every pipe-mode start ~50 ms otherwise.
+    // Loaded on first use: otherwise every pipe-mode start would load html-to-text and its parsers
+    // (bench/pipe.mjs).
     const { convert: htmlToText } = await import('html-to-text');
     const text = htmlToText(decoded, {
       wordwrap: false,
@@ -221,6 +222,7 @@ export const fetchUrlTool = defineTool<z.infer<typeof schema>>({
     'Fetch an http(s) URL and return its text (HTML is turned into readable text). Only allowed domains; private and loopback addresses are refused; at most 2 MiB downloaded and 32 KiB returned.',
   schema,
   readOnly: true,
+  access: { kind: 'url' },
   async execute(args, context) {
     // One deadline for every hop and body, which holds under garbage collection (src/core/deadline.ts).
     const deadline = startDeadline(context.fetchTimeoutMs ?? FETCH_TIMEOUT_MS, context.signal);

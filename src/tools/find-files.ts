@@ -59,6 +59,7 @@ export const findFilesTool = defineTool<FindFilesArgs>({
   description: `Find files by glob pattern ("**/*.ts", "src/**/test*"), newest first (at most ${SHOWN} shown). Lists the files search_files would search: skips files ignored by .gitignore/.ignore, the .git folder, binary files, files over 4 MiB, symbolic links and anything the policy protects (list_dir shows a folder's every entry).`,
   schema,
   readOnly: true,
+  access: { kind: 'read', target: 'tree' },
   async execute(args, context) {
     const { root: top, cwd } = walkRoot(args.path, context);
     const { base, glob } = splitGlob(args.pattern);

@@ -110,6 +110,7 @@ export function createInspectProcessTool(proc = '/proc') {
       'Describe a running process from /proc: by pid, or every process whose name or command line matches name.',
     schema,
     readOnly: true,
+    access: { kind: 'none' },
     async execute(args) {
       if (args.pid !== undefined) {
         const info = await readProcess(proc, args.pid);

@@ -17,6 +17,7 @@ export const listDirTool = defineTool<z.infer<typeof schema>>({
     'List a folder: one entry per line, folders end with "/", symbolic links end with "@", files their size.',
   schema,
   readOnly: true,
+  access: { kind: 'read', target: 'folder' },
   async execute(args, context) {
     const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
     const info = await stat(path).catch((error: NodeJS.ErrnoException) => {

@@ -63,6 +63,7 @@ export const readFileTool = defineTool<ReadFileArgs>({
     'Read a text file. Returns at most 32 KiB; use offset and limit (in lines) to read further, or byte_offset for a line longer than that. Binary files are reported, not shown.',
   schema,
   readOnly: true,
+  access: { kind: 'read', target: 'file' },
   async execute(args, context) {
     if (args.byte_offset !== undefined && (args.offset !== undefined || args.limit !== undefined)) {
       throw new ToolError('byte_offset reads by bytes; give it alone, without offset or limit');

@@ -1,9 +1,9 @@
-// The tools offered to the model: the nine built-ins plus extra tools (notes, MCP) that can be added
-// and removed while a session runs. Arguments are parsed and validated here, so a bad call from the
-// model becomes an error result it can read, never an exception in the run loop. A built-in tool's
-// module is loaded when a call to it is first parsed (catalog.ts).
+// The tools offered to the model: the built-ins of the catalog plus extra tools (notes, MCP) that can
+// be added and removed while a session runs. Arguments are parsed and validated here, so a bad call
+// from the model becomes an error result it can read, never an exception in the run loop. A built-in
+// tool's module is loaded when a call to it is first parsed (catalog.ts).
 import type { z } from 'zod/v4';
-import type { ToolSource } from '../policy/types.ts';
+import type { ToolAccess, ToolSource } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import { capText } from './cap.ts';
 import { BUILTIN_CATALOG, type CatalogEntry } from './catalog.ts';
@@ -14,6 +14,8 @@ export interface RegisteredTool {
   source: ToolSource;
   server?: string;
   readOnly: boolean;
+  /** What a rune tool reaches (the policy judges it); absent for MCP tools. */
+  access?: ToolAccess;
   /** Checks the model's arguments; the error text is what the model reads. */
   parse(raw: string): Promise<{ ok: true; args: Record<string, unknown> } | { ok: false; error: string }>;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
@@ -55,6 +57,7 @@ function fromCatalog(entry: CatalogEntry): RegisteredTool {
     definition: entry.definition,
     source: 'builtin',
     readOnly: entry.readOnly,
+    access: entry.access,
     async parse(raw) {
       const json = parseJsonObject(raw);
       if (!json.ok) return json;
@@ -74,6 +77,7 @@ function fromExtra(tool: ExtraTool): RegisteredTool {
     source: tool.source,
     ...(tool.server === undefined ? {} : { server: tool.server }),
     readOnly: tool.readOnly ?? false,
+    ...(tool.access ? { access: tool.access } : {}),
     async parse(raw) {
       const json = parseJsonObject(raw);
       return json.ok ? { ok: true, args: json.value } : json;

@@ -169,6 +169,7 @@ export const searchFilesTool = defineTool<SearchFilesArgs>({
     'Search file contents with a regular expression (like grep -rn / git grep -n), under a folder (default: the working directory). Results are "file:line: text" grouped by file. Skips files ignored by .gitignore/.ignore, the .git folder, binary files, files over 4 MiB, symbolic links and anything the policy protects. Prefer this to running grep.',
   schema,
   readOnly: true,
+  access: { kind: 'read', target: 'tree' },
   async execute(args, context) {
     const { root, cwd } = walkRoot(args.path, context);
     try {

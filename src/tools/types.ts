@@ -3,7 +3,7 @@
 import type { z } from 'zod/v4';
 import type { RuneConfig } from '../config/schema.ts';
 import { z as zod } from '../config/schema-kit.ts';
-import type { ProtectedPaths } from '../policy/types.ts';
+import type { ProtectedPaths, ToolAccess } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 
@@ -31,6 +31,8 @@ export interface ToolOutput {
   content: string;
   isError?: boolean;
   layers?: LayerReport[];
+  /** For the person, not the model: the unified diff of a file the call changed. */
+  diff?: string;
 }
 
 export interface BuiltinTool<Args = Record<string, unknown>> {
@@ -38,6 +40,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   schema: z.ZodType<Args>;
   /** Read tools may run in parallel with each other; the others run one at a time, in order. */
   readOnly: boolean;
+  /** What its arguments reach, which the policy judges (src/policy/decide.ts). */
+  access: ToolAccess;
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
   /** What the call would change, shown to a person asked to confirm it (a diff). */
   preview?(args: Args, context: ToolContext): Promise<string | undefined>;
@@ -54,6 +58,7 @@ export function defineTool<Args>(spec: {
   description: string;
   schema: z.ZodType<Args>;
   readOnly: boolean;
+  access: ToolAccess;
   execute(args: Args, context: ToolContext): Promise<ToolOutput>;
   preview?(args: Args, context: ToolContext): Promise<string | undefined>;
 }): BuiltinTool<Args> {
@@ -74,6 +79,7 @@ export function defineTool<Args>(spec: {
     },
     schema: spec.schema,
     readOnly: spec.readOnly,
+    access: spec.access,
     execute: spec.execute,
     ...(spec.preview ? { preview: spec.preview } : {}),
   };
@@ -85,6 +91,8 @@ export interface ExtraTool {
   source: 'builtin' | 'mcp';
   server?: string;
   readOnly?: boolean;
+  /** What a rune tool (source `builtin`) reaches; an MCP tool has none (the policy judges it by name). */
+  access?: ToolAccess;
   execute(
     args: Record<string, unknown>,
     signal: AbortSignal,

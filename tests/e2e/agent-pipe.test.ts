@@ -158,6 +158,58 @@ describe('pipe mode', () => {
     expect(JSON.parse(result.stdout).tool_calls[0].decision).toBe('deny');
   });
 
+  it('--verbose makes stderr NDJSON only: the tool trace and the stop message are records too', async () => {
+    mock.setFallback({ toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] });
+    const h = makeHome();
+    const result = await rune(h, ['--verbose', '--max-steps', '2', 'list']);
+    expect(result.code).toBe(4);
+    const records = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.find((r) => r.event === 'cli.tool_call').message).toMatch(
+      /^> list_dir path="\." \| allowed/,
+    );
+    expect(records.at(-1)).toMatchObject({ level: 'error', event: 'cli.run_end', status: 'MaxSteps' });
+    // A usage error is a record as well.
+    const usage = await rune(h, ['--verbose', '--max-steps', 'many', 'list']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr.trim())).toMatchObject({
+      level: 'error',
+      event: 'cli.failed',
+      code: 'USAGE',
+    });
+  });
+
+  it('--yes under the default allowlist approves what the lists do not cover; the floor still holds', async () => {
+    const h = makeHome();
+    mkdirSync(join(h.home, '.ssh'), { recursive: true });
+    writeFileSync(join(h.home, '.ssh', 'id_rsa'), 'PRIVATE');
+    const calls = {
+      toolCalls: [
+        { name: 'write_file', arguments: { path: 'out.txt', content: 'written' } },
+        { name: 'read_file', arguments: { path: join(h.home, '.ssh', 'id_rsa') } },
+      ],
+    };
+    mock.script([calls, { text: 'done' }, calls, { text: 'done' }]);
+    const without = await rune(h, ['--json', 'write it']);
+    expect(JSON.parse(without.stdout).tool_calls.map((c: { rule: string }) => c.rule)).toEqual([
+      'path.not-allowed',
+      'floor',
+    ]);
+    const approved = await rune(h, ['--json', '--yes', 'write it']);
+    expect(JSON.parse(approved.stdout).tool_calls.map((c: { rule: string }) => c.rule)).toEqual([
+      'flag.yes',
+      'floor',
+    ]);
+    expect(readFileSync(join(h.cwd, 'out.txt'), 'utf8')).toBe('written');
+    const contradiction = await rune(h, ['--policy', 'allowlist', '--yes', 'write it']);
+    expect(contradiction.code).toBe(2);
+    expect(contradiction.stderr).toContain(
+      '--yes approves what confirm mode would ask, and --policy allowlist asks nothing',
+    );
+  });
+
   it('a malformed tool call is an error the model reads, not a crash', async () => {
     mock.script([
       { toolCalls: [{ name: 'read_file', arguments: '{"path": ' }] },

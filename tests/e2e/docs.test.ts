@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SLASH_COMMANDS } from '../../src/cli/session-commands.ts';
 import {
   configSnippets,
   exampleProblems,
@@ -83,6 +84,16 @@ describe('README.md, run', () => {
 
   it('the command and flag tables match --help of every command, flag for flag', async () => {
     expect(await helpProblems(README, helpOf)).toEqual([]);
+  });
+
+  it("the slash command table is the session's /help, command for command", () => {
+    const table = README.slice(README.indexOf('| slash command | |'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    const documented = rows.flatMap((row) =>
+      [...(row.split('|')[1] ?? '').matchAll(/`(\/[a-z]+)/g)].map((m) => m[1]),
+    );
+    const offered = Object.keys(SLASH_COMMANDS).map((usage) => usage.split(' ')[0]);
+    expect(documented.sort()).toEqual(offered.sort());
   });
 });
 

@@ -168,6 +168,17 @@ describe('the binary alone', () => {
     expect(report.sqlite).toMatchObject({ ok: true, fts5: true });
     expect(report.cache.notes.join('\n')).toMatch(/cannot create \/dev\/null\/rune/);
   });
+
+  it('falls back when RUNE_HOME is under /proc, where mkdir says ENOENT (no endless retry)', async () => {
+    const result = await runRune(['doctor', '--json'], {
+      env: { RUNE_HOME: '/proc/rune-home' },
+      timeoutMs: 20_000,
+    });
+    expect(result.signal).toBeNull();
+    const report = JSON.parse(result.stdout);
+    expect(report.sqlite).toMatchObject({ ok: true, fts5: true });
+    expect(report.cache.notes.join('\n')).toMatch(/cannot create \/proc\/rune-home/);
+  });
 });
 
 describe('dispatch by invoked name', () => {

@@ -149,6 +149,14 @@ describe('providers through the binary', () => {
     ]);
   });
 
+  it('at a --base-url without a key no Authorization header is sent, as the README says', async () => {
+    mock.setFallback({ text: 'ok' });
+    const result = await run(['--base-url', mock.baseUrl]);
+    expect(result.code).toBe(0);
+    expect(mock.requests).toHaveLength(1);
+    expect(mock.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
   it("the README's placeholder key (sk-…) is refused at once: exit 7, no request, no retries", async () => {
     mock.setFallback({ text: 'never' });
     const result = await run(['--base-url', mock.baseUrl], {}, 'api_key = "sk-…"\n');

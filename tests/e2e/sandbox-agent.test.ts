@@ -167,6 +167,16 @@ describe('rune sandbox', () => {
     expect(around.stdout).not.toContain('FAKE-PRIVATE-KEY');
   });
 
+  it("a literal '~' given to --allow-read is the home folder, as the floor check takes it, never <cwd>/~", async () => {
+    writeFileSync(join(home, 'home-marker.txt'), 'in the home folder\n');
+    const read = await runRune(['sandbox', '--allow-read', '~', '--', 'cat', join(home, 'home-marker.txt')], {
+      cwd,
+      env: env(),
+    });
+    expect(read.stderr).toBe('');
+    expect(read.stdout).toBe('in the home folder\n');
+  });
+
   it('refuses a secret granted by rune.toml, naming the key; says so when the sandbox is off', async () => {
     const runeHome = join(root, 'home-toml', '.rune');
     mkdirSync(runeHome, { recursive: true });

@@ -1,134 +1,34 @@
 // The interactive session in a real terminal (tmux): streamed answers, slash commands, Ctrl-C that
 // cancels a model call or a running tool (its process group) and returns to the prompt, Ctrl-C at
 // an empty prompt quitting, and a history file without keys.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type MockLlm, startMockLlm } from '../helpers/mock-llm.ts';
+import { describe, expect, it } from 'vitest';
 import { authorizationUrlIn, playBrowser, startEverything, startOAuthServer } from '../helpers/remote-mcp.ts';
-import { requireBinary, tempDir } from '../helpers/rune.ts';
+import { tempDir } from '../helpers/rune.ts';
+import {
+  hasTmux,
+  sleep,
+  startSession as startTmuxSession,
+  type Term,
+  TMUX_KEY,
+  tmux,
+  useSessionSuite,
+  waitForRequests,
+} from '../helpers/tmux.ts';
 
 const EVERYTHING = join(
   dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
   'dist/index.js',
 );
-const KEY = 'sk-test-session-0a1b2c3d4e5f6a7b8c9d';
-const SOCKET = `rune-agent-test-${process.pid}`;
-let mock: MockLlm;
+const KEY = TMUX_KEY;
+const mock = useSessionSuite();
 let counter = 0;
 
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
-
-// A real terminal needs tmux (.ci/run installs it); without it these tests are skipped, not faked.
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-beforeAll(async () => {
-  requireBinary();
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-  try {
-    tmux('kill-server');
-  } catch {
-    // No server left.
-  }
-});
-afterEach(() => {
-  mock.script([]);
-  mock.setFallback(undefined);
-  mock.requests.length = 0;
-});
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Term {
-  name: string;
-  runeHome: string;
-  cwd: string;
-  capture(): string;
-  keys(...keys: string[]): void;
-  type(text: string): void;
-  waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
-}
-
 function startSession(toml = '', args: string[] = ['--model', 'm'], colour = false): Term {
-  const home = tempDir('rune-tmux-home-');
-  const runeHome = join(home, '.rune');
-  mkdirSync(runeHome, { recursive: true, mode: 0o700 });
-  if (toml) writeFileSync(join(runeHome, 'rune.toml'), toml);
-  const cwd = tempDir('rune-tmux-cwd-');
-  const name = `s${++counter}`;
-  const command = [
-    'env',
-    '-i',
-    `HOME=${home}`,
-    `RUNE_HOME=${runeHome}`,
-    'PATH=/usr/local/bin:/usr/bin:/bin',
-    'TERM=xterm-256color',
-    // With colour the spinner turns (it is off without), as on a person's terminal.
-    colour ? 'COLORTERM=truecolor' : 'NO_COLOR=1',
-    `RUNE_API_KEY=${KEY}`,
-    requireBinary(),
-    '--base-url',
-    mock.baseUrl,
-    ...args,
-  ]
-    .map((part) => `'${part}'`)
-    .join(' ');
-  tmux(
-    'new-session',
-    '-d',
-    '-s',
-    name,
-    '-x',
-    '160',
-    '-y',
-    '50',
-    '-c',
-    cwd,
-    `sh -c "${command}; echo EXITED=\\$?; sleep 60"`,
-  );
-  const term: Term = {
-    name,
-    runeHome,
-    cwd,
-    capture: () => tmux('capture-pane', '-p', '-t', name, '-S', '-5000'),
-    keys: (...keys) => {
-      tmux('send-keys', '-t', name, ...keys);
-    },
-    type: (text) => {
-      tmux('send-keys', '-t', name, '-l', text);
-      tmux('send-keys', '-t', name, 'Enter');
-    },
-    async waitFor(pattern, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      let screen = '';
-      while (Date.now() < deadline) {
-        screen = term.capture();
-        if (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen)) return screen;
-        await sleep(50);
-      }
-      throw new Error(`timed out waiting for ${pattern}; screen:\n${screen}`);
-    },
-  };
-  return term;
-}
-
-async function waitForRequests(n: number): Promise<void> {
-  for (let i = 0; i < 300 && mock.requests.length < n; i++) await sleep(25);
-  expect(mock.requests.length).toBeGreaterThanOrEqual(n);
+  counter++;
+  return startTmuxSession(mock.baseUrl, { ...(toml ? { toml } : {}), args, colour });
 }
 
 function processRunning(marker: string): boolean {
@@ -150,7 +50,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     mock.script([async () => ({ text: 'Two plus two is four, streamed slowly.', chunkSize: 3 })]);
     term.type('what is 2+2');
     await term.waitFor('Two plus two is four, streamed slowly.');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     expect(mock.requests[0]!.stream).toBe(true);
 
     term.type('/policy');
@@ -161,7 +61,14 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor('unknown command /nosuch');
     term.type('/policy full');
     // The sandbox rules (network, git, environment) come between the mode and the layers.
-    await term.waitFor(/sandbox mode: auto\nsandbox rules:\n(.*\n)+layers on this machine:/);
+    const full = await term.waitFor(/sandbox mode: auto\nsandbox rules:\n(.*\n)+layers on this machine:/);
+    // The files rule is listed, and $RUNE_HOME (~/.rune here) once in the floor.
+    const shown = full.slice(full.lastIndexOf('› /policy full'));
+    expect(shown).toMatch(/^ {2}files {8}\.env\*, rune's own config/m);
+    const floor = shown
+      .slice(shown.indexOf('never (floor)'), shown.indexOf('sandbox mode:'))
+      .replace(/\n/g, '');
+    expect(floor.split(', ').filter((path) => path === term.runeHome)).toHaveLength(1);
     term.type('/version');
     await term.waitFor(/^rune \d+\.\d+\.\d+$/m);
     term.type('/config');
@@ -171,13 +78,13 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.type('/skills');
     await term.waitFor('no skills in');
     term.type('/help');
-    await term.waitFor(/\/multi\s+enter a prompt of several lines/);
-    mock.script([{ text: 'multi received' }]);
-    term.type('/multi');
-    term.type('line one');
+    await term.waitFor(/Alt\+Enter, Shift\+Enter, Ctrl\+J\s+a new line in the prompt/);
+    // Alt+Enter starts a new line of the same prompt.
+    mock.script([{ text: 'two lines received' }]);
+    term.keys('-l', 'line one');
+    term.keys('M-Enter');
     term.type('line two');
-    term.type('.');
-    await term.waitFor('multi received');
+    await term.waitFor('two lines received');
     expect(mock.requests.at(-1)!.body.messages.at(-1).content).toBe('line one\nline two');
     term.type('/reset');
     await term.waitFor('new conversation');
@@ -185,6 +92,27 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     term.keys('C-c');
     const screen = await term.waitFor('EXITED=0');
     expect(screen).not.toContain(KEY);
+  });
+
+  it('a long file change is folded in the transcript with a hint; /diff shows it whole', async () => {
+    const cwd = tempDir('rune-tmux-cwd-');
+    const term = startTmuxSession(mock.baseUrl, { cwd, toml: `[policy]\nallowed_paths_rw = ["${cwd}"]\n` });
+    await term.waitFor('/help for commands');
+    const content = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n');
+    mock.script([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'long.txt', content: `${content}\n` } }] },
+      { text: 'wrote it' },
+    ]);
+    term.type('write the long file');
+    let screen = await term.waitFor('wrote it');
+    expect(screen).toMatch(/long\.txt \+60 −0\n {5}1 \+ line 1\n/);
+    expect(screen).toMatch(/ {4}40 \+ line 40\n {4}… 20 more diff lines \(\/diff shows the whole change\)/);
+    expect(screen).not.toContain('line 41');
+    term.type('/diff');
+    screen = await term.waitFor(/60 \+ line 60/);
+    expect(screen.slice(screen.lastIndexOf('› /diff'))).toMatch(
+      /long\.txt \+60 −0\n(.*\n){40}.*41 \+ line 41\n/,
+    );
   });
 
   it('/trace starts and stops writing traces of the runs that follow, and /quit quits', async () => {
@@ -228,7 +156,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor('/help for commands');
     mock.script([{ hang: true }, { text: 'second answer' }]);
     term.type('this will hang');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     term.keys('C-c');
     await term.waitFor('cancelled');
     term.type('try again');
@@ -261,14 +189,14 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     // The model echoes the key in small streamed chunks: the terminal must not show it either.
     mock.setFallback({ text: `ok, the key is ${KEY} indeed`, chunkSize: 5 });
     term.type('remember this prompt');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     term.type(`my key is ${KEY}`);
-    await waitForRequests(2);
+    await waitForRequests(mock, 2);
     await term.waitFor('[REDACTED] indeed');
     term.type('/exit');
     const screen = await term.waitFor('EXITED=0');
     // The key is on screen only where the user typed it, never in what the model's stream printed.
-    expect(screen.split('\n').filter((line) => line.includes(KEY))).toEqual([`> my key is ${KEY}`]);
+    expect(screen.split('\n').filter((line) => line.includes(KEY))).toEqual([`› my key is ${KEY}`]);
     const file = join(term.runeHome, 'history');
     expect(existsSync(file)).toBe(true);
     const history = readFileSync(file, 'utf8');
@@ -279,26 +207,6 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       expect(readFileSync(join(entry.parentPath, entry.name), 'latin1')).not.toContain(KEY);
     }
   });
-  it('confirm mode asks Execute? [Y/n], then whether to extend the allowlist, then runs the call', async () => {
-    const term = startSession('[policy]\nmode = "confirm"\n');
-    await term.waitFor('/help for commands');
-    mock.script([
-      { toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] },
-      { text: 'file written' },
-    ]);
-    term.type('write a file');
-    await term.waitFor('Execute? [Y/n]');
-    term.type('y');
-    await term.waitFor(/Add .*out\.txt to allowed_(files|paths)_rw\? \[y\/N\]/);
-    term.type('n');
-    await term.waitFor('file written');
-    await waitForRequests(2);
-    const tool = mock.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(tool.content).toMatch(/wrote 5 bytes/);
-    // "N" to the allowlist question: rune.toml is left as it was.
-    expect(readFileSync(join(term.runeHome, 'rune.toml'), 'utf8')).toBe('[policy]\nmode = "confirm"\n');
-  });
-
   it('/tools lists the built-in tools, edit_file, search_files and find_files among them', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
@@ -321,41 +229,6 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     expect(screen).toMatch(/^ {2}find_files +Find files by glob pattern/m);
   });
 
-  it('confirm mode shows the diff of an edit_file call before asking; "n" leaves the file alone', async () => {
-    const term = startSession('[policy]\nmode = "confirm"\n');
-    await term.waitFor('/help for commands');
-    const original = 'def greet():\n    return "hello"\n';
-    writeFileSync(join(term.cwd, 'app.py'), original);
-    const edit = {
-      toolCalls: [
-        {
-          name: 'edit_file',
-          arguments: {
-            path: 'app.py',
-            edits: [{ old_string: 'return "hello"', new_string: 'return "goodbye"' }],
-          },
-        },
-      ],
-    };
-    mock.script([edit, { text: 'left it alone' }, edit, { text: 'greeting changed' }]);
-    term.type('change the greeting');
-    let screen = await term.waitFor('Execute? [Y/n]');
-    // The change itself, as a unified diff, between the call and the question.
-    expect(screen).toMatch(
-      /\? edit_file path="app\.py".*\n.*outside the writable paths.*\n {2}--- a\/app\.py\n {2}\+\+\+ b\/app\.py\n {2}@@ -1,2 \+1,2 @@\n {3}def greet\(\):\n {2}- {4}return "hello"\n {2}\+ {4}return "goodbye"\nExecute\? \[Y\/n\]/,
-    );
-    term.type('n');
-    await term.waitFor('left it alone');
-    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe(original);
-    term.type('change it after all');
-    screen = await term.waitFor(/Execute\? \[Y\/n\][\s\S]*Execute\? \[Y\/n\]/);
-    term.type('y');
-    await term.waitFor(/Add .*app\.py to allowed_files_rw\? \[y\/N\]/);
-    term.type('n');
-    await term.waitFor('greeting changed');
-    expect(readFileSync(join(term.cwd, 'app.py'), 'utf8')).toBe('def greet():\n    return "goodbye"\n');
-  });
-
   it('Ctrl-C stops a search that would run for ever (its worker thread) and the session goes on', async () => {
     const term = startSession();
     await term.waitFor('/help for commands');
@@ -366,7 +239,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
       { text: 'still here' },
     ]);
     term.type('search');
-    await waitForRequests(1);
+    await waitForRequests(mock, 1);
     // The call has started by now (the model answered); had the search blocked the main thread,
     // Ctrl-C would only be seen when it ended, 30 s later.
     await sleep(500);
@@ -524,7 +397,7 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     await term.waitFor(/compacted: about \d+ → \d+ tokens/);
     term.type('third question');
     await term.waitFor('third');
-    await waitForRequests(4);
+    await waitForRequests(mock, 4);
     const contents = mock.requests[3]!.body.messages.map((m: { content: string }) => m.content).join('\n');
     expect(contents).toContain('SUMMARY OF TALK');
     expect(contents).not.toContain('first question');

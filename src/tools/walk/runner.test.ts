@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devAssets } from '../../core/assets.ts';
 import { runeNative } from '../../sandbox/native.ts';
 import type { SearchJob } from './job.ts';
 import { runWalkJob, WORKER_ASSET } from './runner.ts';
@@ -57,15 +58,14 @@ beforeAll(() => {
     join(assets, 'manifest.json'),
     JSON.stringify({ version: 'test', sha256: { 'native/rune_native.node': sha } }),
   );
-  const globals = globalThis as { __runeAssetDir?: string };
-  previous.dir = globals.__runeAssetDir;
-  globals.__runeAssetDir = assets;
+  previous.dir = devAssets.dir;
+  devAssets.dir = assets;
   // The worker writes the addon into RUNE_HOME's cache, as rune does.
   process.env.RUNE_HOME = join(assets, 'rune-home');
 });
 
 afterAll(() => {
-  (globalThis as { __runeAssetDir?: string }).__runeAssetDir = previous.dir;
+  devAssets.dir = previous.dir;
   if (previous.home === undefined) delete process.env.RUNE_HOME;
   else process.env.RUNE_HOME = previous.home;
 });

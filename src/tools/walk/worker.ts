@@ -4,13 +4,14 @@
 // also ends a regular expression that backtracks for ever (V8's linear-engine fallback is a
 // process-wide flag that would also invalidate rune's code caches, so it is not used).
 import { parentPort, workerData } from 'node:worker_threads';
+import { devAssets } from '../../core/assets.ts';
 import { useFdRegistry } from './folder-ops.ts';
 import { runJob } from './job.ts';
 import type { WorkerData } from './runner.ts';
 import { confineThread } from './thread-landlock.ts';
 
 const data = workerData as WorkerData;
-if (data.assetDir) (globalThis as { __runeAssetDir?: string }).__runeAssetDir = data.assetDir;
+if (data.assetDir) devAssets.dir = data.assetDir;
 useFdRegistry(data.fds);
 runJob(
   data.job,
