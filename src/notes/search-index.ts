@@ -115,6 +115,8 @@ export class SearchIndexer {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      // The connection may have been closed meanwhile (a server abandoned as a crash would be).
+      if (this.closed || !this.db.open) return;
       this.run(this.statements.bulk.get() === undefined ? SLICE_MS : BULK_SLICE_MS);
     });
   }
@@ -124,7 +126,7 @@ export class SearchIndexer {
    * the queue is empty. Searches call it with a small budget first, so what was just saved is found.
    */
   run(budgetMs: number): boolean {
-    if (this.closed) return true;
+    if (this.closed || !this.db.open) return true;
     const until = performance.now() + budgetMs;
     let empty = false;
     try {
