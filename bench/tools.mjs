@@ -198,7 +198,7 @@ if (existsSync(RUNE_BIN)) {
     worker.once('error', fail);
   });
   mkdirSync(join(work, '.rune'), { recursive: true });
-  writeFileSync(join(work, '.rune/rune.toml'), `[policy]\nallowed_paths_ro = ["${ROOT}"]\n`);
+  writeFileSync(join(work, '.rune/rune.toml'), `[policy]\nallowed_paths_ro = ["${ROOT}", "${target}"]\n`);
   const runeArgs = [
     '--base-url',
     `http://127.0.0.1:${port}/v1`,

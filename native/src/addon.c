@@ -1,23 +1,18 @@
 /* rune's N-API addon: the kernel probe; for the walk worker of search_files/find_files, Landlock for
- * its own thread and fd-relative openat/listing. The sandbox layers of tool processes live in helper.c. */
+ * its own thread and fd-relative openat/listing; the descriptor file operations of src/core/fd/
+ * (addon_fd.c). The sandbox layers of tool processes live in helper.c. */
 #include <node_api.h>
 #include <stdlib.h>
 
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "addon_fd.h"
 #include "fdwalk.h"
 #include "fuse_napi.h"
+#include "napi_check.h"
 #include "probe.h"
 #include "thread_landlock.h"
-
-#define CHECK(call)                                                   \
-  do {                                                                \
-    if ((call) != napi_ok) {                                          \
-      napi_throw_error(env, NULL, "rune_native: N-API call failed"); \
-      return NULL;                                                    \
-    }                                                                 \
-  } while (0)
 
 static napi_status set_int(napi_env env, napi_value obj, const char *key, int value) {
   napi_value v;
@@ -236,6 +231,7 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "listFd", fn));
   CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "closeFd", fn));
+  CHECK(rune_fd_register(env, exports));  /* src/core/fd: addon_fd.c */
   CHECK(rune_fuse_register(env, exports)); /* rune mount: fuse_napi.c */
   return exports;
 }

@@ -1,24 +1,16 @@
 // A write grant on a file that does not exist yet (`echo hi > proof.txt`, approved): the sandbox
 // can only let a command write a file that is there to be bound, and letting it create files in
 // the folder would grant more than was asked. So the file is created empty before the call, in the
-// folder the policy resolved (opened once, no link followed), and removed after the call when the
-// command never opened it for writing (still empty, its change time untouched).
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readlinkSync,
-  type Stats,
-  unlinkSync,
-} from 'node:fs';
+// folder the policy resolved (held by descriptor through src/core/fd: no link followed, O_EXCL),
+// and removed after the call when the command never opened it for writing (still empty, its
+// change time untouched).
 import { basename, dirname } from 'node:path';
+import { createFile, type Entry, Root, removeEntry } from '../core/fd/index.ts';
 
 interface Created {
-  dirFd: number;
+  folder: Root;
   name: string;
-  stat: { ino: bigint; ctimeNs: bigint };
+  made: Entry;
 }
 
 /** Creates each missing file of `paths` (absolute, canonical); the returned function undoes what the call left unused. */
@@ -29,55 +21,40 @@ export function createGrantedFiles(paths: readonly string[]): () => void {
     if (made) created.push(made);
   }
   return () => {
-    for (const { dirFd, name, stat } of created) {
-      const at = `/proc/self/fd/${dirFd}/${name}`;
+    for (const { folder, name, made } of created) {
       try {
-        const now = lstatSync(at, { bigint: true });
-        if (now.isFile() && now.ino === stat.ino && now.size === 0n && now.ctimeNs === stat.ctimeNs) {
-          unlinkSync(at);
+        const now = folder.stat(name);
+        if (now?.kind === 'file' && now.ino === made.ino && now.size === 0 && now.ctimeMs === made.ctimeMs) {
+          removeEntry(folder, name);
         }
       } catch {
-        // Gone or replaced: nothing of ours to remove.
+        // Gone, replaced or moved: nothing of ours to remove.
       } finally {
-        closeSync(dirFd);
+        folder.close();
       }
     }
   };
 }
 
 function createEmpty(path: string): Created | undefined {
-  const folder = dirname(path);
-  const name = basename(path);
-  let dirFd: number;
+  let folder: Root;
   try {
-    dirFd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    // The folder the policy judged, opened from '/' through no link (one swapped in since refuses).
+    folder = Root.open(dirname(path));
   } catch {
-    // No such folder: the command's own redirection fails the way the shell reports it.
+    // No such folder (or not that folder any more): the command's own redirection fails the way
+    // the shell reports it.
     return undefined;
   }
+  const name = basename(path);
   try {
-    // The folder opened must be the one the policy judged (no link swapped in since).
-    if (readlinkSync(`/proc/self/fd/${dirFd}`) !== folder) throw new Error('moved');
-    let existing: Stats | undefined;
-    try {
-      existing = lstatSync(`/proc/self/fd/${dirFd}/${name}`);
-    } catch {
-      existing = undefined;
-    }
-    if (existing) throw new Error('exists');
-    const fd = openSync(
-      `/proc/self/fd/${dirFd}/${name}`,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      0o644,
-    );
-    try {
-      const stat = fstatSync(fd, { bigint: true });
-      return { dirFd, name, stat: { ino: stat.ino, ctimeNs: stat.ctimeNs } };
-    } finally {
-      closeSync(fd);
-    }
+    if (folder.stat(name)) throw new Error('exists');
+    createFile(folder, name, '');
+    const made = folder.stat(name);
+    if (made?.kind !== 'file') throw new Error('replaced');
+    return { folder, name, made };
   } catch {
-    closeSync(dirFd);
+    folder.close();
     return undefined;
   }
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import { type Deadline, startDeadline } from '../core/deadline.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
+import { Grants } from '../core/fd/index.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
@@ -21,6 +22,7 @@ import {
   skillMessage,
 } from '../skills/index.ts';
 import { ToolRegistry } from '../tools/registry.ts';
+import type { ToolContext } from '../tools/types.ts';
 import { compactMessages, estimateTokens } from './compaction.ts';
 import {
   createDefaultExecutor,
@@ -86,6 +88,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     const error = toRuneError(thrown);
     options.logger.debug('agent.run_error', { code: error.code, message: error.message });
     return await run.finish('Error', '', error);
+  } finally {
+    run.grants.close();
   }
 }
 
@@ -103,6 +107,8 @@ class RunState {
   usage: Usage = { ...ZERO_USAGE };
   steps = 0;
   readonly toolCalls: ToolCallRecord[] = [];
+  /** The run's grants, pinned before its first tool call (src/core/fd/grants.ts). */
+  readonly grants = new Grants();
   unknownSkills: string[] = [];
   private readonly traceEvents: AgentEvent[] = [];
 
@@ -261,7 +267,12 @@ function lazyToolEnv(
   let env: Promise<ToolRunEnv> | undefined;
   const build = async (): Promise<ToolRunEnv> => {
     const policy = options.policy ?? (await createDefaultPolicy(options, run.sessionId));
-    const context = toolContextFor(options, policy, executor, run.signal);
+    const context: ToolContext = {
+      ...toolContextFor(options, policy, executor, run.signal),
+      grants: run.grants,
+    };
+    // Resolved once, now: a call that later moves a granted folder is refused, never followed.
+    run.grants.pinAll([...context.readOnlyPaths, ...context.readWritePaths]);
     return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
   };
   return () => {

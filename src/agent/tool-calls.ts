@@ -103,7 +103,9 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
       rule: 'policy_error',
     };
   }
-  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision });
+  // The judged paths are for the tool, not for the event (whose shape readers rely on).
+  const shown: PolicyDecision = decision.kind === 'allow' ? withoutPaths(decision) : decision;
+  env.emit({ type: 'policy_decision', id: call.id, name: call.name, decision: shown });
   if (decision.kind === 'allow') return { call, tool, args: parsed.args, decision };
   const reason = decision.kind === 'deny' ? decision.reason : `needs confirmation: ${decision.reason}`;
   return {
@@ -114,13 +116,23 @@ async function plan(call: ToolCall, env: ToolRunEnv): Promise<PlannedCall> {
   };
 }
 
+function withoutPaths(decision: Extract<PolicyDecision, { kind: 'allow' }>): PolicyDecision {
+  const { paths: _paths, ...shown } = decision;
+  return shown;
+}
+
+/** The file tools open the canonical paths the gate judged, not whatever the names lead to now. */
+function judgedContext(decision: PolicyDecision, context: ToolContext): ToolContext {
+  return decision.kind === 'allow' && decision.paths ? { ...context, judged: decision.paths } : context;
+}
+
 /**
  * Runs an allowed call with what approvals granted (docs/adr/0033-run-outcomes.md): the paths and
  * domains its own question named, and those approved for the session, join the sandbox plan of
  * this call; a granted file that does not exist yet is made so the sandbox can bind it.
  */
 async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<ToolOutput> {
-  const { context } = env;
+  const context = judgedContext(planned.decision, env.context);
   const grants = [
     ...(env.policy.granted?.() ?? []),
     ...((planned.decision.kind === 'allow' ? planned.decision.grants : undefined) ?? []),

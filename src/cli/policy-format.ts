@@ -65,7 +65,7 @@ export function formatPolicy(
   return `${lines.join('\n')}\n`;
 }
 
-/** The rules that hold for every tool process, in words (README "Sandbox" says the same). */
+/** The rules that hold for every tool process and for rune itself, in words (README "Sandbox" says the same). */
 export function sandboxRules(config: RuneConfig): string[] {
   const domains = config.policy.allowed_domains;
   return [
@@ -80,5 +80,6 @@ export function sandboxRules(config: RuneConfig): string[] {
     `  environment  ${describeEnvironmentRule(config.sandbox.env_passthrough)}`,
     "  files        .env*, rune's own config and, in a writable home folder, the shell's start-up files (~/.bashrc, ~/.profile, …) and ~/.gitconfig stay read-only inside writable folders; secret folders (~/.ssh, ~/.aws, …) are hidden; one of these a call creates is moved aside to NAME.rune-rejected after the call",
     "  processes    nothing a tool starts outlives its call: its PID namespace ends with it, or, without namespaces, the sandbox helper (the call's child subreaper) kills every process left and seccomp refuses setsid and setpgid; rune's own command line and environment are unreadable to tools",
+    "  rune itself  outside the sandbox rune touches a path a tool could have changed (writable grants, Concourse folders, a tool's argument) only by descriptor from a folder it holds: never through a symbolic link, never blocking on a FIFO, only regular files and folders; grants are resolved once per run, and one a call replaced (a link or another folder in its place) is refused, never followed; a link, FIFO, socket or device left where git reads a file is moved aside and reported",
   ];
 }

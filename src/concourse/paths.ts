@@ -1,8 +1,9 @@
 // Paths that come from params resolve inside the put folder; anything that escapes it (through `..`,
 // an absolute path or a symlink) is refused. Also lists the put's input folders for the agent.
-import { readdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RuneError } from '../core/errors.ts';
+import { Root } from '../core/fd/index.ts';
 import { isUnder } from '../core/paths.ts';
 
 /** Canonical path of `path` under `root`, which must exist and stay inside root after symlinks. */
@@ -30,8 +31,14 @@ export function resolveInside(root: string, path: string, label: string): string
  */
 export function inputFolders(src: string): string[] {
   const realSrc = realpathSync(src);
-  return readdirSync(realSrc, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => join(realSrc, entry.name))
-    .sort();
+  const folder = Root.open(realSrc);
+  try {
+    return folder
+      .list()
+      .filter((entry) => entry.kind === 'dir')
+      .map((entry) => join(realSrc, entry.name))
+      .sort();
+  } finally {
+    folder.close();
+  }
 }

@@ -2,6 +2,7 @@
 // its answer, or read its inputs, must fail at once with the I/O exit code and the reason, not
 // after the model was paid for with a bare EACCES. Concourse gives an image with a non-root USER
 // root-owned volumes (until it chowns them for that user), so this is the common failure there.
+// biome-ignore lint/style/noRestrictedImports: checks (and makes) the folders Concourse hands the step before anything of a run is in them, and the system's temporary folder
 import { accessSync, constants, mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,10 +1,12 @@
 // The three steps as functions of (arguments, stdin text) → the one JSON value for stdout. No
 // process-level I/O here beyond the files the steps own, so the rules are tested without a binary.
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { basename } from 'node:path';
 import { credentialsInArgs, credentialsInTable, credentialsInTableUrl } from '../core/command-credentials.ts';
 import { RuneError } from '../core/errors.ts';
+import { Root } from '../core/fd/index.ts';
 import { registerSecret } from '../core/redact.ts';
+import { readInside } from './files.ts';
 import { inputFolders, resolveInside } from './paths.ts';
 import { requireReadableFolder } from './preflight.ts';
 import { type OutParams, parseRequest, type Source, type Step, type Version } from './schema.ts';
@@ -137,7 +139,12 @@ function requireFolderArg(step: Step, args: readonly string[], what: string): st
  * mounted: a repository named in the prompt's prose is not, and the agent would review nothing.
  */
 function warnIfEmpty(cwd: string, log: (line: string) => void): void {
-  if (readdirSync(cwd).length > 0) return;
+  const folder = Root.open(cwd);
+  try {
+    if (folder.list().length > 0) return;
+  } finally {
+    folder.close();
+  }
   log(
     `rune: warning: the put folder ${cwd} is empty: no inputs were mounted, so the agent sees nothing of this build; list them in the put step's \`inputs:\` (with \`inputs: detect\`, Concourse mounts only inputs named by the first path segment of a params value)`,
   );
@@ -148,7 +155,7 @@ export function outPrompt(src: string, params: OutParams): OutPrompt {
   let cwd: string;
   try {
     cwd = realpathSync(src);
-    if (!statSync(cwd).isDirectory()) throw new Error('not a folder');
+    Root.open(cwd).close(); // a folder, reached through no link once resolved
   } catch (error) {
     throw new RuneError('USAGE', `out: the source folder ${src} is not usable: ${(error as Error).message}`);
   }
@@ -164,7 +171,7 @@ export function outPrompt(src: string, params: OutParams): OutPrompt {
   if (params.prompt_file !== undefined) {
     const file = resolveInside(cwd, params.prompt_file, 'out: params.prompt_file');
     try {
-      prompt = readFileSync(file, 'utf8');
+      prompt = readInside(cwd, file);
     } catch (error) {
       throw new RuneError('IO', `out: cannot read params.prompt_file: ${(error as Error).message}`, {
         cause: error,

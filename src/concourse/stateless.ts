@@ -2,10 +2,10 @@
 // source.prompt; in re-runs it and, since a get must fetch exactly the version asked for, writes
 // the answer only when its digest is that version's (else it fails: nothing keeps old answers);
 // out runs the put's prompt.
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { RuneError } from '../core/errors.ts';
+import type { Root } from '../core/fd/index.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { holdFolder, removeScratch, writeInto } from './files.ts';
 import { answerMetadata } from './metadata.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
 import type { InParams, Source, Version } from './schema.ts';
@@ -38,7 +38,7 @@ export async function check(deps: StatelessDeps, source: Source, given: Version 
     const ref = digestOf(result.answer);
     return given?.ref === ref ? [given] : [{ ref }];
   } finally {
-    rmSync(cwd, { recursive: true, force: true });
+    removeScratch(cwd);
   }
 }
 
@@ -59,20 +59,28 @@ export async function get(
     );
   }
   requireDestination(dest);
-  const result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
-  const ref = digestOf(result.answer);
-  if (ref !== version.ref) throw unreproducible(version.ref, ref);
-  // Only what the version determines: asked again for it, in writes the same bytes. The run's
-  // usage and time differ on every fetch; they go into the metadata, not the files.
-  writeAnswer(dest, {
-    prompt,
-    response: result.answer,
-    ref,
-    model: result.model,
-    timestamp: null,
-    usage: null,
-    stop_reason: result.status,
-  });
+  // Held before the agent works in it: the answer goes where the destination was, or nowhere.
+  const folder = holdFolder('in', dest, 'the destination');
+  let result: Awaited<ReturnType<typeof runPrompt>>;
+  let ref: string;
+  try {
+    result = await runPrompt(deps, { step: 'in', source, prompt, cwd: dest });
+    ref = digestOf(result.answer);
+    if (ref !== version.ref) throw unreproducible(version.ref, ref);
+    // Only what the version determines: asked again for it, in writes the same bytes. The run's
+    // usage and time differ on every fetch; they go into the metadata, not the files.
+    writeAnswer(folder, {
+      prompt,
+      response: result.answer,
+      ref,
+      model: result.model,
+      timestamp: null,
+      usage: null,
+      stop_reason: result.status,
+    });
+  } finally {
+    folder.close();
+  }
   const metadata: Metadata = [
     { name: 'ref', value: ref },
     ...answerMetadata(result.answer, prompt),
@@ -108,9 +116,9 @@ export interface AnswerPayload {
   stop_reason: string;
 }
 
-/** response.txt holds the answer byte for byte; payload.json the run around it. */
-export function writeAnswer(dest: string, payload: AnswerPayload): void {
-  writeFileSync(join(dest, 'response.txt'), payload.response);
+/** response.txt holds the answer byte for byte; payload.json the run around it (src/concourse/files.ts). */
+export function writeAnswer(dest: Root, payload: AnswerPayload): void {
+  writeInto('in', dest, 'response.txt', payload.response);
   const ordered: AnswerPayload = {
     prompt: payload.prompt,
     response: payload.response,
@@ -120,5 +128,5 @@ export function writeAnswer(dest: string, payload: AnswerPayload): void {
     usage: payload.usage,
     stop_reason: payload.stop_reason,
   };
-  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(ordered, null, 2)}\n`);
+  writeInto('in', dest, 'payload.json', `${JSON.stringify(ordered, null, 2)}\n`);
 }

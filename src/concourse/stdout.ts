@@ -2,6 +2,7 @@
 // copy of stderr, so whatever else writes to fd 1 (process.stdout, a library, a child process
 // inheriting it, native code) lands in the build log instead of corrupting the protocol.
 import { type ChildProcess, spawn } from 'node:child_process';
+// biome-ignore lint/style/noRestrictedImports: opens /proc/self/fd/1, /proc/self/fd/2 and /dev/null: rune's own standard streams
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { RuneError } from '../core/errors.ts';
 

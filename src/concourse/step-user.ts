@@ -4,6 +4,7 @@
 // folder (check: of $HOME, the image's `rune` user) before it reads or writes anything, and keeps
 // root only when root owns that folder; tools never hold a capability either way (the sandbox
 // helper drops them all). Started as anyone else, nothing changes here.
+// biome-ignore lint/style/noRestrictedImports: the owner of the folder Concourse hands the step, read at start, before any run could have changed it
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RuneError } from '../core/errors.ts';

@@ -1,11 +1,10 @@
 // The notes-store way: every run is a file `run-….md` of a note on a `rune notes` server (its
 // format in run-record.ts). Versions are {run: <file id>, ref}; `in` only reads revision 1 back, so
 // a get is deterministic. With `watch`, the versions are instead the revisions of one file of the note.
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AgentRunResult } from '../agent/types.ts';
 import { isRuneError, RuneError } from '../core/errors.ts';
 import { type AgentDeps, digestOf, runMetadata, runPrompt } from './agent.ts';
+import { holdFolder, removeScratch, writeInto } from './files.ts';
 import { answerMetadata, noteFileUrl } from './metadata.ts';
 import { type FetchFn, type NoteFile, NotesClient, type Revision } from './notes-client.ts';
 import { requireDestination, scratchFolder } from './preflight.ts';
@@ -134,7 +133,7 @@ export async function check(
         await storeRun(deps, notes, result, { prompt: source.prompt, promptName: source.prompt });
       }
     } finally {
-      rmSync(cwd, { recursive: true, force: true });
+      removeScratch(cwd);
     }
   } else if (!(await notes.noteExists())) {
     // A new pipeline may come before its note: no versions yet is not an error (Concourse would
@@ -229,15 +228,20 @@ export async function get(
       `in: run ${id} in note "${notes.note}" does not match its version (${version.ref})`,
     );
   }
-  writeAnswer(dest, {
-    prompt: run.record.prompt,
-    response: run.answer,
-    ref,
-    model: run.record.model,
-    timestamp: run.record.timestamp,
-    usage: run.record.usage,
-    stop_reason: run.record.stop_reason,
-  });
+  const folder = holdFolder('in', dest, 'the destination');
+  try {
+    writeAnswer(folder, {
+      prompt: run.record.prompt,
+      response: run.answer,
+      ref,
+      model: run.record.model,
+      timestamp: run.record.timestamp,
+      usage: run.record.usage,
+      stop_reason: run.record.stop_reason,
+    });
+  } finally {
+    folder.close();
+  }
   const metadata = storedMetadata(notes, run, run.record.file);
   if (run.record.build_url) metadata.push({ name: 'stored_by', value: run.record.build_url });
   return { version, metadata };
@@ -274,7 +278,7 @@ async function getWatched(
     );
   }
   const revision = await notes.revision(watch, number);
-  writeFileSync(join(dest, watch), revision.content);
+  const folder = holdFolder('in', dest, 'the destination');
   const payload = {
     note: notes.note,
     file: watch,
@@ -283,7 +287,12 @@ async function getWatched(
     timestamp: revision.created_at,
     ref: digestOf(revision.content),
   };
-  writeFileSync(join(dest, 'payload.json'), `${JSON.stringify(payload, null, 2)}\n`);
+  try {
+    writeInto('in', folder, watch, revision.content);
+    writeInto('in', folder, 'payload.json', `${JSON.stringify(payload, null, 2)}\n`);
+  } finally {
+    folder.close();
+  }
   return {
     version,
     metadata: [

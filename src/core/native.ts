@@ -134,6 +134,14 @@ export function notExecutable(dir: string, cause: unknown, passedOver: readonly 
   );
 }
 
+/** rune's own addon (native/): the kernel probe, the walk thread's Landlock, descriptor file operations. */
+export const RUNE_ADDON = 'native/rune_native.node';
+
+/** rune's addon; outside a build, the one `npm run build:native` made in the checkout. */
+export function runeAddon<T>(): T {
+  return loadNative<T>(RUNE_ADDON, join(process.cwd(), 'native', 'build', 'Release', 'rune_native.node'));
+}
+
 export function loadedNatives(): NativeLoad[] {
   return [...loaded.values()].map((entry) => entry.info);
 }

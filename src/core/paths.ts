@@ -68,3 +68,12 @@ export function canonicalise(path: string): string {
     }
   }
 }
+
+/** The real path of `path`, or `path` itself when it cannot be resolved (gone, unreadable). */
+export function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}

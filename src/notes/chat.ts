@@ -4,12 +4,13 @@
 // Each run is recorded while it runs (with the answer streamed so far), so one the process did not
 // live to finish is shown as interrupted after a restart rather than lost or running forever.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentEvent, AgentRunOptions, AgentRunResult } from '../agent/types.ts';
 import { deriveConfig } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
+import { makeFolder, Root, removeTree } from '../core/fd/index.ts';
 import type { Logger } from '../core/logger.ts';
+import { realPath } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
 import type { ApprovalAnswer } from '../policy/types.ts';
@@ -394,14 +395,29 @@ export class ChatService {
    * another note's working directory (and so outside what its policy allows without asking).
    */
   workspace(noteId: number): string {
-    const dir = join(this.o.cwd, `note-${noteId}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
+    const name = `note-${noteId}`;
+    // By descriptor (src/core/fd): a link planted in its place is refused, never followed.
+    const base = Root.open(realPath(this.o.cwd));
+    try {
+      makeFolder(base, name, { mode: 0o700 });
+    } finally {
+      base.close();
+    }
+    return join(this.o.cwd, name);
   }
 
-  /** Removes a purged note's scratch folder. */
+  /** Removes a purged note's scratch folder, following no link and crossing no mount. */
   removeWorkspace(noteId: number): void {
-    rmSync(join(this.o.cwd, `note-${noteId}`), { recursive: true, force: true });
+    const base = Root.open(realPath(this.o.cwd));
+    try {
+      const left = removeTree(base, `note-${noteId}`);
+      if (left.length > 0)
+        this.o.logger.warn('notes.workspace_left', {
+          message: `the scratch folder of note ${noteId} was not removed entirely: ${left.join('; ')}`,
+        });
+    } finally {
+      base.close();
+    }
   }
 
   cancel(noteId: number): boolean {

@@ -204,6 +204,9 @@ export function createPolicyGate(options: PolicyGateOptions): PolicyGate {
         };
         decision = decide(input);
         if (decision.kind === 'ask') decision = await resolveAsk(call, input, decision);
+        // The file tools open the paths judged here (src/tools/target.ts); a command opens its own.
+        if (decision.kind === 'allow' && !runsCommand(call) && Object.keys(canonical).length > 0)
+          decision = { ...decision, paths: canonical };
       } catch (error) {
         decision = {
           kind: 'deny',

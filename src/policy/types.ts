@@ -72,6 +72,8 @@ export type PolicyDecision =
   | {
       kind: 'allow';
       rule: string;
+      /** Lexical absolute path → the canonical path it was judged by: the file tools open that one. */
+      paths?: Readonly<Record<string, string>>;
       /** What an approval (or --yes) allowed this call beyond the lists: its sandbox plan gets them. */
       grants?: readonly Grant[];
     }

@@ -4,8 +4,8 @@
 // runs a program on the person's next command — so it is watched instead: when the call has made
 // it, the topmost folder or file the call created on its way is moved aside afterwards, and the
 // model and the person are told (ADR 0016).
-import { lstatSync, realpathSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
+import { isPathRefused, Root, renameWithin } from '../core/fd/index.ts';
 import { isInside } from './plan.ts';
 
 export interface Watched {
@@ -17,10 +17,9 @@ export interface Watched {
 
 function exists(path: string): boolean {
   try {
-    // No thrown error for the usual answer (missing): planning asks this for many paths per call.
-    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch {
-    return false; // ENOENT, ENOTDIR, EACCES: not there for anyone to use
+    return Root.system().stat(path.slice(1)) !== undefined;
+  } catch (error) {
+    return isPathRefused(error); // a link on the way: something is there; EACCES: nothing to use
   }
 }
 
@@ -37,36 +36,64 @@ export function watchAbsent(paths: readonly string[], roots: readonly string[]):
   return out;
 }
 
-/** Whether `path`'s folder is where its name says: a repair never renames through a link. */
-function folderIsReal(path: string): boolean {
+/** What the call made of one watched path, looked at from the folder above `top` (through no link). */
+function created(parent: Root, path: string, top: string): boolean {
+  const below = relative(parent.path, path);
   try {
-    return realpathSync(dirname(path)) === dirname(path);
-  } catch {
+    return parent.stat(below) !== undefined;
+  } catch (error) {
+    // A link on the way to `path`: `top` (or what it holds) was made by the call.
+    if (isPathRefused(error)) return parent.stat(basename(top)) !== undefined;
     return false;
   }
 }
 
-/** After a call: moves aside what it created of the watched paths; returns what was done. */
+/**
+ * After a call: moves aside what it created of the watched paths, by descriptor: the folder above
+ * each is opened through no link and the rename happens inside it, so nothing is renamed through a
+ * link the command made. Returns what was done.
+ */
 export function moveAsideCreated(watched: readonly Watched[]): string[] {
   const actions: string[] = [];
   const moved = new Set<string>();
   for (const { path, top } of watched) {
-    if (moved.has(top) || !exists(path) || !exists(top)) continue;
-    if (!folderIsReal(top)) {
-      actions.push(`${path}: created through a link the command made; remove ${top} yourself`);
+    if (moved.has(top)) continue;
+    let parent: Root;
+    try {
+      parent = Root.open(dirname(top));
+    } catch (error) {
+      if (isPathRefused(error))
+        actions.push(
+          `${path}: created through a link the command made (${error.message}); remove ${top} yourself`,
+        );
       continue;
     }
-    let aside = `${top}.rune-rejected`;
-    for (let n = 2; exists(aside); n++) aside = `${top}.rune-rejected-${n}`;
     try {
-      renameSync(top, aside);
+      if (!created(parent, path, top)) continue;
+      const aside = moveAside(parent, basename(top));
       moved.add(top);
       actions.push(`${path}: created by the command; ${top} moved to ${aside}`);
     } catch (error) {
       actions.push(
         `${path}: created by the command and could not be moved aside (${(error as Error).message}): delete it`,
       );
+    } finally {
+      parent.close();
     }
   }
   return actions;
+}
+
+/** Renames `name` to `name.rune-rejected` (or -2, -3, …: never over something) in the same folder. */
+export function moveAside(parent: Root, name: string): string {
+  for (let n = 1; n < 100; n++) {
+    const aside = `${name}.rune-rejected${n === 1 ? '' : `-${n}`}`;
+    try {
+      renameWithin(parent, name, aside, { noReplace: true });
+      return parent.where(aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  throw new Error(`no free name beside ${parent.where(name)}`);
 }

@@ -11,19 +11,13 @@ import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { processSlot } from '../core/process-slot.ts';
 import { moveAsideCreated } from './absent.ts';
+import { removeCallTmp } from './call-tmp.ts';
 import { type CgroupPlan, CgroupPool, planCgroups } from './cgroups.ts';
 import { GitGuard } from './git.ts';
 import { sandboxCapabilities } from './kernel.ts';
 import { expectedLayers, mergeLayers, switchedOff } from './layers.ts';
 import { runeNative } from './native.ts';
-import {
-  type CallRequest,
-  type PrepareContext,
-  type Prepared,
-  prepareCall,
-  REPORT_FD,
-  removeCallTmp,
-} from './prepare.ts';
+import { type CallRequest, type PrepareContext, type Prepared, prepareCall, REPORT_FD } from './prepare.ts';
 import { resolveTargets, resolveTargetsSync } from './resolve.ts';
 import type {
   LayerReport,
@@ -223,8 +217,8 @@ async function runCall(ctx: ExecutorContext, request: SandboxRequest): Promise<S
   const { code, signal, timedOut, cancelled, spawnError } = await waitForCall(child, request);
   killGroup(child.pid);
   ctx.pool?.release(prepared.cgroupDirs);
-  const reverted = ctx.gitAfter(prepared) + absentAfter(ctx.logger, prepared);
-  removeCallTmp(prepared);
+  const reverted =
+    ctx.gitAfter(prepared) + absentAfter(ctx.logger, prepared) + removeCallTmp(prepared, ctx.logger);
   const merged = mergeLayers(prepared, await reportText);
   if (merged.setupError && code === 125) {
     throw new RuneError('SANDBOX_SETUP', `sandbox setup failed: ${merged.setupError}`, {
@@ -268,7 +262,7 @@ function spawnCall(ctx: ExecutorContext, request: CallRequest): SandboxedProcess
       if (writes) ctx.writers.delete(prepared);
       ctx.gitAfter(prepared);
       absentAfter(ctx.logger, prepared);
-      removeCallTmp(prepared);
+      removeCallTmp(prepared, ctx.logger);
       void reported.then(() => done({ exitCode, signal }));
     });
   });

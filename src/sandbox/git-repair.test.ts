@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readFileSync,
   statSync,
@@ -36,17 +38,40 @@ describe('judgeConfig', () => {
     expect(actions).toEqual([]);
   });
 
-  it('replaces a symlinked config by a plain file and leaves its target alone', () => {
-    const outside = join(tempRoot('rune-gitguard-out-'), 'config');
-    writeFileSync(outside, '[core]\n\teditor = mine\n');
+  it('moves a symlinked config aside: its target is never read, copied or written', () => {
+    const outside = join(tempRoot('rune-gitguard-out-'), 'my.cnf');
+    writeFileSync(outside, '[client]\n\tpassword = hunter2\n');
     const config = join(gitDir(join(tempRoot(), 'made', '.git')), 'config');
+    const before = readFileSync(config, 'latin1');
     unlinkSync(config);
     symlinkSync(outside, config);
     const actions: string[] = [];
-    judgeConfig(config, new Map(), actions);
-    expect(actions.join()).toMatch(/made\/\.git\/config: removed core\.editor .*the symlink/);
-    expect(readFileSync(outside, 'utf8')).toBe('[core]\n\teditor = mine\n');
-    expect(readFileSync(config, 'utf8')).not.toContain('editor');
+    judgeConfig(config, new Map([[config, before]]), actions);
+    expect(actions).toEqual([
+      `${config}: refused: it is a symbolic link (to ${outside}); moved aside to ${config}.rune-rejected; the file that was there before the call is back`,
+    ]);
+    expect(readFileSync(outside, 'utf8')).toBe('[client]\n\tpassword = hunter2\n');
+    expect(readFileSync(config, 'latin1')).toBe(before);
+    expect(lstatSync(`${config}.rune-rejected`).isSymbolicLink()).toBe(true);
+  });
+
+  it('never blocks on a FIFO, socket or dangling link in place of a config; moves it aside', () => {
+    for (const make of ['fifo', 'dangling'] as const) {
+      const config = join(gitDir(join(tempRoot(), '.git')), 'config');
+      unlinkSync(config);
+      const target = join(tempRoot('rune-gitguard-out-'), 'authorized_keys');
+      if (make === 'fifo') execFileSync('mkfifo', [config]);
+      else symlinkSync(target, config);
+      const actions: string[] = [];
+      judgeConfig(config, new Map(), actions);
+      expect(actions.join()).toMatch(
+        make === 'fifo'
+          ? /config: refused: it is a FIFO; moved aside to/
+          : /refused: it is a symbolic link \(to .*authorized_keys\)/,
+      );
+      expect(existsSync(config)).toBe(false);
+      expect(existsSync(target)).toBe(false);
+    }
   });
 });
 
@@ -97,6 +122,19 @@ describe('judgeCommondir', () => {
   });
 });
 
+describe('judgeCommondir (FIFO)', () => {
+  it('removes a FIFO named commondir without opening it', () => {
+    const root = tempRoot();
+    const repo = repoAt(gitDir(join(root, '.git')));
+    const planted = join(root, '.git/commondir');
+    execFileSync('mkfifo', [planted]);
+    const actions: string[] = [];
+    judgeCommondir(repo, planted, new Map(), actions);
+    expect(actions).toEqual([`${planted}: removed (it was a FIFO)`]);
+    expect(existsSync(planted)).toBe(false);
+  });
+});
+
 describe('judgeGitFile', () => {
   it('puts a redirected .git file back', () => {
     const root = tempRoot();
@@ -106,6 +144,30 @@ describe('judgeGitFile', () => {
     judgeGitFile(file, 'gitdir: ../.git/modules/sub\n', actions);
     expect(actions).toEqual([`${file}: restored (it had been pointed at another git folder)`]);
     expect(readFileSync(file, 'utf8')).toBe('gitdir: ../.git/modules/sub\n');
+  });
+
+  it('a .git that became a link, dangling or not, is moved aside: nothing is created through it', () => {
+    const root = tempRoot();
+    const file = join(root, '.git');
+    const target = join(tempRoot('rune-gitguard-out-'), 'ld.so.preload');
+    symlinkSync(target, file);
+    const actions: string[] = [];
+    judgeGitFile(file, 'gitdir: ../.git/modules/sub\n', actions);
+    expect(actions).toEqual([
+      `${file}: refused: it is a symbolic link (to ${target}); moved aside to ${file}.rune-rejected, and the .git file from before the call put back`,
+    ]);
+    expect(existsSync(target)).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe('gitdir: ../.git/modules/sub\n');
+  });
+
+  it('a FIFO named .git is moved aside without being opened', () => {
+    const root = tempRoot();
+    const file = join(root, '.git');
+    execFileSync('mkfifo', [file]);
+    const actions: string[] = [];
+    judgeGitFile(file, 'gitdir: x\n', actions);
+    expect(actions.join()).toMatch(/\.git: refused: it is a FIFO; moved aside to .*\.git\.rune-rejected/);
+    expect(readFileSync(file, 'utf8')).toBe('gitdir: x\n');
   });
 
   it('never writes through a folder swapped for a link', () => {

@@ -1,10 +1,21 @@
 // The git guard's repairs: each judges one watched file or folder against what it looked like before
 // the call (the baseline) and undoes what would make git run a program: config keys removed, hooks
 // made non-executable, links and planted commondirs removed, redirected `.git` files put back.
-// Each says what it did (or could not do) in `actions`, for the model and the person.
+// Every change is made by descriptor inside the folder that holds the file, opened through no link
+// (git-fs.ts, src/core/fd): a link, FIFO, socket or device where git reads a file is moved aside or
+// removed, never written through, read or blocked on. Each says what it did (or could not do) in
+// `actions`, for the model and the person.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  changeMode,
+  createFile,
+  isPathRefused,
+  type Root,
+  removeEntry,
+  replaceFile,
+} from '../core/fd/index.ts';
+import { moveAside } from './absent.ts';
 import {
   type ConfigEntry,
   entryFromName,
@@ -13,7 +24,7 @@ import {
   programRunningReason,
   sanitizeConfig,
 } from './git-config.ts';
-import { folderIsReal, hookPrints, linkPrint, lstat, readText, real } from './git-fs.ts';
+import { describeEntry, folderOf, hookPrints, isMarker, linkPrint, lstat, real, snapshot } from './git-fs.ts';
 import type { GitRepo } from './git-repo.ts';
 
 /** What each watched file looked like at the last look: its contents, or a fingerprint (hooks). */
@@ -22,13 +33,15 @@ export type Baseline = ReadonlyMap<string, string | null>;
 let gitAvailable: boolean | undefined;
 
 /**
- * `git config --list` of one file, as git reads it (an independent second reader): no includes,
- * no system or global config, run from `/`, so nothing of the file is executed.
+ * `git config --list` of a config's text, as git reads it (an independent second reader): given on
+ * stdin (no file is opened, so nothing can block), no includes, no system or global config, run
+ * from `/`, so nothing of the file is executed.
  */
-function listWithGit(file: string): Array<{ name: string; value?: string }> | undefined {
+function listWithGit(text: string): Array<{ name: string; value?: string }> | undefined {
   if (gitAvailable === false) return undefined;
-  const result = spawnSync('git', ['config', '--file', file, '--no-includes', '--null', '--list'], {
+  const result = spawnSync('git', ['config', '--file', '-', '--no-includes', '--null', '--list'], {
     cwd: '/',
+    input: Buffer.from(text, 'latin1'),
     encoding: 'latin1',
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -49,33 +62,44 @@ function listWithGit(file: string): Array<{ name: string; value?: string }> | un
     });
 }
 
+/** Runs `change` in the folder that holds `path` (opened through no link), with the file's name. */
+function inFolder<T>(path: string, change: (folder: Root, name: string) => T): T {
+  const folder = folderOf(path);
+  try {
+    return change(folder, basename(path));
+  } finally {
+    folder.close();
+  }
+}
+
+const latin1 = (text: string) => Buffer.from(text, 'latin1');
+
 const pairOf = (e: Pick<ConfigEntry, 'section' | 'subsection' | 'key' | 'value'>) =>
   `${entryName(e)}\u0000${e.value ?? '\u0001'}`;
 
 /** A config file changed since the baseline loses the new keys that run a program or read more config. */
 export function judgeConfig(file: string, baseline: Baseline, actions: string[]): void {
-  const now = readText(file);
+  const now = snapshot(file);
   const before = baseline.get(file);
   if (now === null || now === before) return;
-  const known = new Set(before ? parseGitConfig(before).entries.map(pairOf) : []);
+  if (isMarker(now)) {
+    refuseEntry(file, before, actions);
+    return;
+  }
+  const known = new Set(before && !isMarker(before) ? parseGitConfig(before).entries.map(pairOf) : []);
   const result = sanitizeConfig(now, (e) => !known.has(pairOf(e)));
-  const link = lstat(file)?.isSymbolicLink() ?? false;
-  if (!folderIsReal(file)) return; // swapped for a link since the scan: the next check judges its new place
-  if (result.removed.length === 0 && result.cutAt === undefined && !link) {
-    doubleCheck(file, known, actions);
+  if (result.removed.length === 0 && result.cutAt === undefined) {
+    doubleCheck(file, now, known, actions);
     return;
   }
   try {
-    // A symlinked config is replaced by a plain file: its target is left alone.
-    if (link) unlinkSync(file);
-    writeFileSync(file, result.text, 'latin1');
+    inFolder(file, (folder, name) => replaceFile(folder, name, latin1(result.text)));
     const what = [
       ...result.removed.map((r) => `${r.name} (${r.reason})`),
       ...(result.cutAt !== undefined ? ['everything from a line git would refuse on'] : []),
-      ...(link ? ['the symlink (now a plain file)'] : []),
     ];
     actions.push(`${file}: removed ${what.join(', ')}`);
-    doubleCheck(file, known, actions);
+    doubleCheck(file, result.text, known, actions);
   } catch (error) {
     actions.push(
       `${file}: could not remove ${result.removed.map((r) => r.name).join(', ')} (${(error as Error).message}): delete them before running git there`,
@@ -83,18 +107,41 @@ export function judgeConfig(file: string, baseline: Baseline, actions: string[])
   }
 }
 
-/** git's own reading of a file the guard judged must show nothing new that runs a program. */
-function doubleCheck(file: string, known: ReadonlySet<string>, actions: string[]): void {
-  const listed = listWithGit(file);
+/**
+ * A link, FIFO, socket or device where git reads a config: moved aside (its target is never read,
+ * copied or written); the regular file that was there before the call, if any, is put back.
+ */
+function refuseEntry(file: string, before: string | null | undefined, actions: string[]): void {
+  const st = lstat(file);
+  if (!st || st.kind === 'dir') return; // gone, or a folder git cannot read as a config
+  const what = describeEntry(file, st.kind);
+  try {
+    const aside = inFolder(file, (folder, name) => {
+      const moved = moveAside(folder, name);
+      if (before && !isMarker(before)) createFile(folder, name, latin1(before));
+      return moved;
+    });
+    const back = before && !isMarker(before) ? '; the file that was there before the call is back' : '';
+    actions.push(`${file}: refused: it is ${what}; moved aside to ${aside}${back}`);
+  } catch (error) {
+    actions.push(`${file}: is ${what} and could not be moved aside (${(error as Error).message}): delete it`);
+  }
+}
+
+/** git's own reading of a config the guard judged must show nothing new that runs a program. */
+function doubleCheck(file: string, text: string, known: ReadonlySet<string>, actions: string[]): void {
+  const listed = listWithGit(text);
   if (!listed) return; // no git here, or git refuses the file (and then refuses to run with it)
   const left = listed
     .map((item) => entryFromName(item.name, item.value))
     .filter((e) => !known.has(pairOf(e)) && programRunningReason(e));
   if (left.length === 0) return;
-  const aside = `${file}.rune-rejected`;
   try {
-    renameSync(file, aside);
-    writeFileSync(file, '');
+    const aside = inFolder(file, (folder, name) => {
+      const moved = moveAside(folder, name);
+      createFile(folder, name, '');
+      return moved;
+    });
     actions.push(`${file}: git still read ${left.map(entryName).join(', ')} from it; moved it to ${aside}`);
   } catch (error) {
     actions.push(
@@ -105,12 +152,11 @@ function doubleCheck(file: string, known: ReadonlySet<string>, actions: string[]
 
 /** A hooks folder: a link planted in its place goes, new or changed hooks stop being executable. */
 export function judgeHooks(dir: string, baseline: Baseline, actions: string[]): void {
-  const st = lstat(dir);
-  if (st?.isSymbolicLink()) {
+  if (lstat(dir)?.kind === 'symlink') {
     // A hooks folder that is a link: the link itself is what the command may have planted.
     if (baseline.get(dir) === linkPrint(dir)) return;
     try {
-      unlinkSync(dir);
+      inFolder(dir, removeEntry);
       actions.push(`${dir}: removed (a link to a hooks folder elsewhere)`);
     } catch (error) {
       actions.push(
@@ -123,9 +169,9 @@ export function judgeHooks(dir: string, baseline: Baseline, actions: string[]): 
     if (baseline.get(file) === print) continue;
     const st = lstat(file);
     if (!st || file.endsWith('.sample')) continue;
-    if (st.isSymbolicLink()) {
+    if (st.kind === 'symlink') {
       try {
-        unlinkSync(file);
+        inFolder(file, removeEntry);
         actions.push(`${file}: removed (a hook link the command made)`);
       } catch (error) {
         actions.push(
@@ -134,9 +180,9 @@ export function judgeHooks(dir: string, baseline: Baseline, actions: string[]): 
       }
       continue;
     }
-    if (!st.isFile() || (st.mode & 0o111) === 0) continue;
+    if (st.kind !== 'file' || (st.mode & 0o111) === 0) continue;
     try {
-      chmodSync(file, st.mode & 0o7666);
+      inFolder(file, (folder, name) => changeMode(folder, name, st.mode & 0o7666));
       actions.push(`${file}: no longer executable (a hook the command wrote; git would run it)`);
     } catch (error) {
       actions.push(
@@ -148,40 +194,65 @@ export function judgeHooks(dir: string, baseline: Baseline, actions: string[]): 
 
 /** A commondir planted in an old git folder points git at other config and hooks. */
 export function judgeCommondir(repo: GitRepo, file: string, baseline: Baseline, actions: string[]): void {
-  const now = readText(file);
+  const now = snapshot(file);
   if (now === null || now === baseline.get(file)) return;
   // `git worktree add` writes worktrees/NAME/commondir pointing back at its own git folder.
-  if (file !== join(repo.gitDir, 'commondir') && real(resolve(dirname(file), now.trim())) === repo.gitDir)
+  if (
+    !isMarker(now) &&
+    file !== join(repo.gitDir, 'commondir') &&
+    real(resolve(dirname(file), now.trim())) === repo.gitDir
+  )
     return;
+  const st = lstat(file);
+  const what =
+    isMarker(now) && st
+      ? `it was ${describeEntry(file, st.kind)}`
+      : 'it pointed git at other config and hooks';
   try {
-    unlinkSync(file);
-    actions.push(`${file}: removed (it pointed git at other config and hooks)`);
+    inFolder(file, removeEntry);
+    actions.push(`${file}: removed (${what})`);
   } catch (error) {
-    actions.push(
-      `${file}: points git at other config and hooks and could not be removed (${(error as Error).message}): delete it`,
-    );
+    actions.push(`${file}: ${what} and could not be removed (${(error as Error).message}): delete it`);
   }
 }
 
 /** A `.git` file that pointed at `was` and was redirected elsewhere (or replaced) is put back. */
 export function judgeGitFile(file: string, was: string, actions: string[]): void {
-  if (!folderIsReal(file)) {
-    if (lstat(dirname(file))?.isSymbolicLink())
+  if (isMarker(was)) return; // it was not a regular file before the call: nothing to put back
+  let folder: Root;
+  try {
+    folder = folderOf(file);
+  } catch (error) {
+    if (isPathRefused(error))
       actions.push(
-        `${dirname(file)}: a linked worktree's folder replaced by a link; its .git was not restored through it`,
+        `${dirname(file)}: a linked worktree's folder replaced by a link; its .git was not restored through it (${error.message})`,
       );
     return;
   }
-  const now = readText(file);
-  if (now === was) return;
+  const name = basename(file);
   try {
-    if (lstat(file)?.isDirectory()) throw new Error('now a folder');
-    if (now !== null) unlinkSync(file);
-    writeFileSync(file, was, 'latin1');
-    actions.push(`${file}: restored (it had been pointed at another git folder)`);
+    const st = folder.stat(name);
+    if (st?.kind === 'dir') throw new Error('now a folder');
+    if (st?.kind === 'file') {
+      if (folder.readText(name, 'latin1') === was) return;
+      replaceFile(folder, name, latin1(was));
+      actions.push(`${file}: restored (it had been pointed at another git folder)`);
+    } else if (st) {
+      const what = describeEntry(file, st.kind);
+      const aside = moveAside(folder, name);
+      createFile(folder, name, latin1(was));
+      actions.push(
+        `${file}: refused: it is ${what}; moved aside to ${aside}, and the .git file from before the call put back`,
+      );
+    } else {
+      createFile(folder, name, latin1(was));
+      actions.push(`${file}: restored (the command had removed it)`);
+    }
   } catch (error) {
     actions.push(
       `${file}: was pointed at another git folder and could not be restored (${(error as Error).message})`,
     );
+  } finally {
+    folder.close();
   }
 }

@@ -1,11 +1,10 @@
 // What git reads of one git directory: its config files and the files they include, its hooks
 // folders (core.hooksPath resolved as git resolves it), its commondirs; and the repositories git
 // finds above a folder. Read from the files (git-fs.ts), never by running git.
-import { readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { expandHome } from '../core/paths.ts';
 import { gitFileTarget, hooksPathOf, includePaths } from './git-config.ts';
-import { configEntries, lstat, readText, real } from './git-fs.ts';
+import { configEntries, listFolder, lstat, readText, real } from './git-fs.ts';
 
 const MAX_INCLUDE_DEPTH = 10;
 
@@ -30,8 +29,8 @@ export function enclosingRepos(roots: readonly string[]): GitRepo[] {
     for (let dir = dirname(root); ; dir = dirname(dir)) {
       const dotGit = join(dir, '.git');
       const st = lstat(dotGit);
-      if (st?.isDirectory() || st?.isSymbolicLink()) out.push(repoAt(real(dotGit)));
-      else if (st?.isFile()) {
+      if (st?.kind === 'dir' || st?.kind === 'symlink') out.push(repoAt(real(dotGit)));
+      else if (st?.kind === 'file') {
         const target = gitFileTarget(readText(dotGit) ?? '');
         if (target) out.push({ ...repoAt(real(resolve(dir, target))), gitFiles: [dotGit] });
       }
@@ -55,7 +54,7 @@ export function userConfigFiles(home: string | undefined): string[] {
   if (!home) return [];
   const xdg = process.env.XDG_CONFIG_HOME || join(home, '.config');
   const files = [join(home, '.gitconfig'), join(xdg, 'git', 'config')];
-  return [...files, ...includesOf(files, home)];
+  return withTargets([...files, ...includesOf(files, home)]);
 }
 
 /** Files pulled in by include.path / includeIf.*.path, followed as git follows them. */
@@ -81,7 +80,17 @@ function includesOf(files: readonly string[], home: string | undefined): string[
 
 /** Every config file git reads in this repository (the person's own aside). */
 export function configFiles(repo: GitRepo, home: string | undefined): string[] {
-  return [...baseConfigFiles(repo), ...includedFiles(repo, home)];
+  return withTargets([...baseConfigFiles(repo), ...includedFiles(repo, home)]);
+}
+
+/**
+ * The files and, for those that are links, where they lead: git reads the target, so a target under
+ * a writable root is judged as a file of its own (the link is never written through).
+ */
+function withTargets(files: readonly string[]): string[] {
+  const out = new Set(files);
+  for (const file of files) if (lstat(file)?.kind === 'symlink') out.add(real(file));
+  return [...out];
 }
 
 /** core.hooksPath, resolved as git resolves it: relative to the work tree (or a bare repository). */
@@ -113,11 +122,6 @@ export function hookDirs(repo: GitRepo, home: string | undefined): string[] {
 
 /** A git folder's commondir and those of its linked worktrees (worktrees/NAME/commondir). */
 export function commondirs(gitDir: string): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(join(gitDir, 'worktrees'));
-  } catch {
-    // No linked worktrees.
-  }
+  const names = listFolder(join(gitDir, 'worktrees')).map((entry) => entry.name);
   return [join(gitDir, 'commondir'), ...names.map((name) => join(gitDir, 'worktrees', name, 'commondir'))];
 }

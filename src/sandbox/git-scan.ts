@@ -1,10 +1,10 @@
 // Finds every git directory under the writable roots (the root's, nested repositories, submodules
 // under .git/modules, linked worktrees, bare repositories, `.git` files and links pointing
 // elsewhere): a walk level by level, up to a limit, that re-reads only the folders that changed.
-import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import type { Entry } from '../core/fd/index.ts';
 import { gitFileTarget, looksLikeGitDir } from './git-config.ts';
-import { lstat, readText, real } from './git-fs.ts';
+import { listFolder, lstat, readText, real, searching } from './git-fs.ts';
 import { type GitRepo, repoAt } from './git-repo.ts';
 import { isInside } from './plan.ts';
 
@@ -28,7 +28,7 @@ interface DirInfo {
   isGitDir: boolean;
 }
 
-function readDirInfo(dir: string, st: Stats): DirInfo {
+function readDirInfo(dir: string, st: Entry): DirInfo {
   const info: DirInfo = {
     mtimeMs: st.mtimeMs,
     ctimeMs: st.ctimeMs,
@@ -36,18 +36,12 @@ function readDirInfo(dir: string, st: Stats): DirInfo {
     subdirs: [],
     isGitDir: false,
   };
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return info;
-  }
   const names = new Set<string>();
-  for (const entry of entries) {
+  for (const entry of listFolder(dir)) {
     names.add(entry.name);
-    if (entry.isDirectory()) info.subdirs.push(entry.name);
+    if (entry.kind === 'dir') info.subdirs.push(entry.name);
     if (entry.name === '.git')
-      info.dotGit = entry.isDirectory() ? 'dir' : entry.isSymbolicLink() ? 'link' : 'file';
+      info.dotGit = entry.kind === 'dir' ? 'dir' : entry.kind === 'symlink' ? 'link' : 'file';
   }
   info.isGitDir = looksLikeGitDir(names);
   return info;
@@ -98,6 +92,10 @@ export class GitFolders {
 
   /** Searches the roots again, re-reading only the folders that changed since the last search. */
   scan(roots: readonly string[]): void {
+    searching(() => this.search(roots));
+  }
+
+  private search(roots: readonly string[]): void {
     const visited = new Map<string, DirInfo>();
     const found = new Map<string, GitRepo>();
     // `inModules`: below a git folder's modules/ or worktrees/, where every folder may be (or
@@ -112,7 +110,7 @@ export class GitFolders {
         break;
       }
       const st = lstat(dir);
-      if (!st?.isDirectory()) continue;
+      if (st?.kind !== 'dir') continue;
       const cached = this.dirs.get(dir);
       const info =
         cached && cached.mtimeMs === st.mtimeMs && cached.ctimeMs === st.ctimeMs && cached.ino === st.ino
@@ -128,13 +126,9 @@ export class GitFolders {
         const target =
           info.dotGit === 'file'
             ? gitFileTarget(readText(dotGit) ?? '')
-            : (() => {
-                try {
-                  return statSync(dotGit).isDirectory() ? dotGit : undefined;
-                } catch {
-                  return undefined;
-                }
-              })();
+            : lstat(real(dotGit))?.kind === 'dir'
+              ? dotGit
+              : undefined;
         if (target) {
           const gitDir = real(resolve(dir, target));
           const repo = found.get(gitDir) ?? repoAt(gitDir);

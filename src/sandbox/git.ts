@@ -13,7 +13,7 @@
 // git reads of a repository git-repo.ts, the repairs git-repair.ts, the journal git-journal.ts.
 import { basename, join } from 'node:path';
 import type { Logger } from '../core/logger.ts';
-import { hookPrints, linkPrint, lstat, readText, real } from './git-fs.ts';
+import { hookPrints, linkPrint, lstat, real, snapshot } from './git-fs.ts';
 import { GitJournal } from './git-journal.ts';
 import { judgeCommondir, judgeConfig, judgeGitFile, judgeHooks } from './git-repair.ts';
 import {
@@ -80,14 +80,14 @@ export class GitGuard {
     // A link cannot be bound read-only (and the view refuses one): the check after the call covers it.
     const add = (path: string | undefined) => {
       const st = path && under(path) ? lstat(path) : undefined;
-      if (path && st && !st.isSymbolicLink()) protect.add(path);
+      if (path && st && st.kind !== 'symlink') protect.add(path);
     };
     for (const repo of [...this.folders.under(roots), ...enclosingRepos(roots)]) {
       for (const dir of new Set([repo.gitDir, repo.commonDir])) {
         for (const name of ['config', 'config.worktree', 'hooks', 'info', 'commondir']) add(join(dir, name));
       }
       for (const file of repo.gitFiles) add(file);
-      if (basename(repo.gitDir) === '.git' && under(repo.gitDir) && lstat(repo.gitDir)?.isDirectory())
+      if (basename(repo.gitDir) === '.git' && under(repo.gitDir) && lstat(repo.gitDir)?.kind === 'dir')
         pin.add(repo.gitDir);
       for (const file of includedFiles(repo, this.home)) add(file);
       const hooks = hooksPath(repo, this.home);
@@ -175,13 +175,13 @@ export class GitGuard {
   /** Records what the watched files look like now. */
   private snapshot(roots: readonly string[]): void {
     const under = (path: string) => roots.some((root) => isInside(path, root));
-    for (const file of userConfigFiles(this.home)) if (under(file)) this.baseline.set(file, readText(file));
+    for (const file of userConfigFiles(this.home)) if (under(file)) this.baseline.set(file, snapshot(file));
     for (const repo of this.folders.under(roots)) {
       for (const file of [...configFiles(repo, this.home), ...commondirs(repo.gitDir), ...repo.gitFiles])
-        if (under(file)) this.baseline.set(file, readText(file));
+        if (under(file)) this.baseline.set(file, snapshot(file));
       for (const dir of hookDirs(repo, this.home)) {
         if (!under(dir)) continue;
-        if (lstat(dir)?.isSymbolicLink()) this.baseline.set(dir, linkPrint(dir));
+        if (lstat(dir)?.kind === 'symlink') this.baseline.set(dir, linkPrint(dir));
         else for (const [file, print] of hookPrints(dir)) this.baseline.set(file, print);
       }
     }

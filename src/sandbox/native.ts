@@ -1,6 +1,5 @@
 // The sandbox's native addon (native/, C + N-API), loaded from the binary's embedded copy.
-import { join } from 'node:path';
-import { loadNative } from '../core/native.ts';
+import { RUNE_ADDON, runeAddon } from '../core/native.ts';
 import type { KernelProbe } from './capabilities.ts';
 
 export interface RuneNative {
@@ -9,11 +8,8 @@ export interface RuneNative {
   undumpable(): boolean;
 }
 
-export const NATIVE_ASSET = 'native/rune_native.node';
+export const NATIVE_ASSET = RUNE_ADDON;
 
 export function runeNative(): RuneNative {
-  return loadNative<RuneNative>(
-    NATIVE_ASSET,
-    join(process.cwd(), 'native', 'build', 'Release', 'rune_native.node'),
-  );
+  return runeAddon<RuneNative>();
 }

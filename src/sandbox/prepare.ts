@@ -1,11 +1,12 @@
 // Prepares one sandboxed call: the environment it gets, its grants as real paths, what stays
 // read-only or is hidden inside them, its cgroups, and the helper's command line (plan.ts). Each
 // step is a function of its own; prepareCall puts them together in the order the comments give.
-import { existsSync, lstatSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
+import { Grants as Pins } from '../core/fd/index.ts';
 import type { Logger } from '../core/logger.ts';
 import { runeHome } from '../core/paths.ts';
 import { type Watched, watchAbsent } from './absent.ts';
@@ -78,10 +79,6 @@ export function listDir(dir: string): string[] {
   }
 }
 
-export function removeCallTmp(prepared: Prepared): void {
-  if (prepared.tmpDir) rmSync(prepared.tmpDir, { recursive: true, force: true });
-}
-
 /** A call that runs without the helper: sandbox off, or (auto mode) no helper on this machine. */
 function unsandboxed(request: CallRequest, env: Record<string, string>, cwd: string, why: string): Prepared {
   return {
@@ -104,16 +101,27 @@ interface Grants {
 }
 
 /**
- * Every grant is resolved to its real path once, here: the view puts each grant at its real place
- * and hides by real path; the helper refuses a path that turned into a symlink since. A grant named
- * through a symlink keeps that name as a symlink.
+ * Every grant is resolved to its real path here, through the run's pinned grants: a grant whose
+ * path a call replaced (a link or another folder in its place) refuses the call, never leads the
+ * next one elsewhere. The view puts each grant at its real place and hides by real path; the helper
+ * refuses a path that turned into a symlink since. A grant named through a symlink keeps that name
+ * as a symlink.
  */
 function realGrants(request: CallRequest, cwd: string, namespaces: boolean): Grants {
-  const realCwd = realPath(cwd);
+  const pins = request.grants ?? new Pins();
+  try {
+    return pinnedGrants(request, cwd, namespaces, pins);
+  } finally {
+    if (!request.grants) pins.close();
+  }
+}
+
+function pinnedGrants(request: CallRequest, cwd: string, namespaces: boolean, pins: Pins): Grants {
+  const realCwd = pins.pin(cwd);
   const links: { path: string; target: string }[] = [];
   const realGrant = (path: string): string => {
     const absolute = resolve(cwd, path);
-    const real = realPath(absolute);
+    const real = pins.pin(absolute);
     if (real !== absolute && !links.some((l) => l.path === absolute))
       links.push({ path: absolute, target: real });
     return real;
@@ -122,7 +130,9 @@ function realGrants(request: CallRequest, cwd: string, namespaces: boolean): Gra
   // Without a view there is no private /tmp: the call gets its own folder instead (TMPDIR), made
   // here with mode 0700 and removed when the call ends.
   const callTmp = namespaces ? undefined : mkdtempSync(join(tmpdir(), 'rune-call-'));
-  const rwRoots = [...new Set([...request.readWritePaths, ...(callTmp ? [callTmp] : [])].map(realGrant))];
+  const rwRoots = [
+    ...new Set([...request.readWritePaths.map(realGrant), ...(callTmp ? [realPath(callTmp)] : [])]),
+  ];
   const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
   return { realCwd, links, ...(callTmp ? { callTmp } : {}), rwRoots, roRoots };
 }

@@ -1,5 +1,6 @@
 // What the agent, the tools and the MCP client see of the sandbox: run a command (or start a
 // long-lived process) inside every layer this machine offers, and say which layers were applied.
+import type { Grants } from '../core/fd/index.ts';
 
 import type { LAYER_ORDER } from './native-contract.ts';
 
@@ -26,6 +27,11 @@ export interface SandboxRequest {
   configuredEnv?: Record<string, string>;
   readOnlyPaths: string[];
   readWritePaths: string[];
+  /**
+   * The run's pinned grants (src/core/fd/grants.ts): a grant whose path was replaced since it was
+   * pinned (a link or another folder left in its place) refuses the call. Without: resolved now.
+   */
+  grants?: Grants;
   /** Host names the process may reach; empty means no network at all. */
   allowedDomains: string[];
   /** Wall-clock limit; the whole process group is killed when it expires. */

@@ -49,6 +49,7 @@ export const executeCmdTool = defineTool<z.infer<typeof schema>>({
       env: context.env,
       readOnlyPaths: context.readOnlyPaths,
       readWritePaths: context.readWritePaths,
+      ...(context.grants ? { grants: context.grants } : {}),
       allowedDomains: [...context.config.policy.allowed_domains],
       timeoutMs: timeoutSecs * 1000,
       maxOutputBytes: COMMAND_OUTPUT_CAP,

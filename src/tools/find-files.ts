@@ -1,11 +1,11 @@
 // find_files: files whose path matches a glob, newest first, over the same policy-safe walk as
 // search_files. A fixed folder at the start of the glob (`src/` in `src/**/test*`) becomes the
 // walk's root, so only that folder is walked.
-import { realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod/v4';
-import { isUnder } from '../core/paths.ts';
+import { type Kind, Root } from '../core/fd/index.ts';
+import { canonicalise, isUnder } from '../core/paths.ts';
 import { endNotes, shownPath, skippedNote, WALK_TIME_LIMIT_MS, walkRoot } from './search-files.ts';
 import { defineTool, ToolError } from './types.ts';
 import { type FindJob, MAX_FOUND } from './walk/job.ts';
@@ -54,6 +54,15 @@ export function splitGlob(pattern: string): { base: string; glob: string } {
     : { base: normal.slice(0, slash), glob: normal.slice(slash + 1) };
 }
 
+/** What is at the canonical `path` (looked at through no link), or undefined when nothing is. */
+function baseKind(path: string): Kind | undefined {
+  try {
+    return Root.system().stat(path.slice(1))?.kind;
+  } catch {
+    return 'symlink'; // a link appeared on the way since it was resolved
+  }
+}
+
 export const findFilesTool = defineTool<FindFilesArgs>({
   name: 'find_files',
   description: `Find files by glob pattern ("**/*.ts", "src/**/test*"), newest first (at most ${SHOWN} shown). Lists the files search_files would search: skips files ignored by .gitignore/.ignore, the .git folder, binary files, files over 4 MiB, symbolic links and anything the policy protects (list_dir shows a folder's every entry).`,
@@ -65,22 +74,20 @@ export const findFilesTool = defineTool<FindFilesArgs>({
     const { base, glob } = splitGlob(args.pattern);
     let root = top;
     if (base !== '') {
-      try {
-        root = realpathSync(join(top, base));
-      } catch {
-        return {
-          content: `No files match ${args.pattern} in ${shownPath(top, cwd)}: ${base} does not exist.`,
-        };
-      }
+      root = canonicalise(join(top, base));
       // A symlink on the way would lead the walk out of the folder the policy judged.
       if (!isUnder(root, top)) {
         throw new ToolError(
           `${base} leads outside ${shownPath(top, cwd)} through a symbolic link; name that folder in path`,
         );
       }
-      if (!statSync(root).isDirectory()) {
-        return { content: `No files match ${args.pattern}: ${base} is not a folder.` };
+      const kind = baseKind(root);
+      if (kind === undefined) {
+        return {
+          content: `No files match ${args.pattern} in ${shownPath(top, cwd)}: ${base} does not exist.`,
+        };
       }
+      if (kind !== 'dir') return { content: `No files match ${args.pattern}: ${base} is not a folder.` };
     }
     const job: FindJob = {
       kind: 'find',

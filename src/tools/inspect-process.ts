@@ -1,4 +1,5 @@
 // inspect_process: what /proc says about one process (by pid) or every process of a name.
+// biome-ignore lint/style/noRestrictedImports: reads /proc/PID (the kernel's files of a process), never a path a tool names
 import { readdir, readFile } from 'node:fs/promises';
 import { z } from 'zod/v4';
 import { defineTool, ToolError } from './types.ts';

@@ -1,8 +1,8 @@
-// list_dir: the entries of one folder, sorted, folders marked with a slash, with file sizes.
-import { lstat, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+// list_dir: the entries of one folder, sorted, folders marked with a slash, with file sizes. The
+// folder is opened through no link and listed by descriptor; each size is an lstat in it.
 import { z } from 'zod/v4';
-import { resolveToolPath } from './paths.ts';
+import type { Root } from '../core/fd/index.ts';
+import { toolFsError, toolTarget } from './target.ts';
 import { defineTool, ToolError } from './types.ts';
 
 const MAX_ENTRIES = 1000;
@@ -19,31 +19,46 @@ export const listDirTool = defineTool<z.infer<typeof schema>>({
   readOnly: true,
   access: { kind: 'read', target: 'folder' },
   async execute(args, context) {
-    const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
-    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError(`cannot list ${path}: ${error.code ?? error.message}`);
-    });
-    if (!info.isDirectory()) throw new ToolError(`${path} is not a folder; use read_file`);
-    const entries = await readdir(path, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError(`cannot list ${path}: ${error.code ?? error.message}`);
-    });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const lines: string[] = [];
-    for (const entry of entries.slice(0, MAX_ENTRIES)) {
-      if (entry.isDirectory()) lines.push(`${entry.name}/`);
-      else if (entry.isSymbolicLink()) lines.push(`${entry.name}@`);
-      else if (entry.isFile()) {
-        const size = await lstat(join(path, entry.name)).then(
-          (s) => s.size,
-          () => undefined,
-        );
-        lines.push(size === undefined ? entry.name : `${entry.name}  (${size} bytes)`);
-      } else lines.push(`${entry.name}  (special file)`);
+    const target = toolTarget(args.path, context);
+    const path = target.shown;
+    let dir: Root;
+    try {
+      const st = target.root.stat(target.rel);
+      if (!st) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+      if (st.kind !== 'dir') throw new ToolError(`${path} is not a folder; use read_file`);
+      dir = target.root.openDir(target.rel);
+    } catch (error) {
+      throw toolFsError('list', path, error);
     }
-    if (entries.length === 0) lines.push('(empty folder)');
-    if (entries.length > MAX_ENTRIES) {
-      lines.push(`[truncated: ${entries.length} entries, only the first ${MAX_ENTRIES} are shown]`);
+    try {
+      const entries = dir.list();
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const lines: string[] = [];
+      for (const entry of entries.slice(0, MAX_ENTRIES)) {
+        if (entry.kind === 'dir') lines.push(`${entry.name}/`);
+        else if (entry.kind === 'symlink') lines.push(`${entry.name}@`);
+        else if (entry.kind === 'file') {
+          const size = sizeOf(dir, entry.name);
+          lines.push(size === undefined ? entry.name : `${entry.name}  (${size} bytes)`);
+        } else lines.push(`${entry.name}  (special file)`);
+      }
+      if (entries.length === 0) lines.push('(empty folder)');
+      if (entries.length > MAX_ENTRIES) {
+        lines.push(`[truncated: ${entries.length} entries, only the first ${MAX_ENTRIES} are shown]`);
+      }
+      return { content: lines.join('\n') };
+    } catch (error) {
+      throw toolFsError('list', path, error);
+    } finally {
+      dir.close();
     }
-    return { content: lines.join('\n') };
   },
 });
+
+function sizeOf(dir: Root, name: string): number | undefined {
+  try {
+    return dir.stat(name)?.size;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,10 +1,10 @@
 // read_file: a text file, or a range of its lines, capped at 32 KiB; binary files are detected and
 // described instead of dumped. The cap is in bytes, so a line longer than the cap (minified code, a
 // one-line JSON file) is read in pieces through `byte_offset`, never left unreadable.
-import { open, stat } from 'node:fs/promises';
 import { z } from 'zod/v4';
+import { isPathRefused, readAll } from '../core/fd/index.ts';
 import { RESULT_CAP_BYTES } from './cap.ts';
-import { resolveToolPath } from './paths.ts';
+import { type ToolTarget, toolFsError, toolTarget } from './target.ts';
 import { defineTool, ToolError } from './types.ts';
 
 const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -68,37 +68,10 @@ export const readFileTool = defineTool<ReadFileArgs>({
     if (args.byte_offset !== undefined && (args.offset !== undefined || args.limit !== undefined)) {
       throw new ToolError('byte_offset reads by bytes; give it alone, without offset or limit');
     }
-    const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
-    const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError(`cannot read ${path}: ${error.code ?? error.message}`);
-    });
-    if (info.isDirectory()) throw new ToolError(`${path} is a directory; use list_dir`);
-    if (!info.isFile()) throw new ToolError(`${path} is not a regular file`);
-
-    const handle = await open(path, 'r');
-    let buffer: Buffer;
-    // Files in /proc and /sys report st_size 0 (or a page size) yet have content: read to EOF
-    // within the cap instead of trusting the size.
-    let cut = false;
-    try {
-      const chunks: Buffer[] = [];
-      let read = 0;
-      while (read < MAX_READ_BYTES) {
-        const chunk = Buffer.alloc(Math.min(64 * 1024, MAX_READ_BYTES - read));
-        const { bytesRead } = await handle.read(chunk, 0, chunk.length, read);
-        if (bytesRead === 0) break;
-        chunks.push(chunk.subarray(0, bytesRead));
-        read += bytesRead;
-      }
-      if (read >= MAX_READ_BYTES) {
-        const { bytesRead } = await handle.read(Buffer.alloc(1), 0, 1, read);
-        cut = bytesRead > 0;
-      }
-      buffer = Buffer.concat(chunks, read);
-    } finally {
-      await handle.close();
-    }
-    const sizeText = cut ? `${Math.max(info.size, buffer.length)}+` : `${Math.max(info.size, buffer.length)}`;
+    const target = toolTarget(args.path, context);
+    const path = target.shown;
+    const { buffer, cut, size } = readTarget(target);
+    const sizeText = cut ? `${Math.max(size, buffer.length)}+` : `${Math.max(size, buffer.length)}`;
 
     if (looksBinary(buffer.subarray(0, SNIFF_BYTES))) {
       return { content: `${path} is a binary file (${sizeText} bytes); its content is not shown` };
@@ -148,6 +121,30 @@ export const readFileTool = defineTool<ReadFileArgs>({
     return { content };
   },
 });
+
+/**
+ * The file's bytes, read through its descriptor (opened through no link, a FIFO refused without
+ * blocking). Files in /proc and /sys report st_size 0 yet have content: read to EOF within the cap.
+ */
+function readTarget(target: ToolTarget): { buffer: Buffer; cut: boolean; size: number } {
+  const { root, rel, shown } = target;
+  let opened: ReturnType<typeof root.openFile>;
+  try {
+    opened = root.openFile(rel);
+  } catch (error) {
+    if (isPathRefused(error) && error.kind === 'dir')
+      throw new ToolError(`${shown} is a directory; use list_dir`);
+    throw toolFsError('read', shown, error);
+  }
+  try {
+    const { bytes, cut } = readAll(opened.fd, MAX_READ_BYTES);
+    return { buffer: bytes, cut, size: opened.entry.size };
+  } catch (error) {
+    throw toolFsError('read', shown, error);
+  } finally {
+    root.sys.close(opened.fd);
+  }
+}
 
 /** One piece of the file by bytes, starting on a character boundary at or after `offset`. */
 function readBytes(buffer: Buffer, offset: number, path: string, sizeText: string): string {

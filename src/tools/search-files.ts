@@ -1,12 +1,11 @@
 // search_files: a regular expression over the files under a folder, like `git grep -n`, run in a
 // worker over the policy-safe walk (src/tools/walk/). Results are `file:line: text`, grouped by
 // file in path order, capped in count and size with a note that says so.
-import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
 import { z } from 'zod/v4';
-import { isUnder } from '../core/paths.ts';
+import { isUnder, realPath } from '../core/paths.ts';
 import { RESULT_CAP_BYTES } from './cap.ts';
-import { resolveToolPath } from './paths.ts';
+import { toolFsError, toolTarget } from './target.ts';
 import { defineTool, type ToolContext, ToolError } from './types.ts';
 import { MAX_SEARCH_FILE_BYTES, type SearchJob } from './walk/job.ts';
 import { type JobResult, runWalkJob } from './walk/runner.ts';
@@ -57,23 +56,20 @@ const schema = z.strictObject({
 
 export type SearchFilesArgs = z.infer<typeof schema>;
 
-/** The canonical folder or file a walk tool starts from (the policy judged the same path). */
+/**
+ * The canonical folder or file a walk tool starts from: the path the policy judged (not wherever
+ * the name leads now), in a grant that is still where it was pinned. The walk opens it through no link.
+ */
 export function walkRoot(path: string | undefined, context: ToolContext): { root: string; cwd: string } {
-  const lexical = resolveToolPath(path ?? '.', context.cwd, context.env.HOME);
-  let root: string;
+  const target = toolTarget(path ?? '.', context);
+  let st: ReturnType<typeof target.root.stat>;
   try {
-    root = realpathSync(lexical);
+    st = target.root.stat(target.rel);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ToolError(code === 'ENOENT' ? `${lexical} does not exist` : `cannot open ${lexical}: ${code}`);
+    throw toolFsError('open', target.shown, error);
   }
-  let cwd = context.cwd;
-  try {
-    cwd = realpathSync(context.cwd);
-  } catch {
-    // The working directory is gone: paths are shown in full.
-  }
-  return { root, cwd };
+  if (!st) throw new ToolError(`${target.shown} does not exist`);
+  return { root: target.real, cwd: realPath(context.cwd) };
 }
 
 export function shownPath(path: string, cwd: string): string {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -134,6 +135,22 @@ describe('write_file and list_dir', () => {
     expect(statSync(join(dir, 'run.sh')).mode & 0o777).toBe(0o755);
     await call('write_file', { path: 'a/b/c.txt', content: 'x' }, context(dir));
     expect(readFileSync(join(dir, 'a/b/c.txt'), 'utf8')).toBe('x');
+  });
+
+  it("shows the diff of the file it replaces, never of a link's target, never waiting on a FIFO", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rune-tools-'));
+    const outside = mkdtempSync(join(tmpdir(), 'rune-tools-outside-'));
+    writeFileSync(join(dir, 'a.txt'), 'old line\n');
+    writeFileSync(join(outside, 'secret'), 'SECRET-LINE\n');
+    symlinkSync(join(outside, 'secret'), join(dir, 'link.txt'));
+    execFileSync('mkfifo', [join(dir, 'fifo.txt')]);
+    const tool = registry.get('write_file')!;
+    expect(await tool.preview!({ path: 'a.txt', content: 'new line\n' }, context(dir))).toMatch(
+      /-old line\n\+new line/,
+    );
+    expect(await tool.preview!({ path: 'link.txt', content: 'x\n' }, context(dir))).toBeUndefined();
+    expect(await tool.preview!({ path: 'fifo.txt', content: 'x\n' }, context(dir))).toBeUndefined();
+    expect(readFileSync(join(outside, 'secret'), 'utf8')).toBe('SECRET-LINE\n');
   });
 
   it('lists folders with a slash, links with @, files with sizes', async () => {

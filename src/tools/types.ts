@@ -3,6 +3,7 @@
 import type { z } from 'zod/v4';
 import type { RuneConfig } from '../config/schema.ts';
 import { z as zod } from '../config/schema-kit.ts';
+import type { Grants } from '../core/fd/index.ts';
 import type { ProtectedPaths, ToolAccess } from '../policy/types.ts';
 import type { ToolDefinition } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
@@ -18,6 +19,10 @@ export interface ToolContext {
   readWritePaths: string[];
   /** What in-process tools re-check per entry or at use: the floor and denied_paths. */
   protectedPaths: ProtectedPaths;
+  /** The run's grants, pinned at its start (src/core/fd/grants.ts); the file tools resolve below them. */
+  grants?: Grants;
+  /** Lexical absolute path → the canonical path the policy judged this call by (src/tools/target.ts). */
+  judged?: Readonly<Record<string, string>>;
   signal: AbortSignal;
   /** Injected so tests can point name resolution at fixed answers. */
   lookup?: LookupFn;

@@ -1,11 +1,12 @@
-// write_file: replaces a file atomically (a temporary file in the same folder, then rename), so a
-// reader never sees half a file and a failed write leaves the old one intact.
-import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { chmod, mkdir, open, rename, stat, unlink, writeFile } from 'node:fs/promises';
+// write_file: replaces a file atomically (a temporary file in the same folder, fsynced, then renamed
+// over it inside that folder, opened through no link), so a reader never sees half a file, a failed
+// write leaves the old one intact, and a link or FIFO at the path is refused, never written through.
+
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod/v4';
-import { resolveToolPath } from './paths.ts';
+import { Root, replaceFile } from '../core/fd/index.ts';
+import { canonicalise } from '../core/paths.ts';
+import { type ToolTarget, toolFsError, toolTarget } from './target.ts';
 import { defineTool, type ToolContext, ToolError } from './types.ts';
 import { unifiedDiff } from './unified-diff.ts';
 
@@ -18,30 +19,31 @@ const schema = z.strictObject({
 const DIFF_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
- * The file's text now, for the diff a person sees ('' when it does not exist). Opened without
- * following a final symlink and without blocking on a FIFO; anything but a regular text file of a
- * bounded size gives no diff (undefined).
+ * The file's text now, for the diff a person sees ('' when it does not exist). Read through
+ * src/core/fd (no link, no FIFO blocked on); anything but a regular text file of a bounded size
+ * gives no diff (undefined).
  */
-async function currentText(path: string): Promise<string | undefined> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? '' : undefined;
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile() || info.size > DIFF_MAX_BYTES) return undefined;
-    const text = (await handle.readFile()).toString('utf8');
-    return text.includes('\0') ? undefined : text;
-  } finally {
-    await handle.close();
-  }
+function currentText({ root, rel }: Pick<ToolTarget, 'root' | 'rel'>): string | undefined {
+  const entry = root.stat(rel);
+  if (!entry) return '';
+  if (entry.kind !== 'file' || entry.size > DIFF_MAX_BYTES) return undefined;
+  const { bytes, cut } = root.readFile(rel, DIFF_MAX_BYTES);
+  if (cut) return undefined;
+  const text = bytes.toString('utf8');
+  return text.includes('\0') ? undefined : text;
 }
 
-async function diffOf(args: { path: string; content: string }, context: ToolContext, maxBytes?: number) {
-  const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
-  const before = await currentText(path).catch(() => undefined);
+function diffOf(args: { path: string; content: string }, context: ToolContext, maxBytes?: number) {
+  let before: string | undefined;
+  try {
+    const target = toolTarget(args.path, context);
+    // A link at the name gives no diff: the person is shown what the name holds, never a target's
+    // text (a preview comes before the policy has judged where the link leads).
+    const atName = join(canonicalise(dirname(target.shown)), basename(target.shown));
+    before = Root.system().stat(atName.slice(1))?.kind === 'symlink' ? undefined : currentText(target);
+  } catch {
+    before = undefined;
+  }
   return before === undefined ? undefined : unifiedDiff(args.path, before, args.content, maxBytes);
 }
 
@@ -53,29 +55,26 @@ export const writeFileTool = defineTool<z.infer<typeof schema>>({
   readOnly: false,
   access: { kind: 'write', verb: 'Write' },
   async execute(args, context) {
-    const path = resolveToolPath(args.path, context.cwd, context.env.HOME);
     // What the person sees in the transcript; the model reads only the one-line result.
-    const diff = await diffOf(args, context, 64 * 1024);
-    const existing = await stat(path).catch(() => undefined);
-    if (existing?.isDirectory()) throw new ToolError(`${path} is a directory`);
-    const dir = dirname(path);
-    await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-      throw new ToolError(`cannot create folder ${dir}: ${error.code ?? error.message}`);
-    });
-    const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const diff = diffOf(args, context, 64 * 1024);
+    const { root, rel, shown: path } = toolTarget(args.path, context);
+    let existing: ReturnType<typeof root.stat>;
     try {
-      await writeFile(tmp, args.content, { encoding: 'utf8', flag: 'wx', mode: 0o644 });
-      // Keep the permissions of the file being replaced (an executable script stays executable).
-      if (existing) await chmod(tmp, existing.mode & 0o7777);
-      await rename(tmp, path);
+      existing = root.stat(rel);
     } catch (error) {
-      await unlink(tmp).catch(() => {});
-      throw new ToolError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      throw toolFsError('write', path, error);
+    }
+    if (existing?.kind === 'dir') throw new ToolError(`${path} is a directory`);
+    try {
+      // The permissions of the file replaced are kept (an executable script stays executable).
+      replaceFile(root, rel, args.content, { parents: true });
+    } catch (error) {
+      throw toolFsError('write', path, error);
     }
     const bytes = Buffer.byteLength(args.content, 'utf8');
     return { content: `wrote ${bytes} bytes to ${path}`, ...(diff ? { diff: diff.text } : {}) };
   },
   async preview(args, context) {
-    return (await diffOf(args, context, 16 * 1024))?.text;
+    return diffOf(args, context, 16 * 1024)?.text;
   },
 });

@@ -1,6 +1,7 @@
 // What an in-process file tool must never touch, checked per entry: the secrets floor and
 // denied_paths by real path (whole components), and by identity (device + inode), so a bind mount
 // of ~/.ssh or a hard link to a key inside the working tree is refused like the original.
+// biome-ignore lint/style/noRestrictedImports: identities of the protected entries themselves (the floor, denied_paths), never the content of a grant
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isUnder } from '../../core/paths.ts';

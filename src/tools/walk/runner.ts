@@ -2,6 +2,7 @@
 // so a long walk never stalls the session or the notes server, a regular expression that
 // backtracks for ever is stopped by terminating the worker, and the worker thread can confine
 // itself with Landlock. Outside a build (unit tests run the TypeScript sources) the job runs inline.
+// biome-ignore lint/style/noRestrictedImports: looks for rune's own worker bundle in a development build's asset folder
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';

@@ -3,12 +3,15 @@
 // of a granted tree, so a folder that holds a protected entry is granted for listing only and its
 // other children are granted one by one. Landlock binds only the calling thread here: the main
 // thread and every tool process keep their own rules.
-import { lstatSync, readdirSync } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import type { SandboxMode } from '../../config/schema.ts';
+import { O_PATH } from '../../core/fd/sys.ts';
 import { isUnder } from '../../core/paths.ts';
 import { runeNative } from '../../sandbox/native.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
+import { folderOps } from './folder-ops.ts';
 import type { PathGuard } from './guard.ts';
+import { openFromTop } from './walk.ts';
 
 export interface Grants {
   /** Trees the thread may read (files and listings). */
@@ -19,11 +22,30 @@ export interface Grants {
 
 export type ListFolder = (dir: string) => Array<{ name: string; kind: 'dir' | 'file' | 'other' }>;
 
-const listFolder: ListFolder = (dir) =>
-  readdirSync(dir, { withFileTypes: true }).map((entry) => ({
-    name: entry.name,
-    kind: entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other',
-  }));
+/** A folder's entries, the folder opened from '/' through no link (src/core/fd, folder-ops.ts). */
+const listFolder: ListFolder = (dir) => {
+  const ops = folderOps();
+  const fd = openFromTop(ops, dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    return ops.list(fd).map((entry) => ({
+      name: entry.name,
+      kind: entry.kind === 'dir' || entry.kind === 'file' ? entry.kind : 'other',
+    }));
+  } finally {
+    ops.close(fd);
+  }
+};
+
+/** Whether `root` is a folder (looked at through no link). */
+function isFolder(root: string): boolean {
+  const ops = folderOps();
+  const fd = openFromTop(ops, root, O_PATH);
+  try {
+    return fstatSync(fd).isDirectory();
+  } finally {
+    ops.close(fd);
+  }
+}
 
 /** The Landlock grants of a walk from `root` that leave out every path in `protectedWithin`. */
 export function planGrants(
@@ -74,10 +96,7 @@ export function confineThread(guard: PathGuard, root: string, mode: SandboxMode)
   guard.prime();
   let why: string;
   try {
-    const st = lstatSync(root);
-    const grants = st.isDirectory()
-      ? planGrants(root, guard.entriesWithin(root))
-      : { read: [root], list: [] };
+    const grants = isFolder(root) ? planGrants(root, guard.entriesWithin(root)) : { read: [root], list: [] };
     const native = runeNative() as {
       restrictThread?: (read: string[], list: string[]) => ThreadLandlockResult;
     };

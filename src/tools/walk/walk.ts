@@ -1,13 +1,15 @@
-// The folder walk under search_files and find_files. Every folder is opened relative to its already
-// verified parent (openat, see folder-ops.ts) with O_NOFOLLOW, so a folder swapped for a symlink
+// The folder walk under search_files and find_files. The root is opened from '/' through no link
+// (src/core/fd), and every folder relative to its already verified parent (openat, see
+// folder-ops.ts) with O_NOFOLLOW, so a folder swapped for a symlink
 // mid-walk fails to open instead of leading elsewhere; each entry's real path
 // is then its parent's plus its name, checked against the floor and denied_paths without a
 // realpath per file, and each opened object's identity (device + inode) against bind mounts and
 // hard links of protected files. Symlinks are never followed. Synchronous: it runs in a worker.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
+// biome-ignore lint/style/noRestrictedImports: openSync opens '/' itself (openSlash), the root every walk path is resolved from
+import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { isUnder } from '../../core/paths.ts';
-import { type EntryKind, type FolderOps, fdPath } from './folder-ops.ts';
+import type { EntryKind, FolderOps } from './folder-ops.ts';
 import type { PathGuard } from './guard.ts';
 import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';
 
@@ -91,13 +93,14 @@ export function rulesAbove(root: string, guard: PathGuard, ops: FolderOps): Igno
   for (;;) {
     if (guard.walkRefusal(dir)) break;
     const names = new Set<string>();
-    for (const name of ['.git', '.gitignore', '.ignore']) {
-      try {
-        lstatSync(`${dir}/${name}`);
-        names.add(name);
-      } catch {
-        // Not there.
-      }
+    let fd: number | undefined;
+    try {
+      fd = openFromTop(ops, dir, O_PATH | O_DIRECTORY);
+      for (const name of ['.git', '.gitignore', '.ignore']) if (exists(ops, fd, name)) names.add(name);
+    } catch {
+      // Not there, or a link on the way: nothing above is read through it.
+    } finally {
+      if (fd !== undefined) ops.close(fd);
     }
     const at = dir;
     ancestors.push({ rel, names, read: (parts) => readAbove(ops, at, parts) });
@@ -110,49 +113,62 @@ export function rulesAbove(root: string, guard: PathGuard, ops: FolderOps): Igno
   return IgnoreRules.above(ancestors);
 }
 
+function exists(ops: FolderOps, dirFd: number, name: string): boolean {
+  try {
+    ops.close(ops.openAt(dirFd, name, O_PATH));
+    return true;
+  } catch (error) {
+    // A link opened with O_PATH | O_NOFOLLOW is itself: ELOOP is still an entry.
+    return (error as NodeJS.ErrnoException).code === 'ELOOP';
+  }
+}
+
+/** Opens the absolute `path` from '/', following no link anywhere (the folder the walk judged). */
+export function openFromTop(ops: FolderOps, path: string, flags: number): number {
+  const slash = openSlash();
+  try {
+    return ops.openPath(slash, path === '/' ? '.' : path.slice(1), flags);
+  } finally {
+    closeSync(slash);
+  }
+}
+
+// '/' itself is the one folder opened by name: it has no parent and cannot be a link.
+const openSlash = (): number => openSync('/', O_PATH | O_DIRECTORY);
+
 /** An ignore file of a folder above the root, read through that folder opened without following a link. */
 function readAbove(ops: FolderOps, dir: string, names: readonly string[]): string | undefined {
   let fd: number;
   try {
-    fd = openSync(dir, DIR_FLAGS);
+    fd = openFromTop(ops, dir, DIR_FLAGS);
   } catch {
     return undefined;
   }
   try {
     return readSmallFileAt(ops, fd, names);
   } finally {
-    closeSync(fd);
+    ops.close(fd);
   }
 }
 
 /**
- * Opens `root` (a folder) and checks the kernel agrees it is where the canonical path says.
- * `pathOnly`: an O_PATH handle, for the folder of a single file (it needs no read right there).
+ * Opens `root` (a folder) from '/' through no link: the folder at the canonical path the policy
+ * judged, or a refusal. `pathOnly`: an O_PATH handle, for the folder of a single file (it needs no
+ * read right there).
  */
-function openRoot(root: string, pathOnly = false): number {
-  let fd: number;
+function openRoot(ops: FolderOps, root: string, pathOnly = false): number {
   try {
-    fd = openSync(root, pathOnly ? O_PATH | O_DIRECTORY | O_NOFOLLOW : DIR_FLAGS);
+    return openFromTop(ops, root, pathOnly ? O_PATH | O_DIRECTORY : DIR_FLAGS);
   } catch (error) {
-    throw new WalkError(`cannot open ${root}: ${openError(error)}`);
+    throw new WalkError(rootProblem(root, error));
   }
-  let actual: string;
-  try {
-    actual = readlinkSync(fdPath(fd));
-  } catch (error) {
-    closeSync(fd);
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new WalkError(
-      code === 'ENOENT'
-        ? 'cannot verify the folder: /proc is not mounted (rune needs /proc/self/fd to walk folders without following symlinks)'
-        : `cannot verify ${root}: ${code}`,
-    );
-  }
-  if (actual !== root) {
-    closeSync(fd);
-    throw new WalkError(`${root} changed while it was opened (it now leads to ${actual}); try again`);
-  }
-  return fd;
+}
+
+function rootProblem(root: string, error: unknown): string {
+  const code = openError(error);
+  return code === 'ELOOP' || code === 'ENOTDIR'
+    ? `${root} changed while it was opened (a symbolic link is on the way now): refused`
+    : `cannot open ${root}: ${code}`;
 }
 
 /**
@@ -164,33 +180,41 @@ export function walk(options: WalkOptions): void {
   const refused = guard.walkRefusal(root);
   if (refused) throw new WalkError(`${root} is inside ${refused}`);
 
+  let rootFd: number;
+  try {
+    rootFd = openFromTop(options.ops, root, O_PATH);
+  } catch (error) {
+    throw new WalkError(
+      openError(error) === 'ENOENT' ? `cannot read ${root}: ENOENT` : rootProblem(root, error),
+    );
+  }
   let rootStat: Stats;
   try {
-    rootStat = lstatSync(root);
-  } catch (error) {
-    throw new WalkError(`cannot read ${root}: ${openError(error)}`);
+    rootStat = fstatSync(rootFd);
+  } finally {
+    options.ops.close(rootFd);
   }
   if (!rootStat.isDirectory()) {
     // One file: opened through its verified folder like any other entry.
     if (!rootStat.isFile()) throw new WalkError(`${root} is not a regular file or folder`);
-    const parentFd = openRoot(dirname(root), true);
+    const parentFd = openRoot(options.ops, dirname(root), true);
     try {
       stats.files++;
       options.onFile({ dirFd: parentFd, name: basename(root), path: root, rel: basename(root) });
     } finally {
-      closeSync(parentFd);
+      options.ops.close(parentFd);
     }
     return;
   }
 
-  const fd = openRoot(root);
+  const fd = openRoot(options.ops, root);
   try {
     const st = fstatSync(fd);
     const identity = guard.identityRefusal(st);
     if (identity) throw new WalkError(`${root} is ${identity}`);
     walkFolder(options, fd, root, '', options.rules, guard.entriesWithin(root), 0);
   } finally {
-    closeSync(fd);
+    options.ops.close(fd);
   }
 }
 
