@@ -9,6 +9,7 @@
 
 #include "addon_fd.h"
 #include "fdwalk.h"
+#include "fdwatch.h"
 #include "fuse_napi.h"
 #include "napi_check.h"
 #include "probe.h"
@@ -231,8 +232,9 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "listFd", fn));
   CHECK(napi_create_function(env, "closeFd", NAPI_AUTO_LENGTH, js_close, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "closeFd", fn));
-  CHECK(rune_fd_register(env, exports));  /* src/core/fd: addon_fd.c */
-  CHECK(rune_fuse_register(env, exports)); /* rune mount: fuse_napi.c */
+  CHECK(rune_fd_register(env, exports));    /* src/core/fd: addon_fd.c */
+  CHECK(rune_watch_register(env, exports)); /* checkpoints: fdwatch.c */
+  CHECK(rune_fuse_register(env, exports));  /* rune mount: fuse_napi.c */
   return exports;
 }
 

@@ -273,7 +273,15 @@ function lazyToolEnv(
     };
     // Resolved once, now: a call that later moves a granted folder is refused, never followed.
     run.grants.pinAll([...context.readOnlyPaths, ...context.readWritePaths]);
-    return { registry, offered, policy, context, emit: run.emit, toolCalls: run.toolCalls };
+    return {
+      registry,
+      offered,
+      policy,
+      context,
+      emit: run.emit,
+      toolCalls: run.toolCalls,
+      ...(options.checkpoints ? { checkpoints: options.checkpoints } : {}),
+    };
   };
   return () => {
     env ??= build();

@@ -9,8 +9,9 @@ import type { ToolCall } from '../providers/types.ts';
 import { skippedLayersNote } from '../sandbox/summary.ts';
 import { executeTool, type RegisteredTool, type ToolRegistry } from '../tools/registry.ts';
 import type { ToolContext, ToolOutput } from '../tools/types.ts';
+import { callScope } from './checkpoints/scope.ts';
 import { createGrantedFiles } from './granted-files.ts';
-import type { AgentEvent, ToolCallRecord } from './types.ts';
+import type { AgentEvent, CallCheckpointer, ToolCallRecord } from './types.ts';
 
 interface PlannedCall {
   call: ToolCall;
@@ -22,6 +23,7 @@ interface PlannedCall {
 }
 
 export interface ToolRunEnv {
+  checkpoints?: CallCheckpointer;
   registry: ToolRegistry;
   offered: Set<string>;
   policy: PolicyGate;
@@ -126,18 +128,47 @@ function judgedContext(decision: PolicyDecision, context: ToolContext): ToolCont
   return decision.kind === 'allow' && decision.paths ? { ...context, judged: decision.paths } : context;
 }
 
+/** What an allowed call runs with: its context, and the granted files a command may make. */
+interface Granted {
+  context: ToolContext;
+  files: string[];
+}
+
 /**
- * Runs an allowed call with what approvals granted (docs/adr/0033-run-outcomes.md): the paths and
- * domains its own question named, and those approved for the session, join the sandbox plan of
- * this call; a granted file that does not exist yet is made so the sandbox can bind it.
+ * The call's checkpoint begun (when it can write and the session keeps checkpoints); done() ends
+ * it. A granted file made for a command (granted-files.ts) is in it as not there before the call.
  */
-async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<ToolOutput> {
+function beforeCall(planned: PlannedCall, env: ToolRunEnv, granted: Granted): { done(): void } | undefined {
+  const checkpoints = env.checkpoints;
+  if (!checkpoints || !planned.tool) return undefined;
+  const found = callScope(planned.tool, planned.args ?? {}, granted.context);
+  const scope =
+    granted.files.length > 0
+      ? { roots: found?.roots ?? [], files: [...new Set([...(found?.files ?? []), ...granted.files])] }
+      : found;
+  if (!scope) return undefined;
+  const { id, name } = planned.call;
+  checkpoints.before(id, name, scope, granted.context.protectedPaths);
+  return {
+    done() {
+      const { changed, partial } = checkpoints.after(id);
+      env.emit({ type: 'checkpoint', id, name, changed, partial });
+    },
+  };
+}
+
+/**
+ * What an allowed call runs with, approvals included (docs/adr/0033-run-outcomes.md): the paths and
+ * domains its own question named, and those approved for the session, join the sandbox plan of
+ * this call.
+ */
+function grantedContext(planned: PlannedCall, env: ToolRunEnv): Granted {
   const context = judgedContext(planned.decision, env.context);
   const grants = [
     ...(env.policy.granted?.() ?? []),
     ...((planned.decision.kind === 'allow' ? planned.decision.grants : undefined) ?? []),
   ];
-  if (grants.length === 0) return executeTool(planned.tool!, planned.args!, context);
+  if (grants.length === 0) return { context, files: [] };
   const access = grantedAccess(grants);
   const { policy } = context.config;
   const granted: ToolContext = {
@@ -152,10 +183,18 @@ async function executeGranted(planned: PlannedCall, env: ToolRunEnv): Promise<To
         }
       : {}),
   };
-  const files = grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value);
-  const undo = planned.tool?.access?.kind === 'command' ? createGrantedFiles(files) : undefined;
+  const files =
+    planned.tool?.access?.kind === 'command'
+      ? grants.filter((grant) => grant.list === 'allowed_files_rw').map((grant) => grant.value)
+      : [];
+  return { context: granted, files };
+}
+
+/** Runs an allowed call; a granted file that does not exist yet is made so the sandbox can bind it. */
+async function executeGranted(planned: PlannedCall, granted: Granted): Promise<ToolOutput> {
+  const undo = granted.files.length > 0 ? createGrantedFiles(granted.files) : undefined;
   try {
-    return await executeTool(planned.tool!, planned.args!, granted);
+    return await executeTool(planned.tool!, planned.args!, granted.context);
   } finally {
     undo?.();
   }
@@ -166,11 +205,13 @@ async function perform(
   env: ToolRunEnv,
 ): Promise<{ output: ToolOutput; record: ToolCallRecord }> {
   const started = performance.now();
+  const granted = planned.preset || env.context.signal.aborted ? undefined : grantedContext(planned, env);
+  const checkpoint = granted ? beforeCall(planned, env, granted) : undefined;
   let output =
     planned.preset ??
-    (env.context.signal.aborted
-      ? { content: 'error: cancelled before it started', isError: true }
-      : await executeGranted(planned, env));
+    (granted
+      ? await executeGranted(planned, granted)
+      : { content: 'error: cancelled before it started', isError: true });
   // A write outside the sandbox (write_file) or a call to an MCP server (whose process writes
   // whenever it likes) may have planted git settings under a writable root; a sandboxed command
   // had its own check (its result carries layers). src/sandbox/git.ts.
@@ -179,6 +220,7 @@ async function perform(
     const undone = env.context.executor.checkGit?.(env.context.readWritePaths);
     if (undone) output = { ...output, content: `${output.content}\n${undone}` };
   }
+  checkpoint?.done();
   // The model learns when its command ran with layers missing: it must not assume a confinement.
   const note = skippedLayersNote(output.layers);
   const content = redact(note ? `${output.content}\n${note}` : output.content);

@@ -2,11 +2,18 @@
 // Concourse resource all call runAgent() with these options and read this result.
 import type { RuneConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Confirmer, PolicyDecision, PolicyGate } from '../policy/types.ts';
+import type { Confirmer, PolicyDecision, PolicyGate, ProtectedPaths } from '../policy/types.ts';
 import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport, SandboxExecutor } from '../sandbox/types.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ExtraTool } from '../tools/types.ts';
+import type { CallCheckpoint, CallScope } from './checkpoints/recorder.ts';
+
+/** What a run tells the checkpoints of its session around each call that can write (src/agent/checkpoints/). */
+export interface CallCheckpointer {
+  before(id: string, tool: string, scope: CallScope, protectedPaths: ProtectedPaths): void;
+  after(id: string): CallCheckpoint;
+}
 
 /**
  * How a run ended (docs/exit-codes.md): OutputLimit — the answer was cut at the output token limit
@@ -49,6 +56,8 @@ export type AgentEvent =
       /** The unified diff of a file the call changed, for a person to see (not sent to the model). */
       diff?: string;
     }
+  /** What a call changed, as its checkpoint recorded it; `partial`: what could not be kept. */
+  | { type: 'checkpoint'; id: string; name: string; changed: number; partial: string[] }
   | { type: 'model_usage'; step: number; usage: Usage }
   | { type: 'compaction'; beforeTokens: number; afterTokens: number }
   | { type: 'run_end'; status: StopReason; steps: number; usage: Usage };
@@ -99,6 +108,12 @@ export interface AgentRunOptions {
   executor?: SandboxExecutor;
   /** A registry kept across runs (an interactive session adding MCP tools); else built from extraTools. */
   tools?: ToolRegistry;
+  /**
+   * The session's checkpoints: what each call that can write changes is recorded before and after
+   * it. The caller begins and ends turns. Absent (Concourse, notes, pipe mode without
+   * --checkpoint): nothing is recorded.
+   */
+  checkpoints?: CallCheckpointer;
 }
 
 export interface AgentRunResult {

@@ -22,6 +22,8 @@ export interface AgentFlags {
   output?: string;
   trace?: string;
   resume?: string | boolean;
+  /** Pipe mode: record checkpoints of the run and print its session id (`rune undo ID`). */
+  checkpoint?: boolean;
   verbose?: boolean;
   config?: string;
   /** `--mcp-stdio "cmd args"`, repeatable: stdio MCP servers for this run. */
@@ -79,6 +81,10 @@ export function addAgentOptions(program: Command): Command {
     .option(
       '--resume [id]',
       "continue a stored session: without an id a picker (the session) or this folder's last (pipe mode); an id (or its prefix) from `rune sessions`; a value that is not an id is the prompt",
+    )
+    .option(
+      '--checkpoint',
+      'pipe mode: record what the run changes and print its session id on stderr (rune undo ID reverts it)',
     )
     .option('-v, --verbose', 'diagnostics as NDJSON on stderr')
     .option('-c, --config <file>', 'configuration file (default: $RUNE_HOME/rune.toml)')

@@ -50,6 +50,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(sessionsCommand(cmd.optsWithGlobals<{ json?: boolean }>()));
     });
 
+  addCheckpointCommands(program, setExit);
+
   program
     .command('audit')
     .description('Show the policy decisions of the audit log ($RUNE_HOME/audit.jsonl)')
@@ -172,6 +174,45 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   return program;
+}
+
+/** `rune diff` and `rune undo` (src/cli/checkpoints.ts). */
+function addCheckpointCommands(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('diff')
+    .description(
+      "Show what a session's runs changed, file by file (the last session with checkpoints by default)",
+    )
+    .argument('[session]', 'a session id or its prefix, or last')
+    .option('--turn <n>', 'only what turn N changed')
+    .option('--stat', 'list the turns and the files changed instead of the diffs')
+    .action(async (session: string | undefined, _options: unknown, cmd: Command) => {
+      const { diffCommand } = await import('./checkpoints.ts');
+      setExit(diffCommand(session, cmd.optsWithGlobals<{ turn?: string; stat?: boolean }>()));
+    });
+
+  program
+    .command('undo')
+    .description(
+      "Undo a session's last turn (or back to before turn N): its file changes and the stored conversation",
+    )
+    .argument('<session>', 'a session id or its prefix (rune --checkpoint prints it), or last')
+    .option('--turn <n>', 'go back to before turn N (it and every later turn are undone)')
+    .addOption(
+      new Option(
+        '--on-conflict <choice>',
+        'a file someone else changed since: keep yours, take the checkpoint, or both (the copy beside yours); asked on a terminal',
+      ).choices(['keep', 'take', 'both']),
+    )
+    .action(async (session: string, _options: unknown, cmd: Command) => {
+      const { undoCommand } = await import('./checkpoints.ts');
+      setExit(
+        await undoCommand(
+          session,
+          cmd.optsWithGlobals<{ turn?: string; onConflict?: string; config?: string }>(),
+        ),
+      );
+    });
 }
 
 /**

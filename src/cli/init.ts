@@ -82,6 +82,9 @@ ${templateLines('policy', new Set(['mode', 'allowed_commands', 'allowed_domains'
 [sandbox]
 ${templateLines('sandbox').join('\n')}
 
+[checkpoints]
+${templateLines('checkpoints').join('\n')}
+
 # A stdio MCP server:
 # [[mcp]]
 # name = "files"

@@ -7,7 +7,9 @@ import { RuneError } from '../core/errors.ts';
 import { redact, redactValue } from '../core/redact.ts';
 import { stderr, stdout } from '../core/stdio.ts';
 import { terminalText } from '../core/terminal-text.ts';
+import { newUuid } from '../core/uuid.ts';
 import { type AgentSetup, resultJson, resumedHistory } from './agent.ts';
+import { SessionCheckpoints } from './checkpoint-session.ts';
 import { styleFor, ToolLine } from './format.ts';
 import { startRuntime } from './runtime.ts';
 import { answeredInRun, saveSession } from './sessions.ts';
@@ -84,6 +86,11 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
 
   const history = resumedHistory(setup);
   const runtime = await startRuntime(setup);
+  // --checkpoint: the session id is chosen now, so the store is named before the first call.
+  const sessionId = setup.resumed?.id ?? (flags.checkpoint ? newUuid() : undefined);
+  const checkpoints = flags.checkpoint ? new SessionCheckpoints(setup, logger) : undefined;
+  const checkpointer = sessionId ? await checkpoints?.begin(sessionId, prompt, history ?? []) : undefined;
+  if (checkpointer) io.stderr(`rune: session ${sessionId} (rune undo ${sessionId} reverts this run)\n`);
   const result = await runAgent({
     prompt,
     config,
@@ -93,7 +100,8 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     ...(history ? { history } : {}),
     ...(setup.images ? { images: setup.images } : {}),
-    ...(setup.resumed ? { sessionId: setup.resumed.id } : {}),
+    ...(sessionId ? { sessionId } : {}),
+    ...(checkpointer ? { checkpoints: checkpointer } : {}),
     yes: flags.yes ?? false,
     signal: controller.signal,
     onEvent,
@@ -102,7 +110,7 @@ export async function runPipe(setup: AgentSetup, prompt: string, io: PipeIo = de
     executor: runtime.executor,
     tools: runtime.registry,
     takeNotices: () => runtime.mcp?.takeNotices() ?? [],
-  }).finally(() => runtime.close());
+  }).finally(() => Promise.all([runtime.close(), checkpoints?.close()]));
   // The next pipe runs find these functions in the code cache, even if the first run was --help.
   markMainPath();
   process.off('SIGINT', onSignal);

@@ -12,6 +12,7 @@ import { VERSION } from '../core/version.ts';
 import { formatServers, formatServerTools } from '../mcp/format.ts';
 import { floorPaths } from '../policy/paths.ts';
 import { loadSkills } from '../skills/index.ts';
+import { CHECKPOINT_COMMANDS, CHECKPOINT_HANDLERS } from './checkpoint-commands.ts';
 import { renderDiff } from './diff-view.ts';
 import { fitLine, paint } from './format.ts';
 import { formatPolicy } from './policy-format.ts';
@@ -37,6 +38,7 @@ export const SLASH_COMMANDS: Record<string, string> = {
   '/trace [DIR|off]': 'show, start or stop writing JSON traces',
   '/compact': 'summarise the conversation so far to free context',
   '/reset': 'start a new conversation',
+  ...CHECKPOINT_COMMANDS,
   '/version': 'the rune version',
   '/clear': 'clear the screen',
   '/exit': 'quit (or Ctrl-C at an empty prompt, or Ctrl-D)',
@@ -240,8 +242,9 @@ const HANDLERS: Record<string, Handler> = {
   '/model': model,
   '/mode': modeCommand,
   '/allow': allowCommand,
-  '/diff': diff,
   '/resume': resumeCommand,
+  ...CHECKPOINT_HANDLERS,
+  '/diff': diff,
   '/version': ({ write }) => {
     write(`rune ${VERSION}\n`);
     return true;

@@ -12,6 +12,7 @@ import type { AllowlistSuggestion, Confirmer, PolicyGate } from '../policy/types
 import type { ChatMessage, ImageAttachment, Provider, Usage } from '../providers/types.ts';
 import type { LayerReport } from '../sandbox/types.ts';
 import type { AgentSetup } from './agent.ts';
+import type { SessionCheckpoints } from './checkpoint-session.ts';
 import { paint, type Style } from './format.ts';
 import type { Runtime } from './runtime.ts';
 import type { SessionGrant } from './session-grants.ts';
@@ -63,6 +64,8 @@ export interface SessionState {
   pendingImages: ImageAttachment[];
   /** The answer not printed yet (an unfinished Markdown block), for the live area. */
   preview: () => string[];
+  /** What the session's calls change, for /changes, /undo and /rewind; undefined when switched off. */
+  checkpoints: SessionCheckpoints | undefined;
   policy: PolicyGate;
 }
 

@@ -189,6 +189,7 @@ export async function runTurn(
   state.preview = () => view.preview();
   terminal.busy(true);
   const history = state.messages;
+  const checkpoints = await state.checkpoints?.begin(state.sessionId, prompt, history);
   let result: AgentRunResult;
   try {
     result = await runAgent({
@@ -207,11 +208,13 @@ export async function runTurn(
       confirmer: session.confirmer,
       signal: state.controller.signal,
       onEvent: view.onEvent,
+      ...(checkpoints ? { checkpoints } : {}),
       ...(images.length > 0 ? { images } : {}),
       ...(setup.systemPrompt === undefined ? {} : { systemPrompt: setup.systemPrompt }),
     });
   } finally {
     state.preview = () => [];
+    state.checkpoints?.end();
   }
   view.finish(result.answer);
   endTurn(session, shown, history, result);

@@ -13,6 +13,7 @@ import { newUuid } from '../core/uuid.ts';
 import { VERSION } from '../core/version.ts';
 import { loadSkills } from '../skills/index.ts';
 import type { AgentSetup } from './agent.ts';
+import { SessionCheckpoints } from './checkpoint-session.ts';
 import { paint, type Style, styleFor } from './format.ts';
 import { startRuntime } from './runtime.ts';
 import { SLASH_COMMANDS, slashCommand } from './session-commands.ts';
@@ -58,7 +59,7 @@ export async function runSession(
   } finally {
     state.controller?.abort();
     terminal.close();
-    await session.runtime.close();
+    await Promise.all([session.runtime.close(), state.checkpoints?.close()]);
   }
   return 0;
 }
@@ -89,6 +90,8 @@ async function startSession(setup: AgentSetup, io: TerminalIo): Promise<SessionC
     // --image files go with the first prompt.
     pendingImages: setup.images ?? [],
     lastDiffs: [],
+    // Set below, once the logger exists.
+    checkpoints: undefined,
     preview: () => [],
     // Set below, once the confirmer exists.
     policy: undefined as unknown as SessionState['policy'],
@@ -128,6 +131,7 @@ async function startSession(setup: AgentSetup, io: TerminalIo): Promise<SessionC
   // through, whatever part of the text came from a model, a tool or a server.
   const write = (text: string): void => terminal.screen.print(terminalText(text, { keepColours: true }));
   const logger: Logger = asideLogger(setup.logger, (fn) => terminal.screen.aside(fn));
+  if (SessionCheckpoints.wanted(setup, true)) state.checkpoints = new SessionCheckpoints(setup, logger);
   const provider = await createDefaultProvider(baseOptions(setup, setup.config, logger));
   const runtime = await startRuntime(setup, loginNotices(style, write));
   const confirmer = menuConfirmer(() => parts.session!);

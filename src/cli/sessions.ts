@@ -67,6 +67,12 @@ export function saveSession(
     },
     messages: result.messages,
   };
+  writeSession(env, session);
+  return session;
+}
+
+/** Writes a session's file whole (a temporary file renamed over it), secrets redacted. */
+export function writeSession(env: NodeJS.ProcessEnv, session: StoredSession): void {
   const dir = sessionsDir(env);
   try {
     makeDir(dir);
@@ -79,7 +85,6 @@ export function saveSession(
       cause: error,
     });
   }
-  return session;
 }
 
 function readSession(file: string): StoredSession | undefined {

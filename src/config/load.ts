@@ -313,6 +313,7 @@ export function withDefaults(layer: ConfigLayer): RuneConfig {
     ...stripUndefined(layer),
     policy: { ...DEFAULTS.policy, ...layer.policy },
     sandbox: { ...DEFAULTS.sandbox, ...layer.sandbox },
+    checkpoints: { ...DEFAULTS.checkpoints, ...layer.checkpoints },
     notes: {
       ...DEFAULTS.notes,
       ...layer.notes,

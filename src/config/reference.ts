@@ -2,7 +2,7 @@
 // `rune init`'s commented template and the README's configuration table are both rendered from it,
 // so a key added to the schema appears in both, and reference.test.ts fails when the README drifts.
 import type { z } from 'zod/v4';
-import { configLayerSchema, DEFAULTS, policySchema, sandboxSchema } from './schema.ts';
+import { checkpointsSchema, configLayerSchema, DEFAULTS, policySchema, sandboxSchema } from './schema.ts';
 
 export interface ConfigKey {
   /** As rune.toml spells it: `max_steps`, `policy.allowed_commands`. */
@@ -17,7 +17,7 @@ export interface ConfigKey {
 
 // The tables documented key by key; [[mcp]] and [notes] have their own sections (README "MCP
 // servers", "Notes server", docs/notes-api.md).
-const TABLES = ['', 'policy', 'sandbox'] as const;
+const TABLES = ['', 'policy', 'sandbox', 'checkpoints'] as const;
 // Keys that are described but not offered in a template: a secret belongs in the environment.
 const SECRET_KEYS = new Set(['api_key']);
 
@@ -51,11 +51,12 @@ export function configReference(): ConfigKey[] {
     '': top,
     policy: policySchema().shape as unknown as Record<string, AnySchema>,
     sandbox: sandboxSchema().shape as unknown as Record<string, AnySchema>,
+    checkpoints: checkpointsSchema().shape as unknown as Record<string, AnySchema>,
   };
   for (const table of TABLES) {
     const shape = tables[table]!;
     for (const [key, field] of Object.entries(shape)) {
-      if (!table && ['policy', 'sandbox', 'mcp', 'notes'].includes(key)) continue;
+      if (!table && ['policy', 'sandbox', 'checkpoints', 'mcp', 'notes'].includes(key)) continue;
       const description = describe(field);
       const value = defaultOf(table, key);
       out.push({

@@ -22,6 +22,7 @@ const LAYERS: Record<string, ConfigLayer> = {
   tables: {
     policy: { mode: 'confirm', allowed_commands: ['ls'] },
     sandbox: { tmp_mb: 64, cpu_percent: 50 },
+    checkpoints: { max_mb: 10 },
     notes: { port: 1, synchronous: 'normal', limits: { max_file_kb: 2 } },
     mcp: [{ name: 'fs', command: 'npx', args: ['x'] }],
   },

@@ -77,6 +77,20 @@ export const sandboxSchema = once(() =>
   }),
 );
 
+export const checkpointsSchema = once(() =>
+  z().strictObject({
+    enabled: z()
+      .boolean()
+      .describe(
+        'Record checkpoints in the interactive session (pipe mode: with --checkpoint; Concourse and notes: never)',
+      ),
+    max_mb: positiveInt().describe(
+      "Disk space all sessions' checkpoints may take, in MiB; the least recently used sessions' go first",
+    ),
+    max_file_mb: positiveInt().describe('Largest file a checkpoint keeps, in MiB (a larger one is reported)'),
+  }),
+);
+
 /**
  * The keys of one layer of configuration, each with a function building its schema. A layer is
  * checked against the keys it has (`layerSchemaFor`): building every key's schema cost a pipe run
@@ -132,6 +146,10 @@ const LAYER_FIELDS = {
     z()
       .lazy(() => sandboxSchema().partial())
       .optional(),
+  checkpoints: () =>
+    z()
+      .lazy(() => checkpointsSchema().partial())
+      .optional(),
   mcp: () =>
     z()
       .lazy(() => z().array(mcpServerSchema()))
@@ -169,6 +187,7 @@ export function layerSchemaFor(layer: object) {
 export type ConfigLayer = Z.infer<ReturnType<typeof configLayerSchema>>;
 export type PolicyConfig = RuneConfig['policy'];
 export type SandboxConfig = RuneConfig['sandbox'];
+export type CheckpointsConfig = RuneConfig['checkpoints'];
 export type NotesConfig = RuneConfig['notes'];
 
 /**
@@ -212,6 +231,7 @@ export const DEFAULTS = {
     max_pids: 512,
   },
   sandbox: { mode: 'auto', command_timeout_secs: 30, env_passthrough: [], max_file_mb: 1024, tmp_mb: 512 },
+  checkpoints: { enabled: true, max_mb: 2048, max_file_mb: 64 },
   notes: {
     bind: '127.0.0.1',
     port: 9527,
@@ -274,15 +294,24 @@ export const configSchema = once(() => {
   const {
     policy,
     sandbox,
+    checkpoints,
     notes: { limits, ...notes },
     ...top
   } = DEFAULTS;
   const { limits: _l, ...notesShape } = notesSchema().shape;
-  const { policy: _p, sandbox: _s, notes: _n, mcp: _m, ...layer } = configLayerSchema().shape;
+  const {
+    policy: _p,
+    sandbox: _s,
+    checkpoints: _c,
+    notes: _n,
+    mcp: _m,
+    ...layer
+  } = configLayerSchema().shape;
   return z().strictObject({
     ...defaulted(layer, top),
     policy: z().strictObject(defaulted(policySchema().shape, policy)).prefault({}),
     sandbox: z().strictObject(defaulted(sandboxSchema().shape, sandbox)).prefault({}),
+    checkpoints: z().strictObject(defaulted(checkpointsSchema().shape, checkpoints)).prefault({}),
     notes: z()
       .strictObject({
         ...defaulted(notesShape, notes),

@@ -202,6 +202,9 @@ export class McpManager {
         source: 'mcp',
         server: instance.name,
         readOnly: spec.annotations?.readOnlyHint === true,
+        ...(instance.config.allowed_paths_rw?.length
+          ? { writablePaths: [...instance.config.allowed_paths_rw] }
+          : {}),
         execute: (args, signal) => instance.call(spec.name, args, signal),
       };
       return { server: instance, tool: spec.name, name, extra };

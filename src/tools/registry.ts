@@ -14,6 +14,8 @@ export interface RegisteredTool {
   source: ToolSource;
   server?: string;
   readOnly: boolean;
+  /** Folders the tool's process may write besides the run's grants (an MCP server's). */
+  writablePaths?: readonly string[];
   /** What a rune tool reaches (the policy judges it); absent for MCP tools. */
   access?: ToolAccess;
   /** Checks the model's arguments; the error text is what the model reads. */
@@ -76,6 +78,7 @@ function fromExtra(tool: ExtraTool): RegisteredTool {
     definition: tool.definition,
     source: tool.source,
     ...(tool.server === undefined ? {} : { server: tool.server }),
+    ...(tool.writablePaths ? { writablePaths: tool.writablePaths } : {}),
     readOnly: tool.readOnly ?? false,
     ...(tool.access ? { access: tool.access } : {}),
     async parse(raw) {

@@ -96,6 +96,8 @@ export interface ExtraTool {
   source: 'builtin' | 'mcp';
   server?: string;
   readOnly?: boolean;
+  /** Folders the tool's process may write (an MCP server's allowed_paths_rw): what a checkpoint keeps. */
+  writablePaths?: readonly string[];
   /** What a rune tool (source `builtin`) reaches; an MCP tool has none (the policy judges it by name). */
   access?: ToolAccess;
   execute(

@@ -126,8 +126,16 @@ describe.skipIf(!hasTmux)('interactive session (tmux)', () => {
     mock.script([{ text: 'traced answer' }]);
     term.type('first');
     await term.waitFor('traced answer');
-    const written = readdirSync(dir);
+    // The trace is written (NAME.tmp, then renamed) when the run ends, just after its answer shows.
+    const done = (names: string[]) => names.length > 0 && names.every((name) => name.endsWith('.json'));
+    const list = () => (existsSync(dir) ? readdirSync(dir) : []);
+    let written = list();
+    for (let i = 0; i < 400 && !done(written); i++) {
+      await sleep(25);
+      written = list();
+    }
     expect(written.length).toBeGreaterThan(0);
+    expect(written.filter((name) => !name.endsWith('.json'))).toEqual([]);
     expect(readFileSync(join(dir, written[0]!), 'utf8')).not.toContain(KEY);
     term.type('/trace off');
     await term.waitFor('tracing off');
