@@ -1,12 +1,13 @@
 // rune notes under load, each figure against a baseline measured in the same run:
 //   1. note reads per second (GET of a public file) vs a bare fastify hello-world (goal ≥ 50 %),
 //   2. delay for an edit to reach 200 SSE clients, p50/p99 (goal p99 ≤ 100 ms),
-//   3. full-text search p95 over 100k files (goal ≤ 20 ms), with an empty-note search as baseline,
+//   (full-text search over a million files, and reads against a bare fastify serving the same
+//   bytes: bench/notes-public.mjs)
 //   4. acknowledgement latency of collaborative updates with 20 typists, p50/p99: the durable update
 //      log with synchronous = normal (default) and full, side by side with a binary from before the
 //      log (--baseline BIN, built from 0d6a4c0; goal: at most +2 ms at p99), typed in --slices
 //      interleaved slices (bench/notes/collab.mjs).
-//   node bench/notes.mjs [--seconds 5] [--clients 200] [--files 100000]
+//   node bench/notes.mjs [--seconds 5] [--clients 200]
 //                        [--only reads|collab] [--typists 20] [--baseline BIN]
 //                        [--typing-seconds 24] [--slices 12] [--also NAME=BIN …]
 import { spawn } from 'node:child_process';
@@ -17,13 +18,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
 import { collabLatency } from './notes/collab.mjs';
-import { cpuMicros, httpClient, adminApi as signIn, startRune as start, waitForLine } from './notes/lib.mjs';
+import { fanOut } from './notes/fanout.mjs';
+import { httpClient, load, adminApi as signIn, startRune as start, waitForLine } from './notes/lib.mjs';
 
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '5' },
     clients: { type: 'string', default: '200' },
-    files: { type: 'string', default: '100000' },
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
     typists: { type: 'string', default: '20' },
@@ -35,7 +36,6 @@ const { values } = parseArgs({
 });
 const seconds = Number(values.seconds);
 const sseClients = Number(values.clients);
-const fileCount = Number(values.files);
 const connections = Number(values.connections);
 const rune = requireBinary();
 const require = createRequire(join(ROOT, 'package.json'));
@@ -55,21 +55,9 @@ async function startHello() {
 
 /** Requests per second, and the server's CPU µs per request (the client may be the bottleneck). */
 async function throughput(url, pid) {
-  const cpuBefore = cpuMicros(pid);
-  let done = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (Date.now() < until) {
-        const res = await request(url);
-        if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.body}`);
-        done++;
-      }
-    }),
-  );
-  cpuPerRequest.get(url)?.push((cpuMicros(pid) - cpuBefore) / done) ??
-    cpuPerRequest.set(url, [(cpuMicros(pid) - cpuBefore) / done]);
-  return done / seconds;
+  const { rate, cpu } = await load({ request, url, pid, seconds, connections });
+  cpuPerRequest.get(url)?.push(cpu) ?? cpuPerRequest.set(url, [cpu]);
+  return rate;
 }
 const cpuPerRequest = new Map();
 
@@ -108,8 +96,8 @@ expensive_per_minute = 100000
 admins = ["bench:benchpass"]
 `,
 );
-let server = await startRune(home);
-let api = await adminApi(server.url);
+const server = await startRune(home);
+const api = await adminApi(server.url);
 await api('/api/notes', 'POST', { name: 'bench', public: true });
 await api('/api/notes/bench/files', 'POST', {
   name: 'index.md',
@@ -144,88 +132,16 @@ console.log(
   `    hello-world ${helloCpu.toFixed(0)} µs, /healthz ${cpu(`${server.url}/healthz`).toFixed(0)} µs, public file ${cpu(`${server.url}/api/notes/bench/files/index.md`).toFixed(0)} µs → rate ratio ${(helloCpu / cpu(`${server.url}/api/notes/bench/files/index.md`)).toFixed(3)}`,
 );
 
-// 2. SSE fan-out. The clients live in several processes so that their own parsing does not queue
-// behind each other; times come from the monotonic clock, which all processes share.
-const WORKERS = 4;
-const clientScript = `
-  const http = require('node:http');
-  const [url, count] = [process.argv[1], Number(process.argv[2])];
-  let ready = 0;
-  for (let i = 0; i < count; i++) {
-    http.get(url, { agent: false }, (res) => {
-      let buffer = '';
-      let hello = false;
-      res.setEncoding('utf8').on('data', (chunk) => {
-        const at = process.hrtime.bigint();
-        buffer += chunk;
-        if (!hello && buffer.includes('event: hello')) { hello = true; if (++ready === count) process.stdout.write('ready\\n'); }
-        let i = buffer.indexOf('event: file.saved');
-        while (i >= 0) {
-          const end = buffer.indexOf('\\n\\n', i);
-          if (end < 0) break;
-          const revision = /"revision":(\\d+)/.exec(buffer.slice(i, end))[1];
-          process.stdout.write(revision + ' ' + at + '\\n');
-          buffer = buffer.slice(end + 2);
-          i = buffer.indexOf('event: file.saved');
-        }
-        if (buffer.length > 100000) buffer = buffer.slice(-1000);
-      });
-    });
-  }`;
-const delays = [];
-/** revision → {sent (ns), count, resolve} */
-const waiting = new Map();
-const workers = [];
-await Promise.all(
-  Array.from({ length: WORKERS }, (_, w) => {
-    const count = Math.floor(sseClients / WORKERS) + (w < sseClients % WORKERS ? 1 : 0);
-    const child = spawn(
-      process.execPath,
-      ['-e', clientScript, `${server.url}/api/events?note_id=bench`, String(count)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    workers.push(child);
-    return new Promise((resolve) => {
-      let rest = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk) => {
-        const lines = (rest + chunk).split('\n');
-        rest = lines.pop();
-        for (const line of lines) {
-          if (line === 'ready') resolve();
-          else {
-            const [revision, at] = line.split(' ');
-            const wait = waiting.get(Number(revision));
-            if (!wait) continue;
-            delays.push(Number(BigInt(at) - wait.sent) / 1e6);
-            if (++wait.count === sseClients) wait.resolve();
-          }
-        }
-      });
-    });
-  }),
-);
-let revision = JSON.parse((await api('/api/notes/bench/files/index.md')).body).revision;
-// The first edits load the file's document and compile the code paths: counted apart as "cold".
+// 2. SSE fan-out (bench/notes/fanout.mjs).
+const { delays, coldMax } = await fanOut({
+  url: server.url,
+  api,
+  note: 'bench',
+  file: 'index.md',
+  clients: sseClients,
+  Y: require('yjs'),
+});
 const WARMUP = 3;
-let coldMax = 0;
-for (let i = 0; i < 30 + WARMUP; i++) {
-  if (i === WARMUP) {
-    coldMax = Math.max(...delays);
-    delays.length = 0;
-  }
-  const all = new Promise((resolve) =>
-    waiting.set(revision + 1, { sent: process.hrtime.bigint(), count: 0, resolve }),
-  );
-  const put = await api('/api/notes/bench/files/index.md', 'PUT', {
-    content: `# Bench edit ${i}\n`,
-    base_revision: revision,
-  });
-  revision = JSON.parse(put.body).revision;
-  await all;
-}
-for (const child of workers) child.kill();
 console.log(`\nedit → ${sseClients} SSE clients, ${delays.length} deliveries`);
 console.log(
   `  p50 ${percentile(delays, 50).toFixed(1)} ms   p99 ${percentile(delays, 99).toFixed(1)} ms   (goal p99 ≤ 100 ms)`,
@@ -234,51 +150,6 @@ console.log(
   `  first ${WARMUP} edits (cold document, code not yet compiled): slowest delivery ${coldMax.toFixed(1)} ms`,
 );
 
-// 3. FTS over many files: filled straight into the database while the server is stopped.
-await server.stop();
-const Database = require('better-sqlite3');
-const db = new Database(join(home, 'notes', 'notes.db'));
-const words = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}x`);
-let seed = 42;
-const rand = () => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
-};
-const noteId = db
-  .prepare("insert into notes(name, public, created_at, updated_at) values ('corpus', 1, ?, ?)")
-  .run('2026-01-01', '2026-01-01').lastInsertRowid;
-const insert = db.prepare(
-  'insert into files(note_id, name, public, revision, content, created_at, updated_at) values (?, ?, 1, 1, ?, ?, ?)',
-);
-db.transaction(() => {
-  for (let i = 0; i < fileCount; i++) {
-    const text = Array.from({ length: 60 }, () => words[Math.floor(rand() * words.length)]).join(' ');
-    insert.run(noteId, `f${i}.md`, text, '2026-01-01', '2026-01-01');
-  }
-})();
-db.pragma('wal_checkpoint(TRUNCATE)');
-db.close();
-server = await startRune(home);
-api = await adminApi(server.url);
-const timeQuery = async (q) => {
-  const start = performance.now();
-  const res = await api(`/api/search?q=${encodeURIComponent(q)}`);
-  if (res.status !== 200) throw new Error(res.body);
-  return performance.now() - start;
-};
-const fts = [];
-const base = [];
-for (let i = 0; i < 200; i++) {
-  base.push(await timeQuery('nosuchwordanywhere'));
-  fts.push(await timeQuery(words[Math.floor(rand() * words.length)]));
-}
-console.log(`\nsearch over ${fileCount} files (200 queries, one word each)`);
-console.log(
-  `  no hits (baseline)  p50 ${percentile(base, 50).toFixed(1)} ms  p95 ${percentile(base, 95).toFixed(1)} ms`,
-);
-console.log(
-  `  one word            p50 ${percentile(fts, 50).toFixed(1)} ms  p95 ${percentile(fts, 95).toFixed(1)} ms  (goal p95 ≤ 20 ms)`,
-);
 await server.stop();
 if (values.only !== 'reads') await collab();
 closeClient();

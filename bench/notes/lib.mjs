@@ -58,6 +58,26 @@ export function httpClient(connections) {
   return { request, close: () => agent.destroy() };
 }
 
+/**
+ * Requests of `url` over `connections` keep-alive connections for `seconds`: the rate, and the
+ * server's CPU µs per request (`pid`'s, every thread: independent of how fast the client is).
+ */
+export async function load({ request, url, pid, seconds, connections, headers = {}, status = 200 }) {
+  const cpuBefore = cpuMicros(pid);
+  let done = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < until) {
+        const res = await request(url, { headers });
+        if (res.status !== status) throw new Error(`${url}: ${res.status} ${res.body}`);
+        done++;
+      }
+    }),
+  );
+  return { rate: done / seconds, cpu: (cpuMicros(pid) - cpuBefore) / done };
+}
+
 /** CPU time (user + system, every thread) a process has used, in µs, from /proc. */
 export function cpuMicros(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');

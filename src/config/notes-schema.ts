@@ -22,9 +22,19 @@ export const notesLimitsSchema = once(() =>
     collab_kb_per_second: positiveInt()
       .optional()
       .describe('Collaborative update KiB one editor may send per second (bursts of two seconds)'),
-    max_streams: positiveInt().optional().describe('Open event streams in all'),
-    max_streams_per_client: positiveInt().optional().describe('Open event streams of one client address'),
-    max_streams_per_note: positiveInt().optional().describe('Open event streams watching one note'),
+    max_streams: positiveInt().optional().describe('Open event streams of signed-in people in all'),
+    max_streams_per_client: positiveInt()
+      .optional()
+      .describe('Open event streams of one person (anonymous: one client address)'),
+    max_streams_per_note: positiveInt()
+      .optional()
+      .describe('Open event streams of signed-in people watching one note'),
+    max_anonymous_streams: positiveInt()
+      .optional()
+      .describe('Open event streams of anonymous readers in all (apart from signed-in people)'),
+    max_anonymous_streams_per_note: positiveInt()
+      .optional()
+      .describe('Open event streams of anonymous readers watching one note (apart from signed-in people)'),
     max_connections_per_client: positiveInt()
       .optional()
       .describe('Open connections of one client address (trusted proxies are not counted)'),
@@ -33,6 +43,26 @@ export const notesLimitsSchema = once(() =>
       .describe(
         'A response whose client takes under 64 KiB of it in this time is cut (a reader that stopped)',
       ),
+    body_timeout_secs: positiveInt()
+      .optional()
+      .describe("A request's headers and body must arrive within this time"),
+    max_body_memory_mb: positiveInt()
+      .optional()
+      .describe('Request bodies being read into memory (JSON, forms), in all, in MiB'),
+    max_uploads_in_flight_mb: positiveInt()
+      .optional()
+      .describe('Upload bytes being received, in all, in MiB'),
+    max_uploads_in_flight_mb_per_user: positiveInt()
+      .optional()
+      .describe('Upload bytes being received for one person, in MiB'),
+    export_cpu_ms_per_minute: positiveInt()
+      .optional()
+      .describe('CPU time exports may take per client (person or address) and minute, in ms'),
+    files_per_minute: positiveInt().optional().describe('Files one person may create per minute'),
+    revisions_per_minute: positiveInt()
+      .optional()
+      .describe('Saves, restores and new files of one person per minute (live edits apart)'),
+    upload_mb_per_minute: positiveInt().optional().describe('Upload MiB of one person per minute'),
     presence_interval_ms: positiveInt()
       .optional()
       .describe('Presence changes of a note are sent together at most this often'),

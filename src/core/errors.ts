@@ -37,6 +37,8 @@ export const EXIT_CODES = {
   OUTPUT_LIMIT: 16,
   /** The model, or the provider's filter, refused to answer. */
   MODEL_REFUSED: 17,
+  /** `rune notes`: another server holds the data folder (its pid is named). */
+  DATA_LOCKED: 18,
   /** The user interrupted the run (Ctrl-C). 128 + SIGINT, as shells do. */
   INTERRUPTED: 130,
   /** rune was asked to stop (SIGTERM). 128 + SIGTERM. */

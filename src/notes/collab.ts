@@ -125,6 +125,16 @@ export class Collab {
   }
 
   /**
+   * What a client holding `stateVector` (Y.encodeStateVector of its document; null: nothing) lacks
+   * of the file's document now, as one update. Answered at the moment a client's event stream
+   * opens, so with the live updates after it nothing falls between (docs/notes-api.md, subscribe).
+   */
+  missing(file: FileRow, stateVector: Uint8Array | null): Uint8Array {
+    const entry = this.open(file);
+    return stateVector ? Y.encodeStateAsUpdate(entry.doc, stateVector) : Y.encodeStateAsUpdate(entry.doc);
+  }
+
+  /**
    * Applies an editor's update after checking it (see collab-check.ts) and the size limits, and
    * logs it: when this returns, the update is committed (and only then sent to the other editors).
    * `clientId` is the server-stamped id the update is broadcast with. Throws ApiError: 400 for

@@ -2,6 +2,7 @@
 // (its schema is migrations.ts); all writes are synchronous and short, so no pool.
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.ts';
 import { migrate } from './migrations.ts';
+import { Versions } from './versions.ts';
 
 export function openNotesDatabase(file: string): SqliteDatabase {
   const db = openDatabase(file);
@@ -106,6 +107,8 @@ export function toFile(row: FileRow, withContent = false): FileInfo {
 /** The queries, prepared once. Callers do their permission checks before calling. */
 export class Store {
   readonly db: SqliteDatabase;
+  /** What public pages show, by version: bumped by every method below that changes it. */
+  readonly versions = new Versions();
   private readonly now: () => Date;
   private depth = 0;
   private committed: Array<() => void> = [];
@@ -199,6 +202,7 @@ export class Store {
     const info = this.db
       .prepare('insert into notes(name, public, created_at, updated_at) values (?, ?, ?, ?)')
       .run(name, isPublic ? 1 : 0, at, at);
+    this.versions.touch(null);
     return this.noteById(Number(info.lastInsertRowid))!;
   }
 
@@ -218,6 +222,7 @@ export class Store {
       params.model = fields.model;
     }
     this.db.prepare(`update notes set ${sets.join(', ')} where id = @id`).run(params);
+    this.versions.touchNote(id);
     return this.noteById(id)!;
   }
 
@@ -225,11 +230,13 @@ export class Store {
     this.db
       .prepare('update notes set deleted_at = ?, updated_at = ? where id = ?')
       .run(deleted ? this.stamp() : null, this.stamp(), id);
+    this.versions.touchNote(id);
     return this.noteById(id)!;
   }
 
   purgeNote(id: number): void {
     this.db.prepare('delete from notes where id = ?').run(id);
+    this.versions.touchNote(id);
   }
 
   // --- files
@@ -275,6 +282,7 @@ export class Store {
           'insert into revisions(file_id, revision, content, author, created_at) values (?, 1, ?, ?, ?)',
         )
         .run(id, content, author, at);
+      this.versions.touch(noteId);
       return this.fileById(id)!;
     });
   }
@@ -295,6 +303,7 @@ export class Store {
           'insert into revisions(file_id, revision, content, author, created_at) values (?, ?, ?, ?, ?)',
         )
         .run(fileId, revision, content, author, at);
+      this.versions.touch(current.note_id);
       return this.fileById(fileId)!;
     });
   }
@@ -368,16 +377,22 @@ export class Store {
       params.public = fields.public ? 1 : 0;
     }
     this.db.prepare(`update files set ${sets.join(', ')} where id = @id`).run(params);
-    return this.fileById(id)!;
+    const row = this.fileById(id)!;
+    this.versions.touch(row.note_id);
+    return row;
   }
 
   setFileDeleted(id: number, deleted: boolean): FileRow {
     this.db.prepare('update files set deleted_at = ? where id = ?').run(deleted ? this.stamp() : null, id);
-    return this.fileById(id)!;
+    const row = this.fileById(id)!;
+    this.versions.touch(row.note_id);
+    return row;
   }
 
   purgeFile(id: number): void {
+    const noteId = this.fileById(id)?.note_id;
     this.db.prepare('delete from files where id = ?').run(id);
+    if (noteId !== undefined) this.versions.touch(noteId);
   }
 
   listRevisions(fileId: number): Omit<RevisionRow, 'content'>[] {

@@ -40,21 +40,34 @@ interface Connection {
   clientId: string;
   claimed: boolean;
   address: string;
+  /** Which stream limits it counts against, fixed at opening (a session may end meanwhile). */
+  kind: Kind;
   sink: Sink;
   closed: boolean;
 }
 
 export type StreamLimits = Pick<
   Limits,
-  'maxStreams' | 'maxStreamsPerClient' | 'maxStreamsPerNote' | 'presenceIntervalMs'
+  | 'maxStreams'
+  | 'maxStreamsPerClient'
+  | 'maxStreamsPerNote'
+  | 'maxAnonymousStreams'
+  | 'maxAnonymousStreamsPerNote'
+  | 'presenceIntervalMs'
 >;
 
 const DEFAULT_STREAM_LIMITS: StreamLimits = {
   maxStreams: 2000,
   maxStreamsPerClient: 16,
   maxStreamsPerNote: 256,
+  maxAnonymousStreams: 1000,
+  maxAnonymousStreamsPerNote: 128,
   presenceIntervalMs: 250,
 };
+
+/** Streams counted apart: anonymous readers never take the places of signed-in people. */
+type Kind = 'signed-in' | 'anonymous';
+const kindOf = (principal: Principal | null): Kind => (principal ? 'signed-in' : 'anonymous');
 
 const REPLAY_KEEP = 1000;
 
@@ -139,6 +152,8 @@ export class EventHub {
   /** Streams by the note they watch (null: the note list). */
   private readonly byNote = new Map<number | null, Set<Connection>>();
   private readonly byAddress = new Map<string, number>();
+  /** Open streams by kind, in all and per note (key `${kind} ${noteId}`). */
+  private readonly counts = new Map<string, number>();
   private readonly presence: Presence;
   private readonly limits: StreamLimits;
   private nextId = 1;
@@ -188,19 +203,33 @@ export class EventHub {
     return conn.principal;
   }
 
-  /** Whether another stream may open now for this client (a person, or an address) and note; the reason if not. */
-  admit(address: string, noteId: number | null): Admission {
-    const { maxStreams, maxStreamsPerClient, maxStreamsPerNote } = this.limits;
-    if (this.connections.size >= maxStreams) {
-      return `the server holds its limit of ${maxStreams} event streams; try again later`;
+  /**
+   * Whether another stream may open now for this client (a person, or an address) and note; the
+   * reason if not. Signed-in people and anonymous readers have limits of their own, in all and per
+   * note, so strangers can fill only the places meant for strangers.
+   */
+  admit(address: string, noteId: number | null, principal: Principal | null = null): Admission {
+    const kind = kindOf(principal);
+    const anonymous = kind === 'anonymous';
+    const total = anonymous ? this.limits.maxAnonymousStreams : this.limits.maxStreams;
+    const perNote = anonymous ? this.limits.maxAnonymousStreamsPerNote : this.limits.maxStreamsPerNote;
+    const who = anonymous ? 'anonymous readers' : 'signed-in people';
+    if ((this.counts.get(kind) ?? 0) >= total) {
+      return `the server holds its limit of ${total} event streams of ${who}; try again later`;
     }
-    if ((this.byAddress.get(address) ?? 0) >= maxStreamsPerClient) {
-      return `this client already holds ${maxStreamsPerClient} event streams; close some (one per tab is enough)`;
+    if ((this.byAddress.get(address) ?? 0) >= this.limits.maxStreamsPerClient) {
+      return `this client already holds ${this.limits.maxStreamsPerClient} event streams; close some (one per tab is enough)`;
     }
-    if (noteId !== null && (this.byNote.get(noteId)?.size ?? 0) >= maxStreamsPerNote) {
-      return `this note already has ${maxStreamsPerNote} watchers; try again later`;
+    if (noteId !== null && (this.counts.get(`${kind} ${noteId}`) ?? 0) >= perNote) {
+      return `this note already has ${perNote} watchers among ${who}; try again later`;
     }
     return null;
+  }
+
+  private count(key: string, by: number): void {
+    const n = (this.counts.get(key) ?? 0) + by;
+    if (n <= 0) this.counts.delete(key);
+    else this.counts.set(key, n);
   }
 
   /**
@@ -227,6 +256,7 @@ export class EventHub {
         opts.clientId === null ? `c_${this.nonce}${id.toString(36)}` : stampClientId(subject, opts.clientId),
       claimed: opts.clientId !== null,
       address: opts.address ?? 'local',
+      kind: kindOf(opts.principal),
       sink: opts.sink,
       closed: false,
     };
@@ -293,6 +323,8 @@ export class EventHub {
   private index(conn: Connection, add: boolean): void {
     let set = this.byNote.get(conn.noteId);
     const count = this.byAddress.get(conn.address) ?? 0;
+    this.count(conn.kind, add ? 1 : -1);
+    if (conn.noteId !== null) this.count(`${conn.kind} ${conn.noteId}`, add ? 1 : -1);
     if (add) {
       if (!set) {
         set = new Set();

@@ -1,8 +1,11 @@
 // A note as an archive: a folder named after the note holding one file per note file (zip or tar),
 // streamed. Each file's text is read only when the archive reaches it and the next one only when
-// the client has taken the previous, so a large note costs neither memory nor one long block of
-// the event loop. tar-stream writes the tar (PAX headers for long names), fflate the zip.
+// the client has taken the previous, so a large note costs no memory; the compression runs in
+// slices of 64 KiB with the event loop free between them, each slice's CPU time handed to `pace`
+// (which charges the client's budget and waits while it is spent), so an export never holds the
+// loop that answers everyone else. tar-stream writes the tar (PAX headers), fflate the zip.
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Zip, ZipDeflate } from 'fflate';
 import { pack } from 'tar-stream';
 
@@ -26,9 +29,20 @@ function entryNames(folder: string, files: ExportFile[]): string[] {
   });
 }
 
-export function zipNote(folder: string, files: ExportFile[]): Readable {
+/**
+ * Called after each slice of an export's work with the CPU milliseconds it took; resolves when the
+ * next slice may run (at the earliest in the next turn of the event loop).
+ */
+export type Pace = (cpuMs: number) => Promise<void>;
+
+/** Bytes of text compressed between two turns of the event loop. */
+export const SLICE_BYTES = 64 * 1024;
+
+const justYield: Pace = () => nextTurn();
+
+export function zipNote(folder: string, files: ExportFile[], pace: Pace = justYield): Readable {
   const names = entryNames(folder, files);
-  function* chunks(): Generator<Uint8Array> {
+  async function* chunks(): AsyncGenerator<Uint8Array> {
     const out: Uint8Array[] = [];
     let failure: Error | null = null;
     const zip = new Zip((error, chunk) => {
@@ -37,12 +51,22 @@ export function zipNote(folder: string, files: ExportFile[]): Readable {
     });
     for (let i = 0; i < files.length; i++) {
       const file = files[i]!;
+      const started = performance.now();
       const entry = new ZipDeflate(names[i]!, { level: 6 });
       entry.mtime = file.mtime;
       zip.add(entry);
-      entry.push(Buffer.from(file.content(), 'utf8'), true);
-      if (failure) throw failure;
-      yield* out.splice(0);
+      const bytes = Buffer.from(file.content(), 'utf8');
+      let at = 0;
+      do {
+        const sliceStart = at === 0 ? started : performance.now();
+        const end = Math.min(bytes.length, at + SLICE_BYTES);
+        entry.push(bytes.subarray(at, end), end === bytes.length);
+        at = end;
+        if (failure) throw failure;
+        const spent = performance.now() - sliceStart;
+        yield* out.splice(0);
+        await pace(spent);
+      } while (at < bytes.length);
     }
     zip.end();
     if (failure) throw failure;
@@ -51,7 +75,7 @@ export function zipNote(folder: string, files: ExportFile[]): Readable {
   return Readable.from(chunks(), { objectMode: false });
 }
 
-export function tarNote(folder: string, files: ExportFile[]): Readable {
+export function tarNote(folder: string, files: ExportFile[], pace: Pace = justYield): Readable {
   const names = entryNames(folder, files);
   const tar = pack();
   const entry = (header: Parameters<typeof tar.entry>[0], body?: Buffer) =>
@@ -64,11 +88,14 @@ export function tarNote(folder: string, files: ExportFile[]): Readable {
     await entry({ name: `${folder}/`, type: 'directory', mode: 0o755, mtime: new Date() });
     for (let i = 0; i < files.length; i++) {
       const file = files[i]!;
+      const started = performance.now();
       // The callback of an entry comes once the reader took it: the next file waits until then.
-      await entry(
+      const written = entry(
         { name: names[i]!, type: 'file', mode: 0o644, mtime: file.mtime },
         Buffer.from(file.content(), 'utf8'),
       );
+      await pace(performance.now() - started);
+      await written;
     }
     tar.finalize();
   })().catch((error: Error) => tar.destroy(error));

@@ -9,6 +9,7 @@ export type ApiCode =
   | 'TOO_LARGE'
   | 'UNSUPPORTED_MEDIA'
   | 'RATE_LIMITED'
+  | 'QUOTA_EXCEEDED'
   | 'BUSY'
   | 'STORAGE_FULL'
   | 'STORAGE_ERROR'

@@ -7,11 +7,13 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createDefaultExecutor, requireStrictLayers } from '../agent/deps.ts';
 import { loadConfig } from '../config/load.ts';
+import type { RuneConfig } from '../config/schema.ts';
 import type { ModeContext } from '../core/bundles.ts';
 import { RuneError } from '../core/errors.ts';
-import { createLogger } from '../core/logger.ts';
+import { createLogger, type Logger } from '../core/logger.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { floorEntryFor, floorPaths } from '../policy/paths.ts';
+import { lockDataFolder } from './data-lock.ts';
 import { hashPassword } from './passwords.ts';
 import { agentRunner } from './runner.ts';
 import { build } from './server.ts';
@@ -71,7 +73,15 @@ export function chatWorkspace(
     if (!inFloor(candidate)) return candidate;
   }
   const fallback = join(runeDir, 'notes', 'workspace');
-  create(fallback);
+  try {
+    create(fallback);
+  } catch (error) {
+    throw new RuneError(
+      'IO',
+      `cannot create a folder for the chat agent (tried ${dataHome}/rune/notes-workspace, ${runeDir}-notes-workspace and ${fallback}): ${(error as Error).message}; set [notes] workspace to a writable folder`,
+      { cause: error },
+    );
+  }
   logger.warn('notes.workspace_in_floor', {
     message: `no folder outside RUNE_HOME could be made for the chat agent, so it works in ${fallback}, where the secrets floor lets it use only the notes tools; set [notes] workspace to fix this`,
   });
@@ -189,6 +199,22 @@ export async function run(context: ModeContext): Promise<number> {
   const config = load();
   const logger = createLogger({ level: values.verbose ? 'debug' : 'info', verbose: values.verbose ?? false });
   const dataDir = join(runeHome(), 'notes');
+  // One server per data folder: a second start refuses here (exit 18), before it touches anything.
+  const lock = lockDataFolder(dataDir);
+  try {
+    return await serve(config, load, dataDir, logger);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The server on a data folder this process holds, until SIGTERM or SIGINT. */
+async function serve(
+  config: RuneConfig,
+  load: () => RuneConfig,
+  dataDir: string,
+  logger: Logger,
+): Promise<number> {
   const workspace = chatWorkspace(config.notes.workspace, process.env, logger);
   // Strict mode: a server whose every chat would stop on a missing layer does not start (exit 8).
   requireStrictLayers(

@@ -103,6 +103,7 @@ export function loadLive(file: FileRow, { store, hub, logger }: LiveContext): Li
   }
   doc.on('update', (update: Uint8Array, origin: unknown) => {
     entry.updated = true;
+    store.versions.touch(entry.noteId);
     entry.cachedState = null;
     entry.cachedText = null;
     entry.stateBytes += update.length;

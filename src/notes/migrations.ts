@@ -188,6 +188,76 @@ export const MIGRATIONS: readonly string[] = [
   alter table approvals add column scopes text not null default '["once","session"]';
   alter table approvals add column instead text;
   `,
+  // 7: file search by weight (search-index.ts): the words of every live file in rows ordered by how
+  // much each word weighs in it (search_all; the publicly visible ones again in search_public), the
+  // count of files holding each word, and the totals BM25 needs; triggers queue what changed, the
+  // indexer catches up after each commit. files_fts, which ranked every match of a word before the
+  // first answer, goes. Anonymous chat search gets an index of public chats (chat_public), kept by
+  // triggers, so a visitor's query never scans private messages.
+  `
+  drop trigger files_ai;
+  drop trigger files_ad;
+  drop trigger files_au;
+  drop table files_fts;
+
+  create table search_pending (file_id integer primary key);
+  create table search_pending_notes (note_id integer primary key, after_id integer not null default 0);
+  create table search_docs (
+    file_id integer primary key,
+    rows text not null,
+    words text not null,
+    length integer not null,
+    public integer not null
+  );
+  create table search_terms (
+    term text primary key,
+    docs integer not null,
+    public_docs integer not null
+  ) without rowid;
+  create table search_stats (
+    id integer primary key check (id = 1),
+    docs integer not null,
+    length integer not null,
+    public_docs integer not null,
+    public_length integer not null
+  );
+  insert into search_stats values (1, 0, 0, 0, 0);
+  create virtual table search_all using fts5(words, content = '', contentless_delete = 1, detail = none);
+  create virtual table search_public using fts5(words, content = '', contentless_delete = 1, detail = none);
+
+  create trigger search_file_new after insert on files begin
+    insert or ignore into search_pending(file_id) values (new.id);
+  end;
+  create trigger search_file_changed after update of name, content, public, deleted_at, note_id on files begin
+    insert or ignore into search_pending(file_id) values (new.id);
+  end;
+  create trigger search_file_gone after delete on files begin
+    insert or ignore into search_pending(file_id) values (old.id);
+  end;
+  create trigger search_note_changed after update of public, deleted_at on notes begin
+    insert or replace into search_pending_notes(note_id, after_id) values (new.id, 0);
+  end;
+  insert into search_pending(file_id) select id from files;
+
+  create virtual table chat_public using fts5(content, content = '', contentless_delete = 1);
+  create trigger chat_public_new after insert on chat_messages
+    when new.role <> 'tool' and (select public = 1 and deleted_at is null from notes where id = new.note_id)
+  begin
+    insert into chat_public(rowid, content) values (new.id, new.content);
+  end;
+  create trigger chat_public_gone after delete on chat_messages begin
+    delete from chat_public where rowid = old.id;
+  end;
+  create trigger chat_public_note after update of public, deleted_at on notes begin
+    delete from chat_public where rowid in (select id from chat_messages where note_id = new.id);
+    insert into chat_public(rowid, content)
+      select id, content from chat_messages
+      where note_id = new.id and role <> 'tool' and new.public = 1 and new.deleted_at is null;
+  end;
+  insert into chat_public(rowid, content)
+    select c.id, c.content from chat_messages c join notes n on n.id = c.note_id
+    where c.role <> 'tool' and n.public = 1 and n.deleted_at is null;
+  `,
 ];
 
 export function migrate(db: SqliteDatabase): number {

@@ -1,9 +1,12 @@
 // Full-text search with a bounded cost: the query is parsed into a few distinct terms (length,
-// term and phrase sizes capped), matches are collected row by row under a time budget and a row
-// cap, and snippets are cut from a bounded window of the text in JS. FTS5's snippet() re-tokenises
-// the whole document once per phrase and row, which let one query over a large file hold the
-// process for minutes; here no single request costs more than the budget says.
+// term and phrase sizes capped); files are searched by weight (search-files.ts), chat messages by
+// FTS5 row by row under a time budget and a row cap (visitors' in chat_public, which holds only
+// public conversations); snippets are cut from a bounded window of the text in JS. FTS5's snippet()
+// re-tokenises the whole document once per phrase and row, which let one query over a large file
+// hold the process for minutes; here no single request costs more than the budget says.
 import type { SqliteDatabase } from '../core/sqlite.ts';
+import { searchFiles } from './search-files.ts';
+import { fold, TOKEN } from './search-tokens.ts';
 
 export interface SearchTerm {
   /** Tokens as typed (FTS folds case and diacritics itself). */
@@ -23,18 +26,6 @@ export interface QueryShape {
 }
 
 export type QueryResult = { ok: true; query: ParsedQuery } | { ok: false; message: string };
-
-// FTS5's unicode61 tokenizer keeps letters, numbers and private-use characters (plus combining
-// marks, which it folds away) and splits on everything else.
-const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
-
-/** Lower case without diacritics: how two tokens are compared for duplicates and highlights. */
-export function fold(token: string): string {
-  return token
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
-}
 
 function tokens(text: string): string[] {
   return text.match(TOKEN) ?? [];
@@ -161,20 +152,33 @@ interface Candidate {
   id: number;
   note_id: number;
   note: string;
-  file?: string;
   score: number;
 }
 
 /**
- * Runs the query over files and chat messages the caller may see. Rows are read one at a time
- * (no ORDER BY, which would rank every match before the first row comes back), so the budget is
- * checked between rows; the best `limit` by bm25 are kept and only those get snippets.
+ * Runs the query over files and chat messages the caller may see: the files by weight
+ * (search-files.ts), then chat messages, read row by row (no ORDER BY, which would rank every match
+ * before the first row comes back) with the budget checked between rows; the best `limit` by bm25
+ * are kept and only those get snippets.
  */
 export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOptions): SearchAnswer {
   const now = opts.now ?? (() => performance.now());
   const deadline = now() + opts.budgetMs;
   const maxCandidates = opts.maxCandidates ?? 5000;
+  const kinds = opts.kinds ?? ['file', 'chat'];
   let partial = false;
+  const files = kinds.includes('file')
+    ? searchFiles(db, {
+        terms: query.terms,
+        publicOnly: opts.publicOnly,
+        ...(opts.noteId !== undefined ? { noteId: opts.noteId } : {}),
+        limit: opts.limit,
+        deadline,
+        now,
+      })
+    : { hits: [], partial: false };
+  partial = files.partial;
+
   const collect = (sql: string, params: Record<string, unknown>): Candidate[] => {
     const out: Candidate[] = [];
     let n = 0;
@@ -187,23 +191,10 @@ export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOp
     }
     return out.sort((a, b) => a.score - b.score).slice(0, opts.limit);
   };
-  const params = { q: query.fts, note: opts.noteId ?? null };
-
-  const fileWhere = ['files_fts match @q', 'f.deleted_at is null', 'n.deleted_at is null'];
-  if (opts.publicOnly) fileWhere.push('f.public = 1', 'n.public = 1');
-  if (opts.noteId !== undefined) fileWhere.push('f.note_id = @note');
-  const kinds = opts.kinds ?? ['file', 'chat'];
-  const files = !kinds.includes('file')
-    ? []
-    : collect(
-        `select f.id as id, f.note_id, n.name as note, f.name as file, bm25(files_fts) as score
-       from files_fts join files f on f.id = files_fts.rowid join notes n on n.id = f.note_id
-       where ${fileWhere.join(' and ')}`,
-        params,
-      );
-
-  const chatWhere = ['chat_fts match @q', 'n.deleted_at is null'];
-  // Tool output is for users only (see forReader in events.ts), so readers do not search it either.
+  // Visitors search chat_public, which holds only public notes' conversations without tool output
+  // (see forReader in events.ts); the conditions below stay as a second check.
+  const table = opts.publicOnly ? 'chat_public' : 'chat_fts';
+  const chatWhere = [`${table} match @q`, 'n.deleted_at is null'];
   if (opts.publicOnly) chatWhere.push('n.public = 1', "c.role <> 'tool'");
   if (opts.noteId !== undefined) chatWhere.push('c.note_id = @note');
   const late = now() > deadline;
@@ -212,39 +203,37 @@ export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOp
     late || !kinds.includes('chat')
       ? []
       : collect(
-          `select c.id as id, c.note_id, n.name as note, bm25(chat_fts) as score
-           from chat_fts join chat_messages c on c.id = chat_fts.rowid join notes n on n.id = c.note_id
+          `select c.id as id, c.note_id, n.name as note, bm25(${table}) as score
+           from ${table} join chat_messages c on c.id = ${table}.rowid join notes n on n.id = c.note_id
            where ${chatWhere.join(' and ')}`,
-          params,
+          { q: query.fts, note: opts.noteId ?? null },
         );
 
-  const fileText = db.prepare('select substr(content, 1, @n) as text from files where id = @id');
   const chatText = db.prepare('select substr(content, 1, @n) as text from chat_messages where id = @id');
-  const textOf = (statement: typeof fileText, id: number) =>
-    (statement.get({ id, n: SNIPPET_SCAN }) as { text: string } | undefined)?.text ?? '';
   // Files before chat messages, as the search view lists them.
-  const ranked = [
-    ...files.map((c) => ({ c, kind: 'file' as const })),
-    ...chats.map((c) => ({ c, kind: 'chat' as const })),
-  ].slice(0, opts.limit);
-  const results = ranked.map(({ c, kind }): SearchHit => {
-    if (kind === 'file') {
-      return {
-        kind,
+  const results: SearchHit[] = [
+    ...files.hits.map(
+      (hit): SearchHit => ({
+        kind: 'file',
+        note_id: hit.note_id,
+        note: hit.note,
+        file_id: hit.id,
+        file: hit.file,
+        snippet: snippet(hit.content, query.terms),
+      }),
+    ),
+    ...chats.map(
+      (c): SearchHit => ({
+        kind: 'chat',
         note_id: c.note_id,
         note: c.note,
-        file_id: c.id,
-        file: c.file!,
-        snippet: snippet(textOf(fileText, c.id), query.terms),
-      };
-    }
-    return {
-      kind,
-      note_id: c.note_id,
-      note: c.note,
-      message_id: c.id,
-      snippet: snippet(textOf(chatText, c.id), query.terms),
-    };
-  });
+        message_id: c.id,
+        snippet: snippet(
+          (chatText.get({ id: c.id, n: SNIPPET_SCAN }) as { text: string } | undefined)?.text ?? '',
+          query.terms,
+        ),
+      }),
+    ),
+  ].slice(0, opts.limit);
   return { results, partial };
 }

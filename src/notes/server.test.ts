@@ -831,12 +831,18 @@ describe('acknowledgements', () => {
       },
     });
     await seed();
-    // Every fsync is held from here on, so an answer proves the PUT did not wait for one (the
-    // once-a-second background fdatasync may be among the held ones on a slow machine).
-    const put = await user.request('PUT', '/api/notes/pub/files/a.md', { content: 'x\n', base_revision: 1 });
-    expect(put.json()).toMatchObject({ revision: 2 });
-    hold = false;
-    for (const done of held.splice(0)) done();
+    try {
+      // Every fsync is held from here on, so an answer proves the PUT did not wait for one (the
+      // once-a-second background fdatasync may be among the held ones on a slow machine).
+      const put = await user.request('PUT', '/api/notes/pub/files/a.md', {
+        content: 'x\n',
+        base_revision: 1,
+      });
+      expect(put.json()).toMatchObject({ revision: 2 });
+    } finally {
+      hold = false;
+      for (const done of held.splice(0)) done();
+    }
   });
 
   it('answers 500, not OK, when the disk cannot sync (synchronous = full)', async () => {

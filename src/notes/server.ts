@@ -19,6 +19,8 @@ import { EventHub } from './events.ts';
 import { clientError, frameworkErrors, rateLimited, securityHeaders } from './guard.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { OAuthLogins, type OAuthOptions } from './oauth.ts';
+import { Quotas } from './quotas.ts';
+import { ReadCache } from './read-cache.ts';
 import { authRoutes } from './routes/auth.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { collabRoutes } from './routes/collab.ts';
@@ -33,6 +35,8 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { trashRoutes } from './routes/trash.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { userRoutes } from './routes/users.ts';
+import { SearchIndexer } from './search-index.ts';
+import { UploadStore } from './uploads.ts';
 import { createTaskRunner, type TaskRunner } from './worker-pool.ts';
 
 export { SESSION_COOKIE } from './routes/kit.ts';
@@ -67,6 +71,8 @@ export interface NotesServer {
   limits: Limits;
   /** Where searches, diffs and merges run: worker threads in the binary, inline in unit tests. */
   tasks: TaskRunner;
+  /** The file search's index, caught up after each change. */
+  searchIndex: SearchIndexer;
   /** The admin password created at first start, when no login was configured. */
   generatedAdmin: { name: string; password: string } | null;
   /**
@@ -126,6 +132,10 @@ function startServices(options: BuildOptions, storage: Storage) {
   const auth = new Auth(store, notes, logger);
   const hub = new EventHub(store, auth, () => now().getTime(), limits);
   const tasks = createTaskRunner(db, dbFile, logger);
+  // The file search's index follows every change of files and notes, after the commit.
+  const searchIndex = new SearchIndexer(db, logger);
+  store.versions.listen(() => searchIndex.kick());
+  searchIndex.kick();
   const checkpointer = Checkpointer.start(db, dbFile, logger, storage.changes);
   const collab = new Collab(store, hub, {
     logger,
@@ -145,7 +155,23 @@ function startServices(options: BuildOptions, storage: Storage) {
     ...(options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
   });
   const oauth = new OAuthLogins(notes, options.oauth);
-  return { limits, store, auth, hub, tasks, checkpointer, collab, chat, oauth };
+  const quotas = new Quotas(limits, () => now().getTime());
+  const uploads = new UploadStore(options.dataDir);
+  return {
+    now,
+    limits,
+    store,
+    auth,
+    hub,
+    tasks,
+    checkpointer,
+    collab,
+    chat,
+    oauth,
+    quotas,
+    uploads,
+    searchIndex,
+  };
 }
 
 type Services = ReturnType<typeof startServices>;
@@ -154,7 +180,14 @@ type Services = ReturnType<typeof startServices>;
  * What the last process acknowledged but did not finish: live edits not yet in a revision become
  * one; chat runs it did not finish are shown as interrupted, and their questions expire.
  */
-function recoverUncleanStop({ collab, chat }: Services, storage: Storage, logger: Logger): void {
+function recoverUncleanStop({ collab, chat, uploads }: Services, storage: Storage, logger: Logger): void {
+  // Uploads a crash cut short; nothing else writes in uploads/ (one server per data folder).
+  const temporary = uploads.cleanTemporary();
+  if (temporary > 0) {
+    logger.info('notes.recovered', {
+      message: `rune notes: removed ${temporary} unfinished upload(s) left by an unclean stop`,
+    });
+  }
   const recovered = collab.recover();
   const interrupted = chat.recoverInterrupted();
   storage.db.prepare("update approvals set status = 'expired' where status = 'pending'").run();
@@ -176,8 +209,16 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
     // new requests on busy ones get a 503); `close()` cuts what is left after DRAIN_MS.
     forceCloseConnections: false,
     // Node's own bound on receiving a request (fastify turns it off): a body sent a byte at a time
-    // would otherwise keep its connection in use, and so safe from eviction, for ever.
-    requestTimeout: 300_000,
+    // would otherwise keep its connection in use (and its share of the body budgets) for ever.
+    requestTimeout: limits.bodyTimeoutMs,
+    // Node takes its timeouts when the server is made (fastify's own setting, applied after, is
+    // not enough), and looks for requests past them this often (its default, 30 s, would let a
+    // 60 s limit run to 90).
+    http: {
+      requestTimeout: limits.bodyTimeoutMs,
+      headersTimeout: Math.min(limits.bodyTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(500, limits.bodyTimeoutMs / 6)),
+    },
     return503OnClosing: true,
     // Names are up to 120 characters, which URL-encoded take up to 12 bytes each (4 UTF-8 bytes).
     routerOptions: { maxParamLength: 2048 },
@@ -231,7 +272,7 @@ async function registerRoutes(app: FastifyInstance, context: NotesContext): Prom
  */
 async function stop(
   app: FastifyInstance,
-  { chat, hub, tasks, collab, checkpointer, auth }: Services,
+  { chat, hub, tasks, collab, checkpointer, auth, searchIndex }: Services,
   storage: Storage,
   logger: Logger,
 ): Promise<void> {
@@ -250,6 +291,8 @@ async function stop(
   clearTimeout(drainLimit);
   await tasks.close();
   collab.flushAll();
+  // What is still queued stays queued in the database: the next start indexes it.
+  searchIndex.close();
   auth.flushLastUse();
   await checkpointer?.close();
   await storage.walSync.close();
@@ -262,7 +305,8 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
   const notes = config.notes;
   const storage = openStorage(options);
   const services = startServices(options, storage);
-  const { limits, store, auth, hub, tasks, collab, chat, oauth } = services;
+  const { now, limits, store, auth, hub, tasks, collab, chat, oauth, quotas, uploads, searchIndex } =
+    services;
   const generatedAdmin = await auth.ensureAdmin(oauth.enabled);
   // Sessions the config no longer admits (an account removed while the server was down) end now.
   auth.prune();
@@ -284,6 +328,11 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     oauth,
     limits,
     tasks,
+    quotas,
+    uploads,
+    clock: () => now().getTime(),
+    readCache: new ReadCache(store.versions),
+    searchIndex,
     publicUrl,
     originOf: (req: FastifyRequest) =>
       publicUrl ? publicUrl.origin : `${req.protocol}://${req.headers.host ?? 'localhost'}`,
@@ -310,5 +359,5 @@ export async function build(options: BuildOptions): Promise<NotesServer> {
     await stop(app, services, storage, logger);
   };
 
-  return { app, store, auth, hub, collab, chat, limits, tasks, generatedAdmin, reload, close };
+  return { app, store, auth, hub, collab, chat, limits, tasks, searchIndex, generatedAdmin, reload, close };
 }

@@ -11,7 +11,14 @@ function kindOf(error: unknown): Kind | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return 'full';
-  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'SQLITE_CANTOPEN') return 'readonly';
+  if (
+    code.startsWith('SQLITE_READONLY') ||
+    code === 'EROFS' ||
+    code === 'EACCES' ||
+    code === 'EPERM' ||
+    code === 'SQLITE_CANTOPEN'
+  )
+    return 'readonly';
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'SQLITE_CORRUPT') return 'io';
   return null;
 }

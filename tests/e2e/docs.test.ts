@@ -97,6 +97,28 @@ describe('README.md, run', () => {
   });
 });
 
+/** A second `rune notes` on a data folder a first one holds (the first stopped afterwards). */
+async function secondNotesServer(): Promise<number | null> {
+  const p = place();
+  const first = spawn(requireBinary(), ['notes', '--port', '0'], {
+    env: p.env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let text = '';
+      first.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+        if (text.includes('listening on')) resolve();
+      });
+      first.on('close', () => reject(new Error(`the first rune notes ended: ${text}`)));
+    });
+    return (await runRune(['notes', '--port', '0'], { env: p.env })).code;
+  } finally {
+    first.kill('SIGKILL');
+  }
+}
+
 interface PipelineDoc {
   resource_types?: { name: string; defaults?: Record<string, unknown> }[];
   resources?: { name: string; type: string; source?: Record<string, unknown> }[];
@@ -274,6 +296,7 @@ const PROVOKE: Record<number, (() => Promise<number | null>) | { cannot: string 
     mock.setFallback({ text: 'I cannot help with that.', finishReason: 'refusal' });
     return code(['something refused']);
   },
+  18: secondNotesServer,
   130: () => signalled('SIGINT'),
   143: () => signalled('SIGTERM'),
 };

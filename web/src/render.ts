@@ -23,9 +23,32 @@ export function safeUrl(value: string, kind: 'link' | 'image' = 'link'): string 
   return (kind === 'image' ? IMAGE_SCHEMES : LINK_SCHEMES).has(url.protocol) ? url.href : null;
 }
 
+/**
+ * The only classes rendered Markdown may carry: those the renderer itself gives (code highlighting,
+ * math and diagram placeholders). Anything else a note writes (`<div class="overlay">`) would take
+ * the app's own styles and could paint a fake dialog over the page, so it is dropped.
+ */
+const CONTENT_CLASS =
+  /^(?:hljs(?:-[a-z_-]+)?|[a-z]+_|language-[a-z0-9+#._-]+|math|math-display|math-inline|mermaid-src)$/;
+
+/** Keeps only the classes the renderer gives; set while Markdown (not a diagram's SVG) is sanitised. */
+let filterClasses = false;
+
+export function contentClasses(value: string): string {
+  return value
+    .split(/\s+/)
+    .filter((name) => CONTENT_CLASS.test(name))
+    .join(' ');
+}
+
 const purify = createDOMPurify(window);
 const URL_ATTRS = ['href', 'src', 'xlink:href', 'action', 'formaction', 'poster', 'background', 'cite'];
 purify.addHook('afterSanitizeAttributes', (node) => {
+  if (filterClasses && node.hasAttribute('class')) {
+    const kept = contentClasses(node.getAttribute('class') ?? '');
+    if (kept) node.setAttribute('class', kept);
+    else node.removeAttribute('class');
+  }
   for (const attr of URL_ATTRS) {
     const value = node.getAttribute(attr);
     if (value === null) continue;
@@ -69,15 +92,34 @@ const SANITIZE = {
     'svg',
     'math',
     'template',
+    // A dialog shown open is drawn over the page by the browser itself.
+    'dialog',
   ],
-  FORBID_ATTR: ['style', 'srcset', 'id', 'name', 'action', 'formaction'],
+  FORBID_ATTR: [
+    'style',
+    'srcset',
+    'id',
+    'name',
+    'action',
+    'formaction',
+    'popover',
+    'popovertarget',
+    'popovertargetaction',
+    'command',
+    'commandfor',
+  ],
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: true,
 };
 
 /** Sanitises an HTML string into a fragment; the only way HTML reaches the page. */
 export function sanitize(html: string): DocumentFragment {
-  return purify.sanitize(html, { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
+  filterClasses = true;
+  try {
+    return purify.sanitize(html, { ...SANITIZE, RETURN_DOM_FRAGMENT: true });
+  } finally {
+    filterClasses = false;
+  }
 }
 
 /** Renders Markdown into `target` (replacing its children) and then draws math and diagrams. */

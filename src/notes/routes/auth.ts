@@ -21,6 +21,8 @@ const OAUTH_COOKIE = 'rune_oauth_state';
  */
 const DEVICE_COOKIE = 'rune_device';
 const DEVICE_MARKS_KEPT = 4;
+/** What a login or logout may send: a name and a password, not megabytes. */
+const SMALL_BODY = 16 * 1024;
 const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
@@ -117,36 +119,40 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  app.post('/auth/local', { preHandler: loginLimits }, async (req, reply) => {
-    const body = bodyObject(req.body);
-    const username = typeof body.username === 'string' ? body.username.trim() : '';
-    const password = typeof body.password === 'string' ? body.password : '';
-    if (!username || !password) throw badRequest('username and password are required');
-    if (password.length > 1024) throw badRequest('password: longer than 1024 characters');
-    const account = await auth.checkLocal(username, password);
-    const current = account ? auth.roleOf(`local:${account.name}`) : null;
-    if (!account || !current) {
-      logger.warn('notes.login_failed', {
-        message: `failed login for ${JSON.stringify(username.slice(0, 120))} from ${req.ip}`,
+  app.post(
+    '/auth/local',
+    { preHandler: loginLimits, bodyLimit: SMALL_BODY, config: { need: 'anyone' } },
+    async (req, reply) => {
+      const body = bodyObject(req.body);
+      const username = typeof body.username === 'string' ? body.username.trim() : '';
+      const password = typeof body.password === 'string' ? body.password : '';
+      if (!username || !password) throw badRequest('username and password are required');
+      if (password.length > 1024) throw badRequest('password: longer than 1024 characters');
+      const account = await auth.checkLocal(username, password);
+      const current = account ? auth.roleOf(`local:${account.name}`) : null;
+      if (!account || !current) {
+        logger.warn('notes.login_failed', {
+          message: `failed login for ${JSON.stringify(username.slice(0, 120))} from ${req.ip}`,
+        });
+        throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
+      }
+      const session = login(reply, req, {
+        subject: `local:${account.name}`,
+        name: account.name,
+        provider: 'local',
+        role: current,
       });
-      throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
-    }
-    const session = login(reply, req, {
-      subject: `local:${account.name}`,
-      name: account.name,
-      provider: 'local',
-      role: current,
-    });
-    // After the session cookie, which clients that keep only the first cookie rely on.
-    rememberDevice(req, reply, account);
-    const wantsJson =
-      String(req.headers.accept ?? '').includes('application/json') ||
-      req.headers['content-type']?.includes('json');
-    if (!wantsJson) return reply.status(303).header('Location', '/').send();
-    return { user: { name: account.name, role: current, provider: 'local' }, csrf_token: session.csrf };
-  });
+      // After the session cookie, which clients that keep only the first cookie rely on.
+      rememberDevice(req, reply, account);
+      const wantsJson =
+        String(req.headers.accept ?? '').includes('application/json') ||
+        req.headers['content-type']?.includes('json');
+      if (!wantsJson) return reply.status(303).header('Location', '/').send();
+      return { user: { name: account.name, role: current, provider: 'local' }, csrf_token: session.csrf };
+    },
+  );
 
-  app.post('/auth/logout', async (req, reply) => {
+  app.post('/auth/logout', { bodyLimit: SMALL_BODY, config: { need: 'anyone' } }, async (req, reply) => {
     if (req.principal?.sessionHash) {
       auth.endSession(req.principal.sessionHash);
       hub.recheck();

@@ -5,6 +5,7 @@ import { toMessage } from '../chat.ts';
 import { TOOL_OUTPUT_HIDDEN } from '../events.ts';
 import { ApiError, badRequest, bodyObject, notFound, requireString } from '../http.ts';
 import { atLeast } from '../roles.ts';
+import { ADMIN, USER } from './gate.ts';
 import type { Params, Query } from './kit.ts';
 
 export async function chatRoutes(app: FastifyInstance): Promise<void> {
@@ -27,7 +28,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.post<Params<'note'>>('/api/notes/:note/chat', async (req, reply) => {
+  app.post<Params<'note'>>('/api/notes/:note/chat', USER, async (req, reply) => {
     const note = req.note(req.params.note);
     const user = req.need('user');
     const body = bodyObject(req.body);
@@ -43,7 +44,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(202).send({ run_id: started.runId, message: toMessage(started.message) });
   });
 
-  app.post<Params<'note'>>('/api/notes/:note/chat/cancel', async (req) => {
+  app.post<Params<'note'>>('/api/notes/:note/chat/cancel', USER, async (req) => {
     const note = req.note(req.params.note);
     req.need('user');
     return { cancelled: chat.cancel(note.id) };
@@ -56,7 +57,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     return { approvals: approvals.pending(note?.id).map(toApproval) };
   });
 
-  app.post<Params<'id'>>('/api/approvals/:id', async (req) => {
+  app.post<Params<'id'>>('/api/approvals/:id', ADMIN, async (req) => {
     const admin = req.need('admin');
     const body = bodyObject(req.body);
     const answer = body.answer;

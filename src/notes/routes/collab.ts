@@ -14,11 +14,14 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** What the smallest update costs of a person's byte budget (the web editor batches keys per 50 ms). */
 export const UPDATE_FLOOR_BYTES = 2048;
 
+/** Presence is for anyone who can see the note, and small: a stranger's body is bounded before it is read. */
+const PRESENCE = { bodyLimit: 16 * 1024, config: { need: 'anyone' as const } };
+
 export async function collabRoutes(app: FastifyInstance): Promise<void> {
   const { collab, hub, limits } = app.notes;
   // Every update is sent on to every watcher of the note: what one editor sends is bounded in
   // bytes per second, so no one multiplies traffic by the number of watchers at will.
-  const budget = new ByteBudget(limits.collabBytesPerSecond);
+  const budget = new ByteBudget(limits.collabBytesPerSecond, app.notes.clock);
 
   app.get<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
     const note = req.note(req.params.note);
@@ -45,7 +48,7 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<Params<'note' | 'file'>>(
     '/api/notes/:note/files/:file/collab',
-    { onRequest: spend },
+    { onRequest: spend, config: { need: 'user' } },
     async (req) => {
       const note = req.note(req.params.note);
       const file = req.file(note, req.params.file);
@@ -66,7 +69,7 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<Params<'note'>>('/api/notes/:note/presence', async (req) => {
+  app.post<Params<'note'>>('/api/notes/:note/presence', PRESENCE, async (req) => {
     const note = req.note(req.params.note);
     const body = bodyObject(req.body);
     const clientId = requireString(body, 'client_id', 64);

@@ -1,6 +1,8 @@
 // The event stream (Server-Sent Events): one per browser tab, replayed from Last-Event-ID. How many
 // may be open is bounded (in all, per client address, per note): past that, 429.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import * as Y from 'yjs';
+import type { FileRow, NoteRow } from '../db.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest } from '../http.ts';
 import type { Query } from './kit.ts';
@@ -12,13 +14,45 @@ import type { Query } from './kit.ts';
  */
 const SSE_BUFFER_LIMIT = 1024 * 1024;
 
+/** Longest `sync_state` taken (base64 of a Yjs state vector: about 10 bytes per editor ever). */
+const MAX_SYNC_STATE = 16 * 1024;
+
+/**
+ * The file a stream is opened to keep in step (`sync_file`) and what the client has of it
+ * (`sync_state`, base64 of its Yjs state vector; absent: nothing), checked before the stream opens.
+ */
+function syncRequest(
+  req: FastifyRequest<Query>,
+  note: NoteRow | null,
+): { file: FileRow; stateVector: Uint8Array | null } | null {
+  const { sync_file: ref, sync_state: state } = req.query;
+  if (ref === undefined) {
+    if (state !== undefined) throw badRequest('sync_state: give sync_file too');
+    return null;
+  }
+  if (!note) throw badRequest('sync_file: give note_id too');
+  const file = req.file(note, ref);
+  if (state === undefined || state === '') return { file, stateVector: null };
+  if (state.length > MAX_SYNC_STATE || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(state)) {
+    throw badRequest(`sync_state: the base64 of a Yjs state vector, at most ${MAX_SYNC_STATE} characters`);
+  }
+  const stateVector = Buffer.from(state, 'base64');
+  try {
+    Y.decodeStateVector(stateVector);
+  } catch {
+    throw badRequest('sync_state: not a Yjs state vector');
+  }
+  return { file, stateVector };
+}
+
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
-  const { hub } = app.notes;
+  const { hub, collab } = app.notes;
 
   app.get<Query>('/api/events', (req, reply) => {
     const q = req.query;
     if (q.note_id !== undefined && typeof q.note_id !== 'string') throw badRequest('note_id: give it once');
     const note = q.note_id ? req.note(q.note_id) : null;
+    const sync = syncRequest(req, note);
     const lastHeader = req.headers['last-event-id'] ?? q.last_event_id;
     const last = typeof lastHeader === 'string' && /^\d{1,15}$/.test(lastHeader) ? Number(lastHeader) : null;
     const clientId =
@@ -28,7 +62,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     // A signed-in client is counted by who it is (people behind one NAT do not share a limit),
     // an anonymous one by its address.
     const client = req.principal ? `subject ${req.principal.subject}` : `address ${req.ip}`;
-    const refused = hub.admit(client, note?.id ?? null);
+    const refused = hub.admit(client, note?.id ?? null, req.principal);
     if (refused) throw rateLimited(5, refused);
     reply.hijack();
     const raw = reply.raw;
@@ -63,6 +97,14 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
         end: () => raw.end(),
       },
     });
+    // In the same turn as the stream joined the note: what the client lacked of the file, so with
+    // the live updates from now on it holds everything, whichever it did first (GET …/collab or this).
+    if (sync && !raw.destroyed) {
+      const update = Buffer.from(collab.missing(sync.file, sync.stateVector)).toString('base64');
+      raw.write(
+        `event: collab.sync\ndata: ${JSON.stringify({ note_id: sync.file.note_id, file_id: sync.file.id, update })}\n\n`,
+      );
+    }
     // The response closes when the client goes away (or the server ends the stream).
     if (raw.destroyed) unsubscribe();
     else raw.on('close', unsubscribe);

@@ -4,13 +4,17 @@ import type { FastifyInstance } from 'fastify';
 import { toFile } from '../db.ts';
 import { ApiError, badRequest, bodyObject, checkFileName, optionalBool, requireString } from '../http.ts';
 import { plainSave } from '../plain-save.ts';
+import { sendRendered } from '../read-cache.ts';
 import { atLeast } from '../roles.ts';
+import { USER } from './gate.ts';
 import type { Params, Query } from './kit.ts';
 
 type FileP = Params<'note' | 'file'>;
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 export async function fileRoutes(app: FastifyInstance): Promise<void> {
-  const { store, collab, tasks, publishFile } = app.notes;
+  const { store, collab, tasks, quotas, readCache, publishFile } = app.notes;
 
   app.get<Params<'note'> & Query>('/api/notes/:note/files', async (req) => {
     const note = req.note(req.params.note);
@@ -21,57 +25,79 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     return { files: store.listFiles(note.id, { publicOnly, deleted }).map((f) => toFile(f)) };
   });
 
-  app.post<Params<'note'>>('/api/notes/:note/files', async (req, reply) => {
-    const note = req.note(req.params.note);
-    const user = req.need('user');
-    const body = bodyObject(req.body);
-    const name = checkFileName(body.name);
-    const content = body.content === undefined ? '' : requireString(body, 'content');
-    collab.checkSize(content);
-    const isPublic = optionalBool(body, 'public') ?? true;
-    if (store.findFile(note.id, name))
-      throw new ApiError(409, 'CONFLICT', `a file named '${name}' exists in this note`);
-    const file = store.tx(() => {
-      const created = store.createFile(note.id, name, content, isPublic, user.name);
-      publishFile('file.created', created);
-      return created;
-    });
-    return reply.status(201).send(toFile(file, true));
-  });
-
-  app.get<FileP>('/api/notes/:note/files/:file', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    // The size of the text returned, live edits included (not the size of the last revision).
-    const content = collab.text(file);
-    return { ...toFile(file), size: Buffer.byteLength(content), content };
-  });
-
-  app.put<FileP>('/api/notes/:note/files/:file', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    const user = req.need('user');
-    const body = bodyObject(req.body);
-    const content = requireString(body, 'content');
-    const base = body.base_revision;
-    if (typeof base !== 'number' || !Number.isInteger(base) || base < 1) {
-      throw badRequest('base_revision: the revision this text was based on (an integer ≥ 1) is required');
-    }
-    if (base > file.revision)
-      throw badRequest(`base_revision: ${base} is newer than the file (${file.revision})`);
-    const result = await plainSave({ collab, store, runner: tasks }, file, content, base, user.name);
-    if (!result.ok) {
-      const why = result.tooLarge
-        ? "the changes are too large to merge within the server's budget"
-        : 'the changes overlap';
-      throw new ApiError(409, 'CONFLICT', `the file changed since revision ${base} and ${why}`, {
-        current: result.current,
+  app.post<Params<'note'>>(
+    '/api/notes/:note/files',
+    { ...USER, onRequest: quotas.hook('files', 'revisions') },
+    async (req, reply) => {
+      const note = req.note(req.params.note);
+      const user = req.need('user');
+      const body = bodyObject(req.body);
+      const name = checkFileName(body.name);
+      const content = body.content === undefined ? '' : requireString(body, 'content');
+      collab.checkSize(content);
+      const isPublic = optionalBool(body, 'public') ?? true;
+      if (store.findFile(note.id, name))
+        throw new ApiError(409, 'CONFLICT', `a file named '${name}' exists in this note`);
+      const file = store.tx(() => {
+        const created = store.createFile(note.id, name, content, isPublic, user.name);
+        publishFile('file.created', created);
+        return created;
       });
+      return reply.status(201).send(toFile(file, true));
+    },
+  );
+
+  app.get<FileP>('/api/notes/:note/files/:file', (req, reply) => {
+    const read = () => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      // The size of the text returned, live edits included (not the size of the last revision).
+      const content = collab.text(file);
+      return {
+        noteId: note.id,
+        body: JSON.stringify({ ...toFile(file), size: Buffer.byteLength(content), content }),
+      };
+    };
+    if (req.principal) return reply.type(JSON_TYPE).send(read().body);
+    // What a visitor reads is public and the same for every visitor: rendered once per version.
+    const key = `json\0${req.params.note}\0${req.params.file}`;
+    let rendered = readCache.get(key);
+    if (!rendered) {
+      const { noteId, body } = read();
+      rendered = readCache.put(key, noteId, JSON_TYPE, body);
     }
-    return { ...toFile(result.file, true), merged: result.merged };
+    return sendRendered(req, reply, rendered);
   });
 
-  app.patch<FileP>('/api/notes/:note/files/:file', async (req) => {
+  app.put<FileP>(
+    '/api/notes/:note/files/:file',
+    { ...USER, onRequest: quotas.hook('revisions') },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const user = req.need('user');
+      const body = bodyObject(req.body);
+      const content = requireString(body, 'content');
+      const base = body.base_revision;
+      if (typeof base !== 'number' || !Number.isInteger(base) || base < 1) {
+        throw badRequest('base_revision: the revision this text was based on (an integer ≥ 1) is required');
+      }
+      if (base > file.revision)
+        throw badRequest(`base_revision: ${base} is newer than the file (${file.revision})`);
+      const result = await plainSave({ collab, store, runner: tasks }, file, content, base, user.name);
+      if (!result.ok) {
+        const why = result.tooLarge
+          ? "the changes are too large to merge within the server's budget"
+          : 'the changes overlap';
+        throw new ApiError(409, 'CONFLICT', `the file changed since revision ${base} and ${why}`, {
+          current: result.current,
+        });
+      }
+      return { ...toFile(result.file, true), merged: result.merged };
+    },
+  );
+
+  app.patch<FileP>('/api/notes/:note/files/:file', USER, async (req) => {
     const note = req.note(req.params.note);
     const file = req.file(note, req.params.file);
     req.need('user');

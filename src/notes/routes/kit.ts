@@ -2,13 +2,13 @@
 // encapsulated): the services as `app.notes`, who is asking (`req.principal`, `req.need()`), the
 // lookups that apply the visibility rule (`req.note()`, `req.file()`), CSRF and security headers,
 // and the one `{code, message}` error shape.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RuneConfig } from '../../config/schema.ts';
 import type { Logger } from '../../core/logger.ts';
 import { redact } from '../../core/redact.ts';
 import type { SqliteDatabase } from '../../core/sqlite.ts';
-import { type Auth, sha256 } from '../auth.ts';
+import type { Auth } from '../auth.ts';
 import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
 import { type FileRow, type NoteRow, type Store, toFile, toNote } from '../db.ts';
@@ -16,9 +16,14 @@ import { canSee, type EventHub } from '../events.ts';
 import { ApiError, badRequest, forbidden, lookupName, notFound, PAGE_CSP } from '../http.ts';
 import type { Limits } from '../limits.ts';
 import type { OAuthLogins } from '../oauth.ts';
+import type { Quotas } from '../quotas.ts';
+import type { ReadCache } from '../read-cache.ts';
 import { atLeast, type Principal, type Role } from '../roles.ts';
+import type { SearchIndexer } from '../search-index.ts';
 import { storageFailure } from '../storage.ts';
+import type { UploadStore } from '../uploads.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
+import { bodyPending, gate, MUTATING } from './gate.ts';
 
 export const SESSION_COOKIE = 'rune_session';
 
@@ -38,6 +43,16 @@ export interface NotesContext {
   limits: Limits;
   /** Searches, diffs and merges, off the event loop. */
   tasks: TaskRunner;
+  /** Milliseconds now: the clock of the server's budgets (tests hold it still). */
+  clock(): number;
+  /** What each person may add per minute. */
+  quotas: Quotas;
+  /** Upload bytes on disk. */
+  uploads: UploadStore;
+  /** Rendered public answers, by the version of what they show. */
+  readCache: ReadCache;
+  /** The file search's index, caught up after each change. */
+  searchIndex: SearchIndexer;
   publicUrl: URL | null;
   /** The server's own origin as browsers see it (for Origin checks and OAuth redirects). */
   originOf(req: FastifyRequest): string;
@@ -80,7 +95,32 @@ export type Params<K extends string> = { Params: Record<K, string> };
 /** Query strings are read field by field and validated where used. */
 export type Query = { Querystring: Record<string, string | undefined> };
 
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Levels of arrays and objects a JSON body may nest. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max` (brackets inside strings do not
+ * count). Linear and allocation-free; a body with few brackets is answered by counting them.
+ */
+export function nestedDeeper(text: string, max: number): boolean {
+  let brackets = 0;
+  for (let at = text.indexOf('{'); at >= 0 && brackets <= max; at = text.indexOf('{', at + 1)) brackets++;
+  for (let at = text.indexOf('['); at >= 0 && brackets <= max; at = text.indexOf('[', at + 1)) brackets++;
+  if (brackets <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \\ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
 
 /** JSON and form bodies, parsed the same way for every route. */
 function bodyParsers(app: FastifyInstance): void {
@@ -91,6 +131,11 @@ function bodyParsers(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') return done(null, undefined);
+    // Nesting is bounded before parsing: no route takes deep JSON, and what is parsed is later
+    // walked recursively (JSON.stringify of a presence state 200k levels deep overflowed the stack).
+    if (nestedDeeper(body as string, MAX_JSON_DEPTH)) {
+      return done(badRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    }
     json(req, body as string, done);
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
@@ -128,58 +173,48 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
 
   bodyParsers(app);
 
-  // Who is asking: a bearer token, else the session cookie. A bad bearer token is an error, not anonymity.
-  app.addHook('onRequest', async (req) => {
+  // Who is asking: a bearer token, else the session cookie. A bad bearer token is an error, not
+  // anonymity. A query parameter means one value: given twice it arrives as an array, which no
+  // route expects (`?note=a&note=b` once reached a lookup as an array and answered 500).
+  app.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const query = req.query as Record<string, unknown>;
+    for (const name in query) {
+      if (Array.isArray(query[name])) return done(badRequest(`${name}: give this query parameter once`));
+    }
     const header = req.headers.authorization;
     if (header?.startsWith('Bearer ')) {
       const principal = auth.fromToken(header.slice(7).trim());
       if (!principal)
-        throw new ApiError(401, 'UNAUTHENTICATED', 'the bearer token is unknown, expired or revoked');
+        return done(new ApiError(401, 'UNAUTHENTICATED', 'the bearer token is unknown, expired or revoked'));
       req.principal = principal;
-      return;
+      return done();
     }
     const sid = req.cookies[SESSION_COOKIE];
     if (sid) req.principal = auth.fromSession(sid);
+    done();
   });
 
-  // A query parameter means one value. Given twice it arrives as an array, which no route expects
-  // (`?note=a&note=b` once reached a lookup as an array and answered 500): refused for every route.
-  app.addHook('onRequest', async (req) => {
-    for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
-      if (Array.isArray(value)) throw badRequest(`${name}: give this query parameter once`);
-    }
-  });
-
-  // CSRF: a request carrying ambient credentials must come from this site and carry the session's token.
-  app.addHook('preHandler', async (req) => {
-    if (!MUTATING.has(req.method)) return;
-    const site = req.headers['sec-fetch-site'];
-    if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') {
-      throw new ApiError(403, 'CSRF', `cross-site request refused (Sec-Fetch-Site: ${site})`);
-    }
-    const origin = req.headers.origin;
-    if (typeof origin === 'string' && origin !== context.originOf(req)) {
-      throw new ApiError(403, 'CSRF', `request from another origin refused (${origin})`);
-    }
-    // Logging in (again, as someone else) needs no token of the old session: the Origin and
-    // Sec-Fetch-Site checks above keep other sites from logging a browser in.
-    if (req.principal?.sessionHash && req.routeOptions.url !== '/auth/local') {
-      const token = req.headers['x-csrf-token'];
-      if (typeof token !== 'string' || !req.principal.csrf || sha256(token) !== sha256(req.principal.csrf)) {
-        throw new ApiError(403, 'CSRF', 'missing or wrong X-CSRF-Token header (get it from GET /api/me)');
-      }
-    }
-  });
+  // Rights, CSRF and the body budget, before the body is read (gate.ts).
+  gate(app, context);
 
   // The rule of every answer to a change: it leaves only once what the change committed is durable
   // (with synchronous = full, on disk; see durable.ts). Routes commit before they return. GET routes
   // that commit say so in their config (`acknowledges`).
-  // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need.
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (MUTATING.has(req.method) || req.routeOptions.config?.acknowledges) {
-      try {
-        await context.durable();
-      } catch (error) {
+  // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need, and
+  // whatever did not say how it may be cached is not stored (private answers: a session's CSRF
+  // token, private files, tokens).
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    // A keep-alive connection whose request finishes during the stop would otherwise stay open
+    // (Node closes only the connections that were idle when the stop began) until it is cut.
+    if (context.stopping()) reply.header('connection', 'close');
+    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
+      reply.header('Content-Security-Policy', PAGE_CSP);
+    }
+    if (!MUTATING.has(req.method) && !req.routeOptions.config?.acknowledges) return done(null, payload);
+    context.durable().then(
+      () => done(null, payload),
+      (error: unknown) => {
         // Whatever the route meant to say, the change is not known to be kept: no success answer.
         logger.error('notes.fsync_failed', {
           message: `${req.method} ${req.url.split('?')[0]}: ${(error as Error).message}`,
@@ -187,23 +222,21 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
         reply.status(500).header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader('set-cookie');
         reply.removeHeader('location');
-        payload = JSON.stringify({
-          code: 'INTERNAL',
-          message:
-            'the change could not be synced to disk, so it may not be kept; try again (see the server log)',
-        });
-      }
-    }
-    // A keep-alive connection whose request finishes during the stop would otherwise stay open
-    // (Node closes only the connections that were idle when the stop began) until it is cut.
-    if (context.stopping()) reply.header('connection', 'close');
-    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
-      reply.header('Content-Security-Policy', PAGE_CSP);
-    }
-    return payload;
+        done(
+          null,
+          JSON.stringify({
+            code: 'INTERNAL',
+            message:
+              'the change could not be synced to disk, so it may not be kept; try again (see the server log)',
+          }),
+        );
+      },
+    );
   });
 
   app.setErrorHandler((error, req, reply) => {
+    // Refused before its body was read: the connection closes rather than read what was refused.
+    if (bodyPending(req)) reply.header('connection', 'close');
     if (error instanceof ApiError) {
       reply.headers(error.headers);
       return reply.status(error.status).send({ code: error.code, message: error.message, ...error.extra });

@@ -1,16 +1,20 @@
 // Notes: list, create, rename and visibility, the trash (soft delete, restore, purge), export.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { toFile, toNote } from '../db.ts';
-import { tarNote, zipNote } from '../export.ts';
+import { type Pace, tarNote, zipNote } from '../export.ts';
+import { rateLimited } from '../guard.ts';
 import { ApiError, badRequest, bodyObject, checkNoteName, optionalBool } from '../http.ts';
+import { ByteBudget } from '../limits.ts';
 import { atLeast } from '../roles.ts';
+import { ADMIN, clientKey } from './gate.ts';
 import type { Params, Query } from './kit.ts';
 import { expensive, single } from './limits.ts';
 
 export async function noteRoutes(app: FastifyInstance): Promise<void> {
-  const { store, hub, collab, chat, db, dataDir, publishNote, limits } = app.notes;
+  const { store, hub, collab, chat, db, uploads, publishNote, limits } = app.notes;
+  const exportCpu = new ByteBudget(limits.exportCpuMsPerMinute / 60, app.notes.clock, 60);
 
   app.get<Query>('/api/notes', async (req) => {
     const q = req.query;
@@ -20,7 +24,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return { notes: store.listNotes({ publicOnly, deleted }).map(toNote) };
   });
 
-  app.post('/api/notes', async (req, reply) => {
+  app.post('/api/notes', ADMIN, async (req, reply) => {
     req.need('admin');
     const body = bodyObject(req.body);
     const name = checkNoteName(body.name);
@@ -43,7 +47,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.patch<Params<'note'>>('/api/notes/:note', async (req) => {
+  app.patch<Params<'note'>>('/api/notes/:note', ADMIN, async (req) => {
     const note = req.note(req.params.note);
     req.need('admin');
     const body = bodyObject(req.body);
@@ -70,7 +74,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return toNote(updated);
   });
 
-  app.delete<Params<'note'> & Query>('/api/notes/:note', async (req) => {
+  app.delete<Params<'note'> & Query>('/api/notes/:note', ADMIN, async (req) => {
     const q = req.query;
     const purge = q.purge === '1' || q.purge === 'true';
     req.need('admin');
@@ -92,11 +96,9 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
       // Files go only once the purge is committed: a crash before leaves the note whole.
       chat.removeWorkspace(note.id);
       // Upload bytes are stored once per content hash and may be shared with other notes: remove
-      // only those no note references any more. No await in between, so no upload can interleave.
+      // only those no note references any more (and no upload in progress is placing).
       const stillUsed = db.prepare('select 1 from uploads where hash = ? limit 1');
-      for (const hash of hashes) {
-        if (!stillUsed.get(hash)) rmSync(join(dataDir, 'uploads', hash), { force: true });
-      }
+      uploads.removeUnused(hashes, (hash) => stillUsed.get(hash) !== undefined);
       return { ok: true };
     }
     chat.cancel(note.id);
@@ -110,7 +112,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true };
   });
 
-  app.post<Params<'note'>>('/api/notes/:note/restore', async (req) => {
+  app.post<Params<'note'>>('/api/notes/:note/restore', ADMIN, async (req) => {
     req.need('admin');
     const note = req.note(req.params.note, { deleted: true });
     if (!note.deleted_at) return toNote(note);
@@ -131,6 +133,13 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
       const note = req.note(req.params.note);
       const format = single(req.query.format, 'format') ?? 'zip';
       if (format !== 'zip' && format !== 'tar') throw badRequest('format: zip or tar');
+      // Compressing costs CPU: each client (person, or address) has a budget of it per minute.
+      const spent = exportCpu.waitFor(clientKey(req), 1);
+      if (spent > 0)
+        throw rateLimited(
+          Math.ceil(spent),
+          'exports from this client used up their CPU budget (export_cpu_ms_per_minute)',
+        );
       const publicOnly = !atLeast(req.role, 'user');
       // Streamed: each file's text is read when the archive reaches it (export.ts).
       const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
@@ -138,7 +147,14 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
         content: () => collab.text(store.fileById(f.id) ?? f),
         mtime: new Date(f.updated_at),
       }));
-      const body = format === 'zip' ? zipNote(note.name, files) : tarNote(note.name, files);
+      const key = clientKey(req);
+      const pace: Pace = async (cpuMs) => {
+        exportCpu.charge(key, cpuMs);
+        // A client past its budget is slowed to it: its export waits, others' requests do not.
+        const wait = exportCpu.waitFor(key, 1);
+        await (wait > 0 ? sleep(Math.min(wait * 1000, 60_000)) : nextTurn());
+      };
+      const body = format === 'zip' ? zipNote(note.name, files, pace) : tarNote(note.name, files, pace);
       const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
       return reply
         .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')

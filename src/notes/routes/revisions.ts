@@ -2,8 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { toFile } from '../db.ts';
 import { badRequest, notFound } from '../http.ts';
+import { USER } from './gate.ts';
 import type { Params, Query } from './kit.ts';
-import { expensive, single } from './limits.ts';
+import { asker, expensive, single } from './limits.ts';
 
 type FileP = Params<'note' | 'file'>;
 type RevP = Params<'note' | 'file' | 'rev'>;
@@ -14,7 +15,7 @@ const revisionNumber = (value: string): number => {
 };
 
 export async function revisionRoutes(app: FastifyInstance): Promise<void> {
-  const { store, collab, tasks, limits } = app.notes;
+  const { store, collab, tasks, limits, quotas } = app.notes;
 
   app.get<FileP>('/api/notes/:note/files/:file/revisions', async (req) => {
     const note = req.note(req.params.note);
@@ -54,18 +55,23 @@ export async function revisionRoutes(app: FastifyInstance): Promise<void> {
           budgetMs: limits.diffBudgetMs,
         },
         limits.diffBudgetMs * 4 + 1000,
+        asker(req),
       );
       return { from, to, ...result };
     },
   );
 
-  app.post<RevP>('/api/notes/:note/files/:file/revisions/:rev/restore', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    const user = req.need('user');
-    const rev = store.revision(file.id, revisionNumber(req.params.rev));
-    if (!rev) throw notFound(`revision ${req.params.rev}`);
-    const saved = collab.replace(file, rev.content, user.name);
-    return toFile(saved, true);
-  });
+  app.post<RevP>(
+    '/api/notes/:note/files/:file/revisions/:rev/restore',
+    { ...USER, onRequest: quotas.hook('revisions') },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const user = req.need('user');
+      const rev = store.revision(file.id, revisionNumber(req.params.rev));
+      if (!rev) throw notFound(`revision ${req.params.rev}`);
+      const saved = collab.replace(file, rev.content, user.name);
+      return toFile(saved, true);
+    },
+  );
 }

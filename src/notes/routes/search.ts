@@ -5,10 +5,10 @@ import { badRequest } from '../http.ts';
 import { atLeast } from '../roles.ts';
 import { parseQuery } from '../search.ts';
 import type { Query } from './kit.ts';
-import { expensive, single } from './limits.ts';
+import { asker, expensive, single } from './limits.ts';
 
 export async function searchRoutes(app: FastifyInstance): Promise<void> {
-  const { tasks, limits } = app.notes;
+  const { tasks, limits, searchIndex } = app.notes;
 
   app.get<Query>('/api/search', { config: expensive(limits) }, async (req) => {
     const q = req.query;
@@ -19,6 +19,9 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
     const noteRef = single(q.note, 'note');
     const note = noteRef ? req.note(noteRef) : undefined;
     const publicOnly = !atLeast(req.role, 'user');
+    // What was saved a moment ago is found: a short queue is indexed now (a long one, after a
+    // note's visibility changed or at a first start, goes on in the background).
+    searchIndex.catchUp();
     const answer = await tasks.run(
       {
         kind: 'search',
@@ -31,6 +34,7 @@ export async function searchRoutes(app: FastifyInstance): Promise<void> {
         },
       },
       limits.searchBudgetMs * 4 + 1000,
+      asker(req),
     );
     return answer.partial ? { results: answer.results, partial: true } : { results: answer.results };
   });

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest, bodyObject, notFound, requireString } from '../http.ts';
 import { ROLES, type Role } from '../roles.ts';
+import { ADMIN } from './gate.ts';
 import type { Params } from './kit.ts';
 
 const MAX_TOKEN_DAYS = 3650;
@@ -14,7 +15,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return { tokens: auth.listTokens() };
   });
 
-  app.post('/api/tokens', async (req, reply) => {
+  app.post('/api/tokens', ADMIN, async (req, reply) => {
     const admin = req.need('admin');
     const body = bodyObject(req.body);
     const name = requireString(body, 'name', 120).trim();
@@ -37,7 +38,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(201).send({ ...row, token });
   });
 
-  app.delete<Params<'id'>>('/api/tokens/:id', async (req) => {
+  app.delete<Params<'id'>>('/api/tokens/:id', ADMIN, async (req) => {
     req.need('admin');
     const id = req.params.id;
     if (!/^\d{1,15}$/.test(id) || !auth.revokeToken(Number(id))) throw notFound(`token ${id}`);

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toFile } from '../db.ts';
 import { ApiError } from '../http.ts';
+import { USER } from './gate.ts';
 import type { Params, Query } from './kit.ts';
 
 type FileP = Params<'note' | 'file'>;
@@ -9,7 +10,7 @@ type FileP = Params<'note' | 'file'>;
 export async function trashRoutes(app: FastifyInstance): Promise<void> {
   const { store, hub, collab, publishFile } = app.notes;
 
-  app.delete<FileP & Query>('/api/notes/:note/files/:file', async (req) => {
+  app.delete<FileP & Query>('/api/notes/:note/files/:file', USER, async (req) => {
     const q = req.query;
     const purge = q.purge === '1' || q.purge === 'true';
     const note = req.note(req.params.note);
@@ -35,7 +36,7 @@ export async function trashRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true };
   });
 
-  app.post<FileP>('/api/notes/:note/files/:file/restore', async (req) => {
+  app.post<FileP>('/api/notes/:note/files/:file/restore', USER, async (req) => {
     const note = req.note(req.params.note);
     const file = req.file(note, req.params.file, { deleted: true });
     req.need('user');

@@ -1,99 +1,97 @@
 // Uploads: raw bytes stored once per content hash, served so that a browser never runs them.
-// This plugin takes any body as bytes (its own content-type parser, up to notes.max_upload_mb).
-// The bytes are on disk (and with synchronous = full, on stable storage) before the row that
-// names them is committed, and the row before the 201.
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  createReadStream,
-  existsSync,
-  fstatSync,
-  fsyncSync,
-  openSync,
-  renameSync,
-  rmSync,
-} from 'node:fs';
-import { open } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
+// The body is streamed to disk (uploads.ts) under in-flight budgets per person and in all, taken
+// with the quota before a byte is read; the bytes are on disk and fsynced before the row that names
+// them is committed, and the row before the 201.
+
+import { createReadStream, fstatSync, openSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimited } from '../guard.ts';
+import { ApiError, badRequest, checkFileName, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
+import { UploadTooLarge } from '../uploads.ts';
+import { BodyBudget, declaredLength } from './gate.ts';
 import type { Params, Query } from './kit.ts';
 
-/**
- * Writes the bytes to a temporary file next to `path` (fsynced when `sync`), off the event loop.
- * The caller renames it into place and commits the row without an await in between.
- */
-async function writeTemporary(path: string, bytes: Buffer, sync: boolean): Promise<string> {
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(tmp, 'wx', 0o600);
-  try {
-    await handle.writeFile(bytes);
-    if (sync) await handle.sync();
-  } catch (error) {
-    await handle.close();
-    rmSync(tmp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  return tmp;
-}
-
-/** Makes a rename in `dir` durable. */
-function syncFolder(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+function tooLarge(max: number): ApiError {
+  return new ApiError(
+    413,
+    'TOO_LARGE',
+    `the upload is larger than ${max / (1024 * 1024)} MiB (notes.max_upload_mb)`,
+  );
 }
 
 export async function uploadRoutes(app: FastifyInstance): Promise<void> {
-  const { store, db, dataDir, config } = app.notes;
+  const { store, db, config, limits, quotas, uploads } = app.notes;
   const maxUpload = config.notes.max_upload_mb * 1024 * 1024;
-  const sync = config.notes.synchronous === 'full';
+  const inFlight = new BodyBudget(limits.maxUploadsInFlightBytes, limits.maxUploadsInFlightBytesPerUser);
 
+  // Any body, as the stream it is: the route reads it to disk itself.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxUpload }, (_req, body, done) =>
-    done(null, body),
-  );
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+
+  /** Before the body: its size, the person's quota, and room among the uploads being received. */
+  const admit = async (req: FastifyRequest, reply: FastifyReply) => {
+    const user = req.need('user');
+    const length = declaredLength(req);
+    if (length !== null && length > maxUpload) throw tooLarge(maxUpload);
+    const expected = length ?? maxUpload;
+    quotas.take('uploadBytes', user.subject, expected);
+    const release = inFlight.reserve(user.subject, expected);
+    if (release === 'client')
+      throw rateLimited(5, 'your uploads in progress are at their limit (max_uploads_in_flight_mb_per_user)');
+    if (release === 'server')
+      throw new ApiError(
+        503,
+        'BUSY',
+        'the server receives as many uploads as it may; try again shortly',
+        {},
+        { 'Retry-After': '5' },
+      );
+    reply.raw.once('close', release);
+  };
 
   app.post<Params<'note'> & Query>(
     '/api/notes/:note/uploads',
-    { bodyLimit: maxUpload },
+    { onRequest: admit, config: { need: 'user', streamed: true } },
     async (req, reply) => {
       const note = req.note(req.params.note);
       req.need('user');
       const name = checkFileName(req.query.name ?? 'upload');
-      const bytes = req.body as Buffer | undefined;
-      if (!bytes || bytes.length === 0)
-        throw badRequest('the body is empty: send the file bytes as the body');
       const type = String(req.headers['content-type'] ?? 'application/octet-stream')
         .split(';')[0]!
         .trim()
         .toLowerCase();
-      const hash = createHash('sha256').update(bytes).digest('hex');
-      const path = join(dataDir, 'uploads', hash);
-      const tmp = existsSync(path) ? null : await writeTemporary(path, bytes, sync);
-      // From here on no await: a purge cannot remove the bytes between their rename and the row.
-      const current = store.noteById(note.id);
-      if (!current || current.deleted_at) {
-        if (tmp) rmSync(tmp, { force: true });
-        throw notFound(`note '${req.params.note}'`);
+      const body = req.body as AsyncIterable<Buffer> | undefined;
+      if (!body) throw badRequest('the body is empty: send the file bytes as the body');
+      let received: Awaited<ReturnType<typeof uploads.receive>>;
+      try {
+        received = await uploads.receive(body, maxUpload);
+      } catch (error) {
+        if (error instanceof UploadTooLarge) throw tooLarge(maxUpload);
+        throw error;
       }
-      if (tmp) {
-        renameSync(tmp, path);
-        if (sync) syncFolder(dirname(path));
+      try {
+        if (received.size === 0) throw badRequest('the body is empty: send the file bytes as the body');
+        await received.place();
+        // From here on no await until the row is committed.
+        const current = store.noteById(note.id);
+        if (!current || current.deleted_at) throw notFound(`note '${req.params.note}'`);
+        db.prepare(
+          'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
+        ).run(note.id, received.hash, name, type, received.size, store.stamp());
+      } finally {
+        received.release();
+        // Bytes placed for a row that was never written (the note went away meanwhile).
+        uploads.removeUnused(
+          [received.hash],
+          (hash) => !!db.prepare('select 1 from uploads where hash = ? limit 1').get(hash),
+        );
       }
-      db.prepare(
-        'insert into uploads(note_id, hash, name, type, size, created_at) values (?, ?, ?, ?, ?, ?) on conflict do nothing',
-      ).run(note.id, hash, name, type, bytes.length, store.stamp());
       return reply.status(201).send({
-        hash,
+        hash: received.hash,
         name,
         type,
-        size: bytes.length,
-        url: `/api/notes/${encodeURIComponent(note.name)}/uploads/${hash}`,
+        size: received.size,
+        url: `/api/notes/${encodeURIComponent(note.name)}/uploads/${received.hash}`,
       });
     },
   );
@@ -106,9 +104,16 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
       | { name: string; type: string }
       | undefined;
     if (!row) throw notFound('upload');
+    // The bytes never change under a hash; who may see them can. A public note's upload is
+    // revalidated (a 304 costs nothing), anything else is not kept by browsers or proxies.
+    const etag = `"${hash}"`;
+    if (note.public === 1) {
+      reply.header('Cache-Control', 'public, no-cache').header('ETag', etag);
+      if (req.headers['if-none-match'] === etag) return reply.status(304).send();
+    }
     // Streamed as the client takes it: a slow reader holds a chunk of memory, not the whole upload
     // (and one that stops reading is cut after the send timeout, connections.ts).
-    const fd = openSync(join(dataDir, 'uploads', hash), 'r');
+    const fd = openSync(uploads.path(hash), 'r');
     const size = fstatSync(fd).size;
     const inline = SAFE_IMAGE_TYPES.has(row.type);
     const ascii = row.name.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -119,7 +124,6 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
         'Content-Disposition',
         `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.name)}`,
       )
-      .header('Cache-Control', 'private, max-age=31536000, immutable')
       .header('Content-Length', size)
       .send(createReadStream('', { fd }));
   });

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest, bodyObject } from '../http.ts';
 import { ROLES, type Role } from '../roles.ts';
+import { ADMIN } from './gate.ts';
 import type { Params } from './kit.ts';
 
 export async function userRoutes(app: FastifyInstance): Promise<void> {
@@ -29,7 +30,7 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     return { users: [...local, ...current] };
   });
 
-  app.patch<Params<'id'>>('/api/users/:id', async (req) => {
+  app.patch<Params<'id'>>('/api/users/:id', ADMIN, async (req) => {
     const admin = req.need('admin');
     const subject = req.params.id;
     const body = bodyObject(req.body);

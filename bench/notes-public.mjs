@@ -1,0 +1,218 @@
+// rune notes as a public service, side by side with a build from before (--before BIN; without it,
+// only this build is measured):
+//   1. search over --files files (default 1,000,000, generated with bulk inserts, bench/notes/
+//      corpus.mjs): p50/p95 of rare and common words as a member and as a visitor, and a visitor's
+//      query that matches only private files (goal: p95 ≤ 20 ms each, ranked, not partial),
+//   2. public page, /raw and JSON reads: server CPU per request against a bare fastify serving the
+//      same bytes with the same headers (bench/notes/reads.mjs; goal ≥ 0.8),
+//   3. edit → --clients event streams (default 1000), p99, alone and while --typists (default 5)
+//      type into other files of the note (goal p99 ≤ 50 ms).
+//   node bench/notes-public.mjs [--before BIN] [--files 1000000] [--only search|reads|fanout]
+//                               [--queries 100] [--clients 1000] [--typists 5] [--seconds 3]
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { percentile, ROOT, requireBinary } from './lib.mjs';
+import { fillCorpus, zipf } from './notes/corpus.mjs';
+import { fanOut } from './notes/fanout.mjs';
+import { adminApi, httpClient, startRune } from './notes/lib.mjs';
+import { readsAgainstBare } from './notes/reads.mjs';
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string', default: process.env.RUNE_BASELINE_BIN },
+    files: { type: 'string', default: '1000000' },
+    only: { type: 'string' },
+    queries: { type: 'string', default: '100' },
+    clients: { type: 'string', default: '1000' },
+    typists: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+  },
+});
+const clients = Number(values.clients);
+const connections = Number(values.connections);
+const builds = [
+  ...(values.before ? [{ name: 'before', bin: requireBinary(values.before) }] : []),
+  { name: 'after', bin: requireBinary() },
+];
+const require = createRequire(join(ROOT, 'package.json'));
+const { request, close } = httpClient(connections);
+const want = (section) => !values.only || values.only === section;
+
+/** Data folders made by this run, removed when it ends (a million files take a few GB). */
+const homes = [];
+process.on('exit', () => {
+  for (const home of homes) {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(`${home}-notes-workspace`, { recursive: true, force: true });
+  }
+});
+
+/** A data folder whose limits let one bench client open what it measures (settings every build knows). */
+function benchHome() {
+  const home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
+  homes.push(home);
+  writeFileSync(
+    join(home, 'rune.toml'),
+    `[notes.limits]
+max_streams_per_client = ${clients + 64}
+max_streams_per_note = ${clients + 64}
+max_connections_per_client = ${clients + connections + 128}
+expensive_per_minute = 1000000
+[notes.local]
+admins = ["bench:benchpass"]
+`,
+  );
+  return home;
+}
+
+async function startBuild(build, home) {
+  const server = await startRune(home, build.bin);
+  const api = await adminApi(request, server.url);
+  return { ...build, server, api };
+}
+
+const ms = (v) => `${v.toFixed(1).padStart(6)} ms`;
+
+// --- 1. search
+async function search() {
+  const files = Number(values.files);
+  const { words, rand } = zipf(7);
+  const pickFrom = (from, to) => words[from + Math.floor(rand() * (to - from))];
+  const queries = Number(values.queries);
+  const kinds = {
+    'rare word (in ~100-400 files)': Array.from({ length: queries }, () => pickFrom(20_000, 50_000)),
+    'common word (in 50-98 % of files)': Array.from({ length: queries }, () => pickFrom(0, 12)),
+    'two common words': Array.from({ length: queries }, () => `${pickFrom(0, 12)} ${pickFrom(12, 200)}`),
+  };
+  const running = [];
+  for (const build of builds) {
+    const home = benchHome();
+    // The build makes its schema, then the corpus goes in while it is stopped.
+    const first = await startRune(home, build.bin);
+    await first.stop();
+    const started = Date.now();
+    fillCorpus(join(home, 'notes', 'notes.db'), { files, privateFiles: Math.floor(files / 10) });
+    console.log(`${build.name}: ${files} files written in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const ready = Date.now();
+    const b = await startBuild(build, home);
+    // Searchable once a member finds the last file written (a build may index after it starts).
+    const last = `f${files - 1}.md`;
+    for (;;) {
+      const res = await b.api(`/api/search?q=${encodeURIComponent(last.replace('.md', ''))}&limit=1`);
+      if (res.status === 200 && JSON.parse(res.body).results.length > 0) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    console.log(`${build.name}: searchable ${((Date.now() - ready) / 1000).toFixed(0)} s after its start`);
+    running.push(b);
+  }
+  const timed = async (b, q, member) => {
+    const path = `/api/search?q=${encodeURIComponent(q)}`;
+    const start = performance.now();
+    const res = member ? await b.api(path) : await request(`${b.server.url}${path}`);
+    const took = performance.now() - start;
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.body}`);
+    const body = JSON.parse(res.body);
+    return { took, partial: body.partial === true, hits: body.results.length };
+  };
+  console.log(
+    `\nsearch over ${files} files (${queries} queries of each kind, one at a time, builds interleaved)`,
+  );
+  const cases = [
+    ...Object.entries(kinds).flatMap(([kind, qs]) => [
+      [`member, ${kind}`, qs, true],
+      [`visitor, ${kind}`, qs, false],
+    ]),
+    ["visitor, a word only private files hold ('vaultword')", Array(queries).fill('vaultword'), false],
+  ];
+  for (const [label, qs, member] of cases) {
+    const results = Object.fromEntries(running.map((b) => [b.name, { took: [], partial: 0, empty: 0 }]));
+    for (const q of qs) {
+      for (const b of running) {
+        const r = await timed(b, q, member);
+        results[b.name].took.push(r.took);
+        if (r.partial) results[b.name].partial++;
+        if (r.hits === 0) results[b.name].empty++;
+      }
+    }
+    console.log(`  ${label}`);
+    for (const b of running) {
+      const r = results[b.name];
+      console.log(
+        `    ${b.name.padEnd(7)} p50 ${ms(percentile(r.took, 50))}  p95 ${ms(percentile(r.took, 95))}  partial ${r.partial}/${qs.length}  no hits ${r.empty}/${qs.length}  (goal p95 ≤ 20 ms)`,
+      );
+    }
+  }
+  for (const b of running) await b.server.stop();
+}
+
+// --- 2. reads
+async function prepared(build) {
+  const b = await startBuild(build, benchHome());
+  await b.api('/api/notes', 'POST', { name: 'bench', public: true });
+  await b.api('/api/notes/bench/files', 'POST', {
+    name: 'index.md',
+    content: `# Bench\n\n${'Some text. '.repeat(100)}\n`,
+  });
+  return b;
+}
+
+async function reads() {
+  const seconds = Number(values.seconds);
+  const paths = ['/notes/bench/index.md', '/raw/bench/index.md', '/api/notes/bench/files/index.md'];
+  console.log(
+    `\nreads over ${connections} keep-alive connections, ${seconds} s × 3 rounds: server CPU per request against a bare fastify with the same bytes and headers`,
+  );
+  for (const build of builds) {
+    const b = await prepared(build);
+    const result = await readsAgainstBare({ request, server: b.server, paths, seconds, connections });
+    for (const [path, r] of Object.entries(result)) {
+      console.log(
+        `  ${b.name.padEnd(7)} ${path.padEnd(34)} rune ${r.runeCpu.toFixed(0).padStart(4)} µs  bare ${r.bareCpu.toFixed(0).padStart(4)} µs  ratio ${r.ratio.toFixed(2)}  (${r.runeRate.toFixed(0)} vs ${r.bareRate.toFixed(0)} req/s)  (goal ≥ 0.8)`,
+      );
+    }
+    await b.server.stop();
+  }
+}
+
+// --- 3. fan-out
+async function fanout() {
+  const typists = Number(values.typists);
+  const Y = require('yjs');
+  console.log(`\nedit → ${clients} event streams (30 saves each run; rounds alternate the builds)`);
+  const samples = {};
+  for (let round = 0; round < 2; round++) {
+    for (const build of builds) {
+      for (const n of [0, typists]) {
+        const b = await prepared(build);
+        const { delays, typed } = await fanOut({
+          url: b.server.url,
+          api: b.api,
+          note: 'bench',
+          file: 'index.md',
+          clients,
+          typists: n,
+          Y,
+        });
+        const key = `${b.name}, ${n} typist(s)`;
+        samples[key] ??= { delays: [], typed: 0 };
+        samples[key].delays.push(...delays);
+        samples[key].typed += typed;
+        await b.server.stop();
+      }
+    }
+  }
+  for (const [key, s] of Object.entries(samples)) {
+    console.log(
+      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)`,
+    );
+  }
+}
+
+if (want('reads')) await reads();
+if (want('fanout')) await fanout();
+if (want('search')) await search();
+close();

@@ -1,0 +1,148 @@
+// Edit → SSE fan-out, shared by bench/notes.mjs and bench/notes-public.mjs: `clients` event streams
+// of a note (in a few processes of their own, so their parsing does not queue behind each other;
+// times come from the monotonic clock, which all processes share), a save (PUT) at a time, and the
+// delay until every stream has its `file.saved`. Optionally `typists` people type into another file
+// of the note meanwhile (a collaborative update each per `typeEveryMs`), which every stream receives
+// too.
+import { spawn } from 'node:child_process';
+
+const WORKERS = 4;
+const clientScript = `
+  const http = require('node:http');
+  const [url, count, auth] = [process.argv[1], Number(process.argv[2]), process.argv[3]];
+  let ready = 0;
+  for (let i = 0; i < count; i++) {
+    http.get(url, { agent: false, headers: auth ? { authorization: auth } : {} }, (res) => {
+      if (res.statusCode !== 200) { process.stderr.write('stream answered ' + res.statusCode + '\\n'); process.exit(1); }
+      let buffer = '';
+      let hello = false;
+      res.setEncoding('utf8').on('data', (chunk) => {
+        const at = process.hrtime.bigint();
+        buffer += chunk;
+        if (!hello && buffer.includes('event: hello')) { hello = true; if (++ready === count) process.stdout.write('ready\\n'); }
+        let i = buffer.indexOf('event: file.saved');
+        while (i >= 0) {
+          const end = buffer.indexOf('\\n\\n', i);
+          if (end < 0) break;
+          const revision = /"revision":(\\d+)/.exec(buffer.slice(i, end))[1];
+          process.stdout.write(revision + ' ' + at + '\\n');
+          buffer = buffer.slice(end + 2);
+          i = buffer.indexOf('event: file.saved');
+        }
+        if (buffer.length > 100000) buffer = buffer.slice(-1000);
+      });
+    });
+  }`;
+
+/**
+ * Opens the streams, makes `edits` saves of `file` (after `warmup` that only warm up), and returns
+ * the delays of every delivery (ms) and the slowest delivery of the warm-up.
+ */
+export async function fanOut({
+  url,
+  api,
+  note,
+  file,
+  clients,
+  edits = 30,
+  warmup = 3,
+  typists = 0,
+  typeEveryMs = 200,
+  Y,
+}) {
+  const delays = [];
+  /** revision → {sent (ns), count, resolve} */
+  const waiting = new Map();
+  const workers = [];
+  await Promise.all(
+    Array.from({ length: WORKERS }, (_, w) => {
+      const count = Math.floor(clients / WORKERS) + (w < clients % WORKERS ? 1 : 0);
+      const child = spawn(
+        process.execPath,
+        ['-e', clientScript, `${url}/api/events?note_id=${note}`, String(count), `Bearer ${api.token}`],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      workers.push(child);
+      return new Promise((resolve, reject) => {
+        child.once('exit', (code) => code && reject(new Error(`stream client exited ${code}`)));
+        let rest = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk) => {
+          const lines = (rest + chunk).split('\n');
+          rest = lines.pop();
+          for (const line of lines) {
+            if (line === 'ready') resolve();
+            else {
+              const [revision, at] = line.split(' ');
+              const wait = waiting.get(Number(revision));
+              if (!wait) continue;
+              delays.push(Number(BigInt(at) - wait.sent) / 1e6);
+              if (++wait.count === clients) wait.resolve();
+            }
+          }
+        });
+      });
+    }),
+  );
+  const typing = typists > 0 ? await startTypists({ api, note, typists, typeEveryMs, Y }) : null;
+  const path = `/api/notes/${note}/files/${file}`;
+  let revision = JSON.parse((await api(path)).body).revision;
+  let coldMax = 0;
+  for (let i = 0; i < edits + warmup; i++) {
+    if (i === warmup) {
+      coldMax = Math.max(0, ...delays);
+      delays.length = 0;
+    }
+    const all = new Promise((resolve) =>
+      waiting.set(revision + 1, { sent: process.hrtime.bigint(), count: 0, resolve }),
+    );
+    const put = await api(path, 'PUT', { content: `# Bench edit ${i}\n`, base_revision: revision });
+    if (put.status !== 200) throw new Error(`PUT ${path}: ${put.status} ${put.body}`);
+    revision = JSON.parse(put.body).revision;
+    await all;
+  }
+  const typed = typing ? await typing.stop() : 0;
+  for (const child of workers) child.kill();
+  return { delays, coldMax, typed };
+}
+
+/** `typists` people typing into a file of their own each, one update per `typeEveryMs`. */
+async function startTypists({ api, note, typists, typeEveryMs, Y }) {
+  let stop = false;
+  let typed = 0;
+  const loops = [];
+  for (let t = 0; t < typists; t++) {
+    const name = `typist-${t}-${Date.now()}.md`;
+    const made = await api(`/api/notes/${note}/files`, 'POST', { name, content: '' });
+    if (made.status !== 201) throw new Error(`typist file: ${made.status} ${made.body}`);
+    const collab = `/api/notes/${note}/files/${encodeURIComponent(name)}/collab`;
+    const doc = new Y.Doc();
+    Y.applyUpdate(doc, Buffer.from(JSON.parse((await api(collab)).body).state, 'base64'));
+    loops.push(
+      (async () => {
+        while (!stop) {
+          let update;
+          const grab = (u) => {
+            update = u;
+          };
+          doc.on('update', grab);
+          doc.getText('content').insert(doc.getText('content').length, 'typed ');
+          doc.off('update', grab);
+          const res = await api(collab, 'POST', {
+            update: Buffer.from(update).toString('base64'),
+            client_id: `typist-${t}`,
+          });
+          if (res.status !== 200) throw new Error(`typist ${t}: ${res.status} ${res.body}`);
+          typed++;
+          await new Promise((r) => setTimeout(r, typeEveryMs));
+        }
+      })(),
+    );
+  }
+  return {
+    async stop() {
+      stop = true;
+      await Promise.all(loops);
+      return typed;
+    },
+  };
+}
