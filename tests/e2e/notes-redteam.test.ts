@@ -314,7 +314,9 @@ describe('a read-only database', () => {
       });
       expect(run.status).toBe(12);
       expect(run.stderr).toMatch(
-        /cannot open the notes database .*notes\.db: .*; make .* writable by this user/,
+        // The data folder's lock and pid file come first (ADR 0038): the folder is named, with the
+        // kernel's reason and what to do.
+        /cannot use the notes data folder .*notes: EROFS: read-only file system.*; make it writable by this user/,
       );
     },
     60_000,
