@@ -128,7 +128,6 @@ export class Approvals {
     if (row?.status !== 'pending') return null;
     if (answer !== 'no' && !(JSON.parse(row.scopes) as ApprovalScope[]).includes(SCOPE_OF[answer])) {
       throw new ApiError(
-        400,
         'BAD_REQUEST',
         `answer: this call cannot be allowed ${answer === 'always' ? 'for good' : answer}; answer yes, session or no`,
       );
@@ -167,7 +166,6 @@ export class Approvals {
         addAllowlistEntry(file, grant.list, grant.value);
       } catch (error) {
         throw new ApiError(
-          500,
           'INTERNAL',
           `could not add '${grant.value}' to ${grant.list} in ${file}: ${redact((error as Error).message)}; answer yes to allow this call once, or add it by hand`,
         );

@@ -50,7 +50,7 @@ describe('checkUpdate', () => {
     it(`refuses ${what} with a 400 that says why`, () => {
       const { server, client } = pair();
       const verdict = check(server, updateOf(client, change));
-      expect(verdict).toMatchObject({ ok: false, status: 400 });
+      expect(verdict).toMatchObject({ ok: false, code: 'BAD_REQUEST' });
       expect(!verdict.ok && verdict.message).toMatch(message);
     });
   }
@@ -59,12 +59,12 @@ describe('checkUpdate', () => {
     const { server, client } = pair();
     updateOf(client, (d) => d.getText('content').insert(0, 'first '));
     const second = updateOf(client, (d) => d.getText('content').insert(0, 'second '));
-    expect(check(server, second)).toMatchObject({ ok: false, status: 409 });
+    expect(check(server, second)).toMatchObject({ ok: false, code: 'CONFLICT' });
     // A delete of text the server never saw is the same.
     const other = new Y.Doc();
     Y.applyUpdate(other, Y.encodeStateAsUpdate(client));
     const deletion = updateOf(other, (d) => d.getText('content').delete(0, 3));
-    expect(check(server, deletion)).toMatchObject({ ok: false, status: 409 });
+    expect(check(server, deletion)).toMatchObject({ ok: false, code: 'CONFLICT' });
   });
 
   it('refuses bytes that are not an update by throwing', () => {

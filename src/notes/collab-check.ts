@@ -19,7 +19,7 @@ export type UpdateCheck =
       /** UTF-8 bytes of live text the update deletes (only computed when `measureDeletes`). */
       deletedBytes: number;
     }
-  | { ok: false; status: 400 | 409; message: string };
+  | { ok: false; code: 'BAD_REQUEST' | 'CONFLICT'; message: string };
 
 const CONTENT_NAMES = new Map<unknown, string>([
   [Y.ContentEmbed, 'an embed'],
@@ -39,13 +39,13 @@ type DeleteSet = ReturnType<typeof Y.decodeUpdate>['ds'];
 type DeleteItem = { clock: number; len: number };
 
 function bad(message: string): UpdateCheck {
-  return { ok: false, status: 400, message: `update: ${message}` };
+  return { ok: false, code: 'BAD_REQUEST', message: `update: ${message}` };
 }
 
 function missing(): UpdateCheck {
   return {
     ok: false,
-    status: 409,
+    code: 'CONFLICT',
     message:
       'update: it depends on changes the server does not have; fetch …/collab again and send what it lacks',
   };

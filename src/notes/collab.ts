@@ -33,7 +33,7 @@ export interface CollabOptions {
 }
 
 export function tooLarge(message: string): ApiError {
-  return new ApiError(413, 'TOO_LARGE', message);
+  return new ApiError('TOO_LARGE', message);
 }
 
 export class Collab {
@@ -155,21 +155,15 @@ export class Collab {
       try {
         return checkUpdate(doc, update, { measureDeletes });
       } catch (error) {
-        throw new ApiError(400, 'BAD_REQUEST', `update: not a Yjs update (${(error as Error).message})`);
+        throw new ApiError('BAD_REQUEST', `update: not a Yjs update (${(error as Error).message})`);
       }
     };
     let verdict = check(false);
-    if (!verdict.ok)
-      throw new ApiError(
-        verdict.status,
-        verdict.status === 409 ? 'CONFLICT' : 'BAD_REQUEST',
-        verdict.message,
-      );
+    if (!verdict.ok) throw new ApiError(verdict.code, verdict.message);
     for (const client of verdict.writers) {
       const owner = entry.owners.get(client);
       if (owner !== undefined && owner !== editor.subject) {
         throw new ApiError(
-          403,
           'FORBIDDEN',
           `update: Yjs client ${client} belongs to another editor; use a document of your own`,
         );
@@ -178,7 +172,7 @@ export class Collab {
     // Every UTF-16 unit is at most 3 bytes of UTF-8: only near the limit is the text measured.
     if (text.length * 3 + verdict.insertedBytes > maxFileBytes) {
       verdict = check(true);
-      if (!verdict.ok) throw new ApiError(verdict.status, 'BAD_REQUEST', verdict.message);
+      if (!verdict.ok) throw new ApiError(verdict.code, verdict.message);
       const after = Buffer.byteLength(this.text(file)) - verdict.deletedBytes + verdict.insertedBytes;
       if (after > maxFileBytes) {
         throw tooLarge(`the file would hold ${after} bytes, more than the ${maxFileBytes} a file may have`);

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import type { FastifyHelmetOptions } from '@fastify/helmet';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import helmet from 'helmet';
-import { ApiError } from './http.ts';
+import { ApiError, badRequest } from './http.ts';
 
 /**
  * Every response: no sniffing, no framing, same-origin referrers, no cross-origin use of
@@ -63,7 +63,7 @@ export function securityHeaders(
 
 /**
  * Requests fastify refuses before routing (no hooks run): a malformed URL (400) or a path
- * parameter past the router's limit (414). Answered in the documented `{code, message}` shape and
+ * parameter past the router's limit (414 URI_TOO_LONG). Answered in the documented `{code, message}` shape and
  * with the same headers as every other response.
  */
 export function frameworkErrors(
@@ -72,26 +72,16 @@ export function frameworkErrors(
   reply: FastifyReply,
 ): void {
   applyHeaders(reply.raw);
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply
-      .status(414)
-      .send({ code: 'BAD_REQUEST', message: 'a path parameter is longer than any name or id can be' });
-    return;
-  }
-  void reply
-    .status(400)
-    .send({ code: 'BAD_REQUEST', message: 'the URL is not valid (bad percent-encoding?)' });
+  const answer =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('URI_TOO_LONG', 'a path parameter is longer than any name or id can be')
+      : badRequest('the URL is not valid (bad percent-encoding?)');
+  void reply.status(answer.status).send({ code: answer.code, message: answer.message });
 }
 
 export function rateLimited(seconds: number, what = 'too many requests'): ApiError {
   const wait = Math.max(1, seconds);
-  return new ApiError(
-    429,
-    'RATE_LIMITED',
-    `${what}; try again in ${wait} s`,
-    {},
-    { 'Retry-After': String(wait) },
-  );
+  return new ApiError('RATE_LIMITED', `${what}; try again in ${wait} s`, {}, { 'Retry-After': String(wait) });
 }
 
 /** The security headers as raw header lines, for answers written to the socket before any routing. */
@@ -103,27 +93,25 @@ const RAW_HEADERS = SECURITY_HEADERS.map(([name, value]) => `${name}: ${value}\r
  */
 export function clientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, body] =
+  const [answer, reason] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [
-          431,
+          new ApiError(
+            'HEADERS_TOO_LARGE',
+            'the request headers are larger than 16 KiB; send fewer or shorter ones',
+          ),
           'Request Header Fields Too Large',
-          {
-            code: 'TOO_LARGE',
-            message: 'the request headers are larger than 16 KiB; send fewer or shorter ones',
-          },
         ]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
-            408,
+            new ApiError('REQUEST_TIMEOUT', 'the request did not arrive in time; send it again'),
             'Request Timeout',
-            { code: 'BAD_REQUEST', message: 'the request did not arrive in time; send it again' },
           ]
-        : [400, 'Bad Request', { code: 'BAD_REQUEST', message: 'the request is not valid HTTP' }];
-  const text = JSON.stringify(body);
+        : [badRequest('the request is not valid HTTP'), 'Bad Request'];
+  const text = JSON.stringify({ code: answer.code, message: answer.message });
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${RAW_HEADERS}Connection: close\r\n\r\n${text}`,
     );
   }
   socket.destroy();

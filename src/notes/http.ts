@@ -1,21 +1,9 @@
 // Small HTTP helpers shared by the notes routes: the `{code, message}` error, names, bodies.
-export type ApiCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'CSRF'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA'
-  | 'RATE_LIMITED'
-  | 'QUOTA_EXCEEDED'
-  | 'BUSY'
-  | 'STORAGE_FULL'
-  | 'STORAGE_ERROR'
-  | 'INTERNAL';
+import { API_CODES, type ApiCode } from './api-codes.ts';
 
-/** An error that crosses the wire: a status, a string code and a message safe to show. */
+export type { ApiCode };
+
+/** An error that crosses the wire: a string code, its status (from API_CODES) and a message safe to show. */
 export class ApiError extends Error {
   readonly status: number;
   readonly code: ApiCode;
@@ -23,23 +11,22 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(
-    status: number,
     code: ApiCode,
     message: string,
     extra: Record<string, unknown> = {},
     headers: Record<string, string> = {},
   ) {
     super(message);
-    this.status = status;
+    this.status = API_CODES[code];
     this.code = code;
     this.extra = extra;
     this.headers = headers;
   }
 }
 
-export const notFound = (what: string): ApiError => new ApiError(404, 'NOT_FOUND', `${what} not found`);
-export const badRequest = (message: string): ApiError => new ApiError(400, 'BAD_REQUEST', message);
-export const forbidden = (message: string): ApiError => new ApiError(403, 'FORBIDDEN', message);
+export const notFound = (what: string): ApiError => new ApiError('NOT_FOUND', `${what} not found`);
+export const badRequest = (message: string): ApiError => new ApiError('BAD_REQUEST', message);
+export const forbidden = (message: string): ApiError => new ApiError('FORBIDDEN', message);
 
 /**
  * Characters no name may hold: controls (C0, DEL, C1), line and paragraph separators, unpaired

@@ -301,10 +301,17 @@ describe('a provider that accepts and never answers, under forced GC', () => {
       'token endpoint',
       { githubToken: '/gh/token' },
       401,
+      'UNAUTHENTICATED',
       /the login with github failed: operation timed out/,
     ],
-    ['user lookup', { githubApi: '/gh/api' }, 502, /^GitHub user lookup failed: no answer within 1\.5 s$/],
-  ])('the GitHub %s ends at the request deadline', async (_name, silentRoute, status, message) => {
+    [
+      'user lookup',
+      { githubApi: '/gh/api' },
+      502,
+      'UPSTREAM_ERROR',
+      /^GitHub user lookup failed: no answer within 1\.5 s$/,
+    ],
+  ])('the GitHub %s ends at the request deadline', async (_name, silentRoute, status, code, message) => {
     const routes = Object.fromEntries(
       Object.entries(silentRoute).map(([key, path]) => [key, `${silent.url}${path}`]),
     );
@@ -322,6 +329,7 @@ describe('a provider that accepts and never answers, under forced GC', () => {
     );
     expect(silent.accepted, res.body).toBeGreaterThan(0);
     expect(res.statusCode).toBe(status);
+    expect(res.json().code).toBe(code);
     expect(res.json().message).toMatch(message);
   });
 });

@@ -45,7 +45,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Logins started and not finished are kept at most this many, oldest dropped first. */
 const MAX_PENDING = 10_000;
 
-const unauthenticated = (message: string) => new ApiError(401, 'UNAUTHENTICATED', message);
+const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
 /** http:// issuers are accepted only on the loopback interface (a provider on the same machine). */
 function loopback(url: URL): boolean {
@@ -112,7 +112,7 @@ export class OAuthLogins {
     let made: Promise<oidc.Configuration>;
     if (name === 'github') {
       const gh = this.config.github;
-      if (!gh) throw new ApiError(404, 'NOT_FOUND', 'GitHub login is not configured');
+      if (!gh) throw new ApiError('NOT_FOUND', 'GitHub login is not configured');
       const token = new URL(this.options.githubToken ?? 'https://github.com/login/oauth/access_token');
       const config = new oidc.Configuration(
         {
@@ -130,7 +130,7 @@ export class OAuthLogins {
       made = Promise.resolve(config);
     } else {
       const provider = (this.config.oauth ?? []).find((p) => p.name === name);
-      if (!provider) throw new ApiError(404, 'NOT_FOUND', `login provider '${name}' not found`);
+      if (!provider) throw new ApiError('NOT_FOUND', `login provider '${name}' not found`);
       const issuer = new URL(provider.issuer);
       made = oidc
         .discovery(
@@ -143,8 +143,7 @@ export class OAuthLogins {
         .catch((error: Error) => {
           this.configurations.delete(name);
           throw new ApiError(
-            502,
-            'INTERNAL',
+            'UPSTREAM_ERROR',
             `OIDC discovery for ${provider.issuer} failed: ${error.message}`,
           );
         });
@@ -222,7 +221,7 @@ export class OAuthLogins {
     } catch (error) {
       if (error instanceof ApiError) throw error;
       const why = deadline.expired ? `no answer within ${formatSeconds(deadline.ms)}` : describe(error);
-      throw new ApiError(502, 'INTERNAL', `GitHub user lookup failed: ${why}`);
+      throw new ApiError('UPSTREAM_ERROR', `GitHub user lookup failed: ${why}`);
     } finally {
       deadline.clear();
     }
@@ -260,8 +259,7 @@ export class OAuthLogins {
       throw unauthenticated(`the provider refused the login: ${query.error.slice(0, 200)}`);
     }
     const pending = this.take(name, query.state, boundState);
-    if (typeof query.code !== 'string' || !query.code)
-      throw new ApiError(400, 'BAD_REQUEST', 'code: missing');
+    if (typeof query.code !== 'string' || !query.code) throw new ApiError('BAD_REQUEST', 'code: missing');
     const { config, tokens } = await this.exchange(name, pending, query);
 
     if (name === 'github') {
@@ -271,7 +269,7 @@ export class OAuthLogins {
         throw unauthenticated('GitHub returned no login name');
       const identifiers = [user.login, typeof user.email === 'string' ? user.email : ''].filter(Boolean);
       const role = mapRole(gh, identifiers);
-      if (!role) throw new ApiError(403, 'FORBIDDEN', `GitHub user ${user.login} has no role on this server`);
+      if (!role) throw new ApiError('FORBIDDEN', `GitHub user ${user.login} has no role on this server`);
       return {
         subject: `github:${user.login.toLowerCase()}`,
         name: user.login,
@@ -321,7 +319,7 @@ export class OAuthLogins {
     const identifiers = [info.sub, email, username].filter(Boolean);
     const role = mapRole(provider, identifiers);
     const display = preferred || email || (typeof info.name === 'string' ? info.name : '') || info.sub;
-    if (!role) throw new ApiError(403, 'FORBIDDEN', `${display} has no role on this server`);
+    if (!role) throw new ApiError('FORBIDDEN', `${display} has no role on this server`);
     return {
       subject: `oauth:${name}:${info.sub}`,
       name: display,

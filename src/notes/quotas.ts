@@ -34,7 +34,6 @@ export class Quotas {
     if (wait === 0) return;
     const seconds = Math.max(1, Math.ceil(wait));
     throw new ApiError(
-      429,
       'QUOTA_EXCEEDED',
       `you reached your quota (${SETTING[kind]} = ${kind === 'uploadBytes' ? perMinute / (1024 * 1024) : perMinute}); try again in ${seconds} s`,
       {},

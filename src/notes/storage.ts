@@ -28,13 +28,11 @@ export function storageFailure(error: unknown): ApiError | null {
   switch (kindOf(error)) {
     case 'full':
       return new ApiError(
-        507,
         'STORAGE_FULL',
         "the server's disk is full, so this change was not saved; send it again once an administrator has freed space",
       );
     case 'readonly':
       return new ApiError(
-        503,
         'STORAGE_ERROR',
         "the server's database cannot be written (read-only), so this change was not saved; send it again once an administrator has fixed it",
         {},
@@ -42,7 +40,6 @@ export function storageFailure(error: unknown): ApiError | null {
       );
     case 'io':
       return new ApiError(
-        503,
         'STORAGE_ERROR',
         "the server's disk reported an error, so this change was not saved; send it again later (an administrator should check the disk)",
         {},

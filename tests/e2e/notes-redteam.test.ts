@@ -341,7 +341,7 @@ describe('requests the HTTP parser refuses', () => {
     const huge = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
     const garbage = await raw('\x16\x03\x01 not http at all\r\n\r\n');
     for (const [answer, status, code] of [
-      [huge, 431, 'TOO_LARGE'],
+      [huge, 431, 'HEADERS_TOO_LARGE'],
       [garbage, 400, 'BAD_REQUEST'],
     ] as const) {
       expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));

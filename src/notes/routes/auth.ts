@@ -134,7 +134,7 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
         logger.warn('notes.login_failed', {
           message: `failed login for ${JSON.stringify(username.slice(0, 120))} from ${req.ip}`,
         });
-        throw new ApiError(401, 'UNAUTHENTICATED', 'wrong user name or password');
+        throw new ApiError('UNAUTHENTICATED', 'wrong user name or password');
       }
       const session = login(reply, req, {
         subject: `local:${account.name}`,

@@ -36,11 +36,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     if (!message) throw badRequest('message: must not be empty');
     const started = chat.start(note, user, message);
     if (!started)
-      throw new ApiError(
-        409,
-        'CONFLICT',
-        'the assistant is already answering in this note; cancel it or wait',
-      );
+      throw new ApiError('CONFLICT', 'the assistant is already answering in this note; cancel it or wait');
     return reply.status(202).send({ run_id: started.runId, message: toMessage(started.message) });
   });
 
@@ -68,7 +64,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     const row = approvals.approval(req.params.id);
     if (!row) throw notFound(`approval '${req.params.id}'`);
     const updated = approvals.answer(row.id, answer, admin.name, instead);
-    if (!updated) throw new ApiError(409, 'CONFLICT', `approval already ${row.status}`);
+    if (!updated) throw new ApiError('CONFLICT', `approval already ${row.status}`);
     return toApproval(updated);
   });
 }

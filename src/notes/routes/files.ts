@@ -37,7 +37,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
       collab.checkSize(content);
       const isPublic = optionalBool(body, 'public') ?? true;
       if (store.findFile(note.id, name))
-        throw new ApiError(409, 'CONFLICT', `a file named '${name}' exists in this note`);
+        throw new ApiError('CONFLICT', `a file named '${name}' exists in this note`);
       const file = store.tx(() => {
         const created = store.createFile(note.id, name, content, isPublic, user.name);
         publishFile('file.created', created);
@@ -89,7 +89,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
         const why = result.tooLarge
           ? "the changes are too large to merge within the server's budget"
           : 'the changes overlap';
-        throw new ApiError(409, 'CONFLICT', `the file changed since revision ${base} and ${why}`, {
+        throw new ApiError('CONFLICT', `the file changed since revision ${base} and ${why}`, {
           current: result.current,
         });
       }
@@ -107,7 +107,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     const pub = optionalBool(body, 'public');
     if (pub !== undefined) fields.public = pub;
     if (fields.name && fields.name !== file.name && store.findFile(note.id, fields.name)) {
-      throw new ApiError(409, 'CONFLICT', `a file named '${fields.name}' exists in this note`);
+      throw new ApiError('CONFLICT', `a file named '${fields.name}' exists in this note`);
     }
     const updated = store.tx(() => {
       const row = store.updateFile(file.id, fields);

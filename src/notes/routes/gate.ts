@@ -87,18 +87,18 @@ export function bodyPending(req: FastifyRequest): boolean {
 function checkSite(req: FastifyRequest, originOf: (req: FastifyRequest) => string): void {
   const site = req.headers['sec-fetch-site'];
   if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') {
-    throw new ApiError(403, 'CSRF', `cross-site request refused (Sec-Fetch-Site: ${site})`);
+    throw new ApiError('CSRF', `cross-site request refused (Sec-Fetch-Site: ${site})`);
   }
   const origin = req.headers.origin;
   if (typeof origin === 'string' && origin !== originOf(req)) {
-    throw new ApiError(403, 'CSRF', `request from another origin refused (${origin})`);
+    throw new ApiError('CSRF', `request from another origin refused (${origin})`);
   }
   // Logging in (again, as someone else) needs no token of the old session: the Origin and
   // Sec-Fetch-Site checks above keep other sites from logging a browser in.
   if (req.principal?.sessionHash && req.routeOptions.url !== '/auth/local') {
     const token = req.headers['x-csrf-token'];
     if (typeof token !== 'string' || !req.principal.csrf || sha256(token) !== sha256(req.principal.csrf)) {
-      throw new ApiError(403, 'CSRF', 'missing or wrong X-CSRF-Token header (get it from GET /api/me)');
+      throw new ApiError('CSRF', 'missing or wrong X-CSRF-Token header (get it from GET /api/me)');
     }
   }
 }
@@ -118,7 +118,7 @@ function checkRights(req: FastifyRequest, store: Store, need: Need): void {
     }
   }
   if (need === 'anyone') return;
-  if (!req.principal) throw new ApiError(401, 'UNAUTHENTICATED', 'log in first');
+  if (!req.principal) throw new ApiError('UNAUTHENTICATED', 'log in first');
   if (!atLeast(req.principal.role, need)) throw forbidden(`this needs the ${need} role`);
 }
 
@@ -151,9 +151,7 @@ export function gate(
     const limit = req.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 1 << 20;
     const length = declaredLength(req);
     if (length !== null && length > limit) {
-      return done(
-        new ApiError(413, 'TOO_LARGE', `the request body is larger than the ${limit} bytes allowed`),
-      );
+      return done(new ApiError('TOO_LARGE', `the request body is larger than the ${limit} bytes allowed`));
     }
     const release = bodies.reserve(clientKey(req), Math.min(length ?? limit, limit));
     if (release === 'client') {
@@ -162,7 +160,6 @@ export function gate(
     if (release === 'server') {
       return done(
         new ApiError(
-          503,
           'BUSY',
           'the server holds as many request bodies as it may; try again shortly',
           {},

@@ -8,6 +8,7 @@ import type { RuneConfig } from '../../config/schema.ts';
 import type { Logger } from '../../core/logger.ts';
 import { redact } from '../../core/redact.ts';
 import type { SqliteDatabase } from '../../core/sqlite.ts';
+import { API_CODES, codeOfStatus } from '../api-codes.ts';
 import type { Auth } from '../auth.ts';
 import type { ChatService } from '../chat.ts';
 import type { Collab } from '../collab.ts';
@@ -153,7 +154,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     },
   });
   app.decorateRequest('need', function need(this: FastifyRequest, needed: Role): Principal {
-    if (!this.principal) throw new ApiError(401, 'UNAUTHENTICATED', 'log in first');
+    if (!this.principal) throw new ApiError('UNAUTHENTICATED', 'log in first');
     if (!atLeast(this.principal.role, needed)) throw forbidden(`this needs the ${needed} role`);
     return this.principal;
   });
@@ -185,7 +186,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (header?.startsWith('Bearer ')) {
       const principal = auth.fromToken(header.slice(7).trim());
       if (!principal)
-        return done(new ApiError(401, 'UNAUTHENTICATED', 'the bearer token is unknown, expired or revoked'));
+        return done(new ApiError('UNAUTHENTICATED', 'the bearer token is unknown, expired or revoked'));
       req.principal = principal;
       return done();
     }
@@ -219,7 +220,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
         logger.error('notes.fsync_failed', {
           message: `${req.method} ${req.url.split('?')[0]}: ${(error as Error).message}`,
         });
-        reply.status(500).header('content-type', 'application/json; charset=utf-8');
+        reply.status(API_CODES.INTERNAL).header('content-type', 'application/json; charset=utf-8');
         reply.removeHeader('set-cookie');
         reply.removeHeader('location');
         done(
@@ -237,45 +238,46 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
   app.setErrorHandler((error, req, reply) => {
     // Refused before its body was read: the connection closes rather than read what was refused.
     if (bodyPending(req)) reply.header('connection', 'close');
-    if (error instanceof ApiError) {
-      reply.headers(error.headers);
-      return reply.status(error.status).send({ code: error.code, message: error.message, ...error.extra });
-    }
-    if (error instanceof BusyError) {
-      return reply
-        .status(503)
-        .header('Retry-After', '2')
-        .send({ code: 'BUSY', message: `the server is busy: ${error.message}; try again shortly` });
-    }
-    const fe = error as { statusCode?: number; code?: string; message: string };
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply
-        .status(413)
-        .send({ code: 'TOO_LARGE', message: 'the request body is larger than allowed' });
-    }
-    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.status(415).send({ code: 'UNSUPPORTED_MEDIA', message: fe.message });
-    }
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return reply.status(fe.statusCode).send({ code: 'BAD_REQUEST', message: redact(fe.message) });
-    }
-    // The path only: a query may carry what logs must not (an OAuth callback's code and state).
-    const where = `${req.method} ${req.url.split('?')[0]}`;
-    const storage = storageFailure(error);
-    if (storage) {
-      logger.error('notes.storage', { message: `${where}: not saved: ${redact(fe.message)}` });
-      reply.headers(storage.headers);
-      return reply.status(storage.status).send({ code: storage.code, message: storage.message });
-    }
-    logger.error('notes.internal', { message: `${where}: ${redact(fe.message)}` });
-    return reply.status(500).send({ code: 'INTERNAL', message: 'internal error (see the server log)' });
+    const answer = asApiError(error, logger, `${req.method} ${req.url.split('?')[0]}`);
+    reply.headers(answer.headers);
+    return reply.status(answer.status).send({ code: answer.code, message: answer.message, ...answer.extra });
   });
 
   app.setNotFoundHandler((req, reply) => {
-    reply
-      .status(404)
-      .send({ code: 'NOT_FOUND', message: `${req.method} ${req.url.split('?')[0]} not found` });
+    const answer = notFound(`${req.method} ${req.url.split('?')[0]}`);
+    reply.status(answer.status).send({ code: answer.code, message: answer.message });
   });
+}
+
+/**
+ * What an error thrown anywhere in a request answers: ours as they are, fastify's own by their
+ * status, a storage failure as its code, anything else as INTERNAL (logged, not shown). `where` is
+ * the method and path only: a query may carry what logs must not (an OAuth callback's code and state).
+ */
+function asApiError(error: unknown, logger: Logger, where: string): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof BusyError) {
+    return new ApiError(
+      'BUSY',
+      `the server is busy: ${error.message}; try again shortly`,
+      {},
+      { 'Retry-After': '2' },
+    );
+  }
+  const fe = error as { statusCode?: number; code?: string; message: string };
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new ApiError('TOO_LARGE', 'the request body is larger than allowed');
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('UNSUPPORTED_MEDIA', fe.message);
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError(codeOfStatus(fe.statusCode), redact(fe.message));
+  }
+  const storage = storageFailure(error);
+  if (storage) {
+    logger.error('notes.storage', { message: `${where}: not saved: ${redact(fe.message)}` });
+    return storage;
+  }
+  logger.error('notes.internal', { message: `${where}: ${redact(fe.message)}` });
+  return new ApiError('INTERNAL', 'internal error (see the server log)');
 }
 
 /** Registered once at the root; every route plugin sees its decorations and hooks. */

@@ -29,7 +29,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     const body = bodyObject(req.body);
     const name = checkNoteName(body.name);
     const isPublic = optionalBool(body, 'public') ?? false;
-    if (store.findNote(name)) throw new ApiError(409, 'CONFLICT', `a note named '${name}' exists`);
+    if (store.findNote(name)) throw new ApiError('CONFLICT', `a note named '${name}' exists`);
     const note = store.tx(() => {
       const created = store.createNote(name, isPublic);
       publishNote('note.created', created);
@@ -62,7 +62,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
       fields.model = body.model === null ? null : (body.model as string).trim();
     }
     if (fields.name && fields.name !== note.name && store.findNote(fields.name)) {
-      throw new ApiError(409, 'CONFLICT', `a note named '${fields.name}' exists`);
+      throw new ApiError('CONFLICT', `a note named '${fields.name}' exists`);
     }
     const updated = store.tx(() => {
       const row = store.updateNote(note.id, fields);
@@ -81,7 +81,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     const note = req.note(req.params.note, { deleted: purge });
     if (purge) {
       if (!note.deleted_at)
-        throw new ApiError(409, 'CONFLICT', 'delete the note first, then purge it from the trash');
+        throw new ApiError('CONFLICT', 'delete the note first, then purge it from the trash');
       const hashes = store.tx(() => {
         for (const file of store.listFiles(note.id, { publicOnly: false, deleted: true }))
           collab.close(file.id);
@@ -117,7 +117,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     const note = req.note(req.params.note, { deleted: true });
     if (!note.deleted_at) return toNote(note);
     if (store.findNote(note.name))
-      throw new ApiError(409, 'CONFLICT', `a note named '${note.name}' exists; rename it first`);
+      throw new ApiError('CONFLICT', `a note named '${note.name}' exists; rename it first`);
     const restored = store.tx(() => {
       const row = store.setNoteDeleted(note.id, false);
       publishNote('note.created', row);

@@ -16,8 +16,7 @@ export async function trashRoutes(app: FastifyInstance): Promise<void> {
     const note = req.note(req.params.note);
     const file = req.file(note, req.params.file, { deleted: purge });
     req.need(purge ? 'admin' : 'user');
-    if (purge && !file.deleted_at)
-      throw new ApiError(409, 'CONFLICT', 'delete the file first, then purge it');
+    if (purge && !file.deleted_at) throw new ApiError('CONFLICT', 'delete the file first, then purge it');
     store.tx(() => {
       // Live edits not yet in a revision become one first, so the trash holds the text as it was.
       collab.close(file.id);
@@ -42,7 +41,7 @@ export async function trashRoutes(app: FastifyInstance): Promise<void> {
     req.need('user');
     if (!file.deleted_at) return toFile(file, true);
     if (store.findFile(note.id, file.name))
-      throw new ApiError(409, 'CONFLICT', `a file named '${file.name}' exists; rename it first`);
+      throw new ApiError('CONFLICT', `a file named '${file.name}' exists; rename it first`);
     const restored = store.tx(() => {
       const row = store.setFileDeleted(file.id, false);
       publishFile('file.created', row);

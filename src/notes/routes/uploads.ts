@@ -13,7 +13,6 @@ import type { Params, Query } from './kit.ts';
 
 function tooLarge(max: number): ApiError {
   return new ApiError(
-    413,
     'TOO_LARGE',
     `the upload is larger than ${max / (1024 * 1024)} MiB (notes.max_upload_mb)`,
   );
@@ -40,7 +39,6 @@ export async function uploadRoutes(app: FastifyInstance): Promise<void> {
       throw rateLimited(5, 'your uploads in progress are at their limit (max_uploads_in_flight_mb_per_user)');
     if (release === 'server')
       throw new ApiError(
-        503,
         'BUSY',
         'the server receives as many uploads as it may; try again shortly',
         {},
