@@ -6,7 +6,8 @@ import { DEFAULTS, type RuneConfig } from '../config/schema.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createPolicyGate } from '../policy/gate.ts';
 import { toolAccess } from '../policy/test-helpers.ts';
-import type { ApprovalRequest, Confirmer, Grant, ToolCallForPolicy } from '../policy/types.ts';
+import type { ApprovalRequest, Grant, ToolCallForPolicy } from '../policy/types.ts';
+import { menuConfirmer } from './session-confirm.ts';
 import { commandPrefix, coveringGrant, grantFor, type SessionGrant } from './session-grants.ts';
 
 /** A question as the gate asks it: its grants are the suggestion, and `more` (what deciding again adds). */
@@ -141,56 +142,79 @@ describe('session grants', () => {
     },
   );
 
-  it('through the gate: a prefix approved for the session never grants a later line its write', async () => {
+  it('through the gate: a prefix approved for the session covers that prefix only, never a write or another subcommand', async () => {
     const root = mkdtempSync(join(tmpdir(), 'rune-grants-'));
     const home = join(root, 'home');
     const project = join(home, 'proj');
     mkdirSync(project, { recursive: true });
+    const env = { HOME: home, RUNE_HOME: join(home, '.rune') };
     const config = {
       ...DEFAULTS,
       mcp: [],
       policy: { ...DEFAULTS.policy, mode: 'confirm' },
     } as unknown as RuneConfig;
-    // The session confirmer's part that answers without asking (src/cli/session-confirm.ts).
+    // The session's menu: the first question is answered "yes, for this session", every later one no.
+    const asked: string[] = [];
     const grants: SessionGrant[] = [];
-    const asked: ApprovalRequest[] = [];
-    const confirmer: Confirmer = {
-      async confirm(call, request) {
-        if (coveringGrant(grants, call, request, project)) return { kind: 'allow', scope: 'session' };
-        asked.push(request);
-        const grant = grantFor(call, request, project);
-        if (!grant) return { kind: 'deny' };
-        grants.push(grant);
-        return { kind: 'allow', scope: 'session' };
+    const terminal = {
+      screen: { endLine: () => {} },
+      choose: async ({ choices }: { choices: { label: string }[] }) => {
+        asked.push(choices.map((choice) => choice.label).join(' | '));
+        return asked.length === 1
+          ? choices.findIndex((c) => c.label.startsWith('Yes, for this session'))
+          : undefined;
       },
     };
-    // A new gate each time, as after /mode, /allow, /trust or /new: the session's grants stay.
+    const confirmer = menuConfirmer(
+      () =>
+        ({
+          terminal,
+          style: { color: false },
+          write: () => {},
+          state: { grants },
+          setup: { cwd: project, env },
+        }) as never,
+    );
     const gate = () =>
       createPolicyGate({
         config,
         cwd: project,
-        env: { HOME: home, RUNE_HOME: join(home, '.rune') },
+        env,
         interactive: true,
         yes: false,
         confirmer,
         sessionId: 's1',
         logger: silentLogger,
       });
-    const run = (text: string) =>
-      gate().check({
+    const one = gate();
+    const check = (on: typeof one, text: string) =>
+      on.check({
         tool: 'execute_cmd',
         args: { cmd: text },
         source: 'builtin',
         access: toolAccess('execute_cmd'),
       });
-    expect(await run('git log -3')).toMatchObject({ kind: 'allow', rule: 'confirm.session' });
+    expect(await check(one, 'git log -3')).toMatchObject({ kind: 'allow' });
+    expect(asked[0]).toContain('Yes, for this session: commands starting with "git log"');
     expect(grants).toEqual([{ kind: 'command', prefix: 'git log' }]);
-    expect(await run('git log -1')).toMatchObject({ kind: 'allow', rule: 'confirm.session' });
+    expect(await check(one, 'git log -1')).toMatchObject({ kind: 'allow' });
     expect(asked).toHaveLength(1);
-    // The same prefix writing outside the writable paths is asked about again (and refused here).
-    const target = join(root, 'outside');
-    expect(await run(`git log --output=${target}`)).toMatchObject({ kind: 'deny', rule: 'confirm.no' });
+    // Another subcommand of the program is asked about (and refused here): the gate's lists did
+    // not get all of git for the session.
+    expect(await check(one, 'git push origin main')).toMatchObject({ kind: 'deny', rule: 'confirm.no' });
     expect(asked).toHaveLength(2);
-    expect(asked[1]!.grants).toContainEqual({ list: 'allowed_files_rw', value: target });
+    // The prefix writing outside the writable paths is asked about again, in this gate and in a
+    // new one (after /mode, /allow, /trust or /new the session's grants stay).
+    const target = join(root, 'outside');
+    for (const on of [one, gate()]) {
+      const before = asked.length;
+      expect(await check(on, `git log --output=${target}`)).toMatchObject({
+        kind: 'deny',
+        rule: 'confirm.no',
+      });
+      expect(asked).toHaveLength(before + 1);
+    }
+    expect(await check(gate(), 'git log -2')).toMatchObject({ kind: 'allow' });
+    expect(asked).toHaveLength(4);
   });
 });
