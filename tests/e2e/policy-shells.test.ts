@@ -21,7 +21,7 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const missing = ['strace', 'dash'].filter(
   (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0,
 );
-const LINES = Number(process.env.RUNE_SHELL_LINES ?? 2000);
+const LINES = Number(process.env.RUNE_SHELL_LINES ?? 3000);
 const CHUNKS = 8;
 
 /** Runs each [shell, script] in order under strace; `/bin/true mark-N` between runs tells them apart. */
