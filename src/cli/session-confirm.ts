@@ -8,7 +8,7 @@ import type { ApprovalAnswer, ApprovalRequest, Confirmer, Grant } from '../polic
 import { renderDiff } from './diff-view.ts';
 import { formatArguments, paint } from './format.ts';
 import type { SessionContext } from './session-context.ts';
-import { coveringGrant, describeGrant, grantFor } from './session-grants.ts';
+import { coveringGrant, describeGrant, grantFor, type SessionGrant } from './session-grants.ts';
 import type { Choice } from './tui/terminal.ts';
 
 type Parts = Pick<SessionContext, 'terminal' | 'style' | 'write' | 'state' | 'setup'>;
@@ -37,6 +37,15 @@ function showCall(parts: Parts, call: Parameters<Confirmer['confirm']>[0], reque
   }
 }
 
+/**
+ * What the gate is told for a session grant. A command prefix is kept here, not in the gate's lists:
+ * there its entry would be the whole program ('git' for "git log", so `git push` would run unasked),
+ * so each line the prefix covers is allowed once.
+ */
+function answerFor(grant: SessionGrant): ApprovalAnswer {
+  return { kind: 'allow', scope: grant.kind === 'command' ? 'once' : 'session' };
+}
+
 export function menuConfirmer(session: () => Parts): Confirmer {
   return {
     async confirm(call, request) {
@@ -47,7 +56,7 @@ export function menuConfirmer(session: () => Parts): Confirmer {
         write(
           `${paint(style, 'dim', `  allowed for this session (${describeGrant(covered, setup.cwd)})`)}\n`,
         );
-        return { kind: 'allow', scope: 'session' };
+        return answerFor(covered);
       }
       showCall(parts, call, request);
       const grant = grantFor(call, request, setup.cwd);
@@ -57,7 +66,7 @@ export function menuConfirmer(session: () => Parts): Confirmer {
       if (grant)
         choices.push({
           choice: { label: `Yes, for this session: ${describeGrant(grant, setup.cwd)}`, key: 's' },
-          answer: { kind: 'allow', scope: 'session' },
+          answer: answerFor(grant),
           grant,
         });
       else if (request.scopes.includes('session'))

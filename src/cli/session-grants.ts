@@ -4,14 +4,15 @@
 // Pure: the confirmer answers from these without asking again.
 import { dirname, relative, resolve } from 'node:path';
 import { isUnder } from '../core/paths.ts';
-import type { AllowlistSuggestion, AskDecision, ToolCallForPolicy } from '../policy/types.ts';
+import type { AllowlistSuggestion, ApprovalRequest, Grant, ToolCallForPolicy } from '../policy/types.ts';
 
 export type SessionGrant =
   | { kind: 'edits'; folder: string }
   | { kind: 'command'; prefix: string }
   | { kind: 'entry'; tool: string; suggestion: AllowlistSuggestion };
 
-type Ask = AskDecision;
+/** The question as the gate asks it: the decision and the entries approving it adds. */
+type Ask = Pick<ApprovalRequest, 'rule' | 'suggestion' | 'grants'>;
 
 const WRITE_TOOLS = new Set(['write_file', 'edit_file']);
 /** Shell syntax that chains, substitutes or redirects: such a command is asked about every time. */
@@ -29,8 +30,36 @@ export function commandPrefix(cmd: string): string | undefined {
   return program;
 }
 
+/**
+ * Whether approving the question adds nothing beyond what the session grant stands for: the
+ * program's allowed_commands entry for a command prefix, writes under the folder for edits, the one
+ * entry for an entry. Anything more (a write outside the folders, a read, a domain) is asked again.
+ */
+function standsFor(grant: SessionGrant, grants: readonly Grant[]): boolean {
+  return grants.every((entry) => addsNothingMore(grant, entry));
+}
+
+function addsNothingMore(grant: SessionGrant, entry: Grant): boolean {
+  switch (grant.kind) {
+    case 'command':
+      return entry.list === 'allowed_commands' && entry.value === grant.prefix.split(' ')[0];
+    case 'edits':
+      return (
+        (entry.list === 'allowed_files_rw' || entry.list === 'allowed_paths_rw') &&
+        isUnder(entry.value, grant.folder)
+      );
+    case 'entry':
+      return entry.list === grant.suggestion.list && entry.value === grant.suggestion.value;
+  }
+}
+
 /** The grant "yes, for this session" would make for this question, if one fits. */
 export function grantFor(call: ToolCallForPolicy, decision: Ask, cwd: string): SessionGrant | undefined {
+  const grant = candidate(call, decision, cwd);
+  return grant && standsFor(grant, decision.grants) ? grant : undefined;
+}
+
+function candidate(call: ToolCallForPolicy, decision: Ask, cwd: string): SessionGrant | undefined {
   if (call.source === 'builtin' && WRITE_TOOLS.has(call.tool)) {
     if (decision.rule !== 'path.not-allowed' || typeof call.args.path !== 'string') return undefined;
     const path = decision.suggestion?.value ?? resolve(cwd, call.args.path);
@@ -55,23 +84,33 @@ export function coveringGrant(
 ): SessionGrant | undefined {
   const wanted = grantFor(call, decision, cwd);
   if (!wanted) return undefined;
-  return grants.find((grant) => {
-    if (grant.kind === 'edits' && wanted.kind === 'edits') {
-      const path = decision.suggestion?.value ?? resolve(cwd, String(call.args.path));
-      return isUnder(path, grant.folder);
-    }
-    if (grant.kind === 'command' && wanted.kind === 'command') {
-      const cmd = String(call.args.cmd).trim();
-      return cmd === grant.prefix || cmd.startsWith(`${grant.prefix} `);
-    }
-    return (
-      grant.kind === 'entry' &&
-      wanted.kind === 'entry' &&
-      grant.tool === wanted.tool &&
-      grant.suggestion.list === wanted.suggestion.list &&
-      grant.suggestion.value === wanted.suggestion.value
-    );
-  });
+  return grants.find(
+    (grant) => standsFor(grant, decision.grants) && covers(grant, wanted, call, decision, cwd),
+  );
+}
+
+function covers(
+  grant: SessionGrant,
+  wanted: SessionGrant,
+  call: ToolCallForPolicy,
+  decision: Ask,
+  cwd: string,
+): boolean {
+  if (grant.kind === 'edits' && wanted.kind === 'edits') {
+    const path = decision.suggestion?.value ?? resolve(cwd, String(call.args.path));
+    return isUnder(path, grant.folder);
+  }
+  if (grant.kind === 'command' && wanted.kind === 'command') {
+    const cmd = String(call.args.cmd).trim();
+    return cmd === grant.prefix || cmd.startsWith(`${grant.prefix} `);
+  }
+  return (
+    grant.kind === 'entry' &&
+    wanted.kind === 'entry' &&
+    grant.tool === wanted.tool &&
+    grant.suggestion.list === wanted.suggestion.list &&
+    grant.suggestion.value === wanted.suggestion.value
+  );
 }
 
 /** How the menu and the transcript name a grant. */

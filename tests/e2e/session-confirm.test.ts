@@ -1,7 +1,7 @@
 // Confirm mode in a real terminal (tmux): one question per call the lists do not cover — yes once,
 // yes for this session (this folder's edits, or the command's prefix), always (saved in rune.toml,
 // comments kept), or no with what the model should do instead — the change shown before it.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -120,5 +120,36 @@ describe.skipIf(!hasTmux)('confirm mode (tmux)', () => {
     expect(after.match(/^\? execute_cmd/gm)).toHaveLength(1);
     expect(after).toMatch(/→ Always\n/);
     expect(after).toMatch(/> execute_cmd cmd="printf always-ok" \| allowed \(allowed_commands\)/);
+  });
+
+  it('"yes, for this session" for a command prefix covers that prefix only: not another subcommand, not a write', async () => {
+    const term = startSession('[policy]\nmode = "confirm"\n');
+    await term.waitFor('/help for commands');
+    const run = (cmd: string) => ({ toolCalls: [{ name: 'execute_cmd', arguments: { cmd } }] });
+    mock.script([
+      run('git log -1'),
+      run('git log -2'),
+      run('git status'),
+      run('git log --output=log.txt'),
+      { text: 'all done' },
+    ]);
+    term.type('look at the history');
+    let screen = await term.waitFor('4. No, and tell the model what to do instead');
+    expect(screen).toMatch(/2\. Yes, for this session: commands starting with "git log"/);
+    term.keys('s');
+    // git log -2 is covered; git status is asked about (the session did not get all of git).
+    screen = await term.waitFor(/git status[\s\S]*4\. No, and tell the model/);
+    expect(screen).toMatch(/allowed for this session \(commands starting with "git log"\)/);
+    term.keys('n');
+    await term.waitFor('what should the model do instead?');
+    term.keys('Enter');
+    // The prefix writing a file outside the writable paths is asked about again, and refused.
+    screen = await term.waitFor(/log\.txt[\s\S]*4\. No, and tell the model/);
+    term.keys('n');
+    await term.waitFor(/output=log\.txt"\n.*\n {2}→ No, and tell the model/);
+    term.keys('Enter');
+    await term.waitFor('all done');
+    expect(term.capture().match(/^\? execute_cmd/gm)).toHaveLength(3);
+    expect(existsSync(join(term.cwd, 'log.txt'))).toBe(false);
   });
 });
