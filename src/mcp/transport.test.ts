@@ -35,7 +35,9 @@ function fakeProcess(options: { exitOnStdinEnd?: boolean; ignoreTerm?: boolean }
       exit(null, signal);
     },
   };
-  return { process, stdout, stderr, written, kills, exit };
+  /** The exit as the parent sees it, before the pipes have been read to their ends. */
+  const exitSeen = (exitCode: number) => resolveExit({ exitCode, signal: null });
+  return { process, stdout, stderr, written, kills, exit, exitSeen };
 }
 
 const ping: JSONRPCMessage = { jsonrpc: '2.0', id: 1, method: 'ping' };
@@ -88,6 +90,24 @@ describe('SandboxedStdioTransport', () => {
     await expect(transport.send(ping)).rejects.toThrow(/not running/);
     await transport.close();
     expect(closes).toBe(1);
+  });
+
+  it('waits for stderr to end after the exit, so the error message quotes its last lines', async () => {
+    const fake = fakeProcess();
+    const transport = new SandboxedStdioTransport(() => fake.process);
+    let tailAtClose = '';
+    transport.onclose = () => {
+      tailAtClose = transport.stderr;
+    };
+    await transport.start();
+    // The exit is seen first; the last stderr line and stderr's end come a moment later.
+    fake.stdout.end();
+    fake.exitSeen(1);
+    await new Promise((r) => setTimeout(r, 20));
+    fake.stderr.write('started as search-server --api-key=x\n');
+    fake.stderr.end();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(tailAtClose).toContain('started as search-server');
   });
 
   it('close() ends stdin and does not kill a server that exits by itself', async () => {

@@ -1,5 +1,6 @@
 // An MCP stdio transport over a process the sandbox started: newline-delimited JSON-RPC on its
 // stdin/stdout. The SDK's own StdioClientTransport would spawn the server outside the sandbox.
+import type { Readable } from 'node:stream';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -22,8 +23,9 @@ export interface SandboxedStdioTransportOptions {
 }
 
 const STDERR_TAIL_BYTES = 4096;
-// After the process exits, stdout may still hold the last messages; wait this long for its end.
-const STDOUT_DRAIN_MS = 200;
+// After the process exits, stdout may still hold the last messages and stderr the last lines an
+// error message quotes; wait this long for their ends.
+const OUTPUT_DRAIN_MS = 200;
 
 export class SandboxedStdioTransport implements Transport {
   onclose?: () => void;
@@ -66,11 +68,8 @@ export class SandboxedStdioTransport implements Transport {
     if (this.process) throw new Error('SandboxedStdioTransport already started');
     const child = this.spawnProcess();
     this.process = child;
-    let stdoutEnded = false;
-    let stdoutEnd: (() => void) | undefined;
-    const stdoutDone = new Promise<void>((resolve) => {
-      stdoutEnd = resolve;
-    });
+    // Both ends, stdout's and stderr's: the exit can be seen before the last chunks are read.
+    const outputDone = Promise.all([ended(child.stdout), ended(child.stderr)]);
 
     child.stdout.on('data', (chunk: Buffer | string) => {
       try {
@@ -83,12 +82,6 @@ export class SandboxedStdioTransport implements Transport {
       }
       this.drain();
     });
-    const onEnd = () => {
-      stdoutEnded = true;
-      stdoutEnd?.();
-    };
-    child.stdout.on('end', onEnd);
-    child.stdout.on('close', onEnd);
     child.stdout.on('error', (error: Error) => this.onerror?.(error));
     // EPIPE when the server has gone: the exit handler reports it, this keeps Node from throwing.
     child.stdin.on('error', (error: Error) => this.onerror?.(error));
@@ -101,9 +94,7 @@ export class SandboxedStdioTransport implements Transport {
 
     void child.exited.then(async (info) => {
       this.exit = info;
-      if (!stdoutEnded) {
-        await Promise.race([stdoutDone, new Promise((resolve) => setTimeout(resolve, STDOUT_DRAIN_MS))]);
-      }
+      await Promise.race([outputDone, new Promise((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS))]);
       this.finish();
     });
   }
@@ -173,4 +164,14 @@ export class SandboxedStdioTransport implements Transport {
     this.readBuffer.clear();
     this.onclose?.();
   }
+}
+
+/** Resolves when `stream` has ended or closed (at once when it already has). */
+function ended(stream: NodeJS.ReadableStream): Promise<void> {
+  const state = stream as Partial<Readable>;
+  if (state.readableEnded || state.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+  });
 }
