@@ -132,7 +132,7 @@ function report(what: string, latencies: number[], attacker: Record<string, unkn
 
 const ADMIN = `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n`;
 /** The abusive client's requests really run (not refused by the per-address limit first). */
-const UNLIMITED = `[notes.limits]\nexpensive_per_minute = 1000000\nmax_streams_per_client = 1000\nmax_streams_per_note = 1000\n`;
+const UNLIMITED = `[notes.limits]\nexpensive_per_minute = 1000000\nfiles_per_minute = 1000000\nrevisions_per_minute = 1000000\nmax_streams_per_client = 1000\nmax_streams_per_note = 1000\n`;
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 
 function wordy(bytes: number, seed: number): string {
