@@ -24,9 +24,11 @@ class Site {
   token = '';
   private readonly env = cleanEnv();
   constructor(readonly home: string) {
+    // The per-person quotas (ADR 0038) are lifted: this test is about kills, and its actors create
+    // files and revisions faster than a person would.
     writeFileSync(
       join(home, 'rune.toml'),
-      `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\n`,
+      `[notes.local]\nadmins = ["ada:adapass1"]\nusers = ["uma:umapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\nfiles_per_minute = 100000\nrevisions_per_minute = 100000\nupload_mb_per_minute = 100000\n`,
     );
   }
   async start(): Promise<void> {
@@ -300,7 +302,7 @@ describe('rune notes: a kill while revisions compact the update log (binary)', (
     const site = new Site(tempDir('rune-notes-kill-compact-'));
     writeFileSync(
       join(site.home, 'rune.toml'),
-      `[notes]\nrevision_every_secs = 1\n[notes.local]\nadmins = ["ada:adapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\n`,
+      `[notes]\nrevision_every_secs = 1\n[notes.local]\nadmins = ["ada:adapass1"]\n[notes.limits]\ncollab_kb_per_second = 100000\nfiles_per_minute = 100000\nrevisions_per_minute = 100000\nupload_mb_per_minute = 100000\n`,
     );
     await site.start();
     await site.signInAsAdmin('typists');
