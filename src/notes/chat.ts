@@ -15,6 +15,7 @@ import { redact } from '../core/redact.ts';
 import { resolveRunPolicy } from '../policy/project.ts';
 import type { ApprovalAnswer } from '../policy/types.ts';
 import type { ChatMessage } from '../providers/types.ts';
+import type { ChatMessage as ApiChatMessage } from './api-types.ts';
 import { Approvals, UNANSWERED } from './approvals.ts';
 import { clip, notesTools } from './chat-tools.ts';
 import type { Collab } from './collab.ts';
@@ -24,7 +25,7 @@ import type { Principal } from './roles.ts';
 
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
 
-export function toMessage(row: ChatRow): Record<string, unknown> {
+export function toMessage(row: ChatRow): ApiChatMessage {
   return { ...row };
 }
 

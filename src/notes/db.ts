@@ -395,12 +395,12 @@ export class Store {
     if (noteId !== undefined) this.versions.touch(noteId);
   }
 
-  listRevisions(fileId: number): Omit<RevisionRow, 'content'>[] {
+  listRevisions(fileId: number): Array<Omit<RevisionRow, 'content'> & { size: number }> {
     return this.db
       .prepare(
         'select file_id, revision, author, created_at, length(cast(content as blob)) as size from revisions where file_id = ? order by revision desc',
       )
-      .all(fileId) as Omit<RevisionRow, 'content'>[];
+      .all(fileId) as Array<Omit<RevisionRow, 'content'> & { size: number }>;
   }
 
   revision(fileId: number, revision: number): RevisionRow | undefined {

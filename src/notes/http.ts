@@ -1,4 +1,4 @@
-// Small HTTP helpers shared by the notes routes: the `{code, message}` error, names, bodies.
+// Small HTTP helpers shared by the notes routes: the `{code, message}` error, names, content types.
 import { API_CODES, type ApiCode } from './api-codes.ts';
 
 export type { ApiCode };
@@ -84,26 +84,6 @@ export function checkFileName(value: unknown): string {
     );
   }
   return name;
-}
-
-export function optionalBool(body: Record<string, unknown>, key: string): boolean | undefined {
-  const value = body[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw badRequest(`${key}: expected true or false`);
-  return value;
-}
-
-export function requireString(body: Record<string, unknown>, key: string, max = 10_000_000): string {
-  const value = body[key];
-  if (typeof value !== 'string') throw badRequest(`${key}: expected a string`);
-  if (value.length > max) throw badRequest(`${key}: longer than ${max} characters`);
-  return value;
-}
-
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('expected a JSON object as the body');
-  return body as Record<string, unknown>;
 }
 
 /** Policy for every HTML page: no inline script anywhere. Inline styles stay for Mermaid and KaTeX. */

@@ -3,12 +3,14 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
+import { API } from '../api-routes.ts';
 import type { SessionSubject } from '../auth.ts';
 import { rateLimited } from '../guard.ts';
-import { ApiError, badRequest, bodyObject } from '../http.ts';
+import { ApiError } from '../http.ts';
 import type { LocalAccount } from '../local-accounts.ts';
 import type { Principal } from '../roles.ts';
-import { type Params, SESSION_COOKIE } from './kit.ts';
+import { type NotesContext, SESSION_COOKIE } from './kit.ts';
+import type { ZodApp, ZodProvider } from './schema.ts';
 
 const OAUTH_COOKIE = 'rune_oauth_state';
 /**
@@ -25,16 +27,26 @@ const DEVICE_MARKS_KEPT = 4;
 const SMALL_BODY = 16 * 1024;
 const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.provider });
 
-export async function authRoutes(app: FastifyInstance): Promise<void> {
-  const { auth, hub, oauth, limits, logger, secure, originOf } = app.notes;
+/** Health, who is asking, and which logins there are: reads anyone may make. */
+function identityRoutes(app: ZodApp, oauth: NotesContext['oauth']): void {
+  app.get('/healthz', { schema: API['GET /healthz'] }, async () => ({ ok: true as const, version: VERSION }));
 
-  app.get('/healthz', async () => ({ ok: true, version: VERSION }));
-
-  app.get('/api/me', async (req) => ({
+  app.get('/api/me', { schema: API['GET /api/me'] }, async (req) => ({
     user: req.principal ? userOf(req.principal) : null,
     role: req.role,
     csrf_token: req.principal?.csrf ?? null,
   }));
+
+  app.get('/auth/providers', { schema: API['GET /auth/providers'] }, async () => ({
+    local: true as const,
+    ...oauth.list(),
+  }));
+}
+
+export async function authRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
+  const { auth, hub, oauth, limits, logger, secure, originOf } = app.notes;
+  identityRoutes(app, oauth);
 
   const cookieOptions = (req: FastifyRequest, maxAge: number, path = '/') => ({
     path,
@@ -121,13 +133,14 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
 
   app.post(
     '/auth/local',
-    { preHandler: loginLimits, bodyLimit: SMALL_BODY, config: { need: 'anyone' } },
+    {
+      preHandler: loginLimits,
+      bodyLimit: SMALL_BODY,
+      config: { need: 'anyone' },
+      schema: API['POST /auth/local'],
+    },
     async (req, reply) => {
-      const body = bodyObject(req.body);
-      const username = typeof body.username === 'string' ? body.username.trim() : '';
-      const password = typeof body.password === 'string' ? body.password : '';
-      if (!username || !password) throw badRequest('username and password are required');
-      if (password.length > 1024) throw badRequest('password: longer than 1024 characters');
+      const { username, password } = req.body;
       const account = await auth.checkLocal(username, password);
       const current = account ? auth.roleOf(`local:${account.name}`) : null;
       if (!account || !current) {
@@ -147,21 +160,24 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
       const wantsJson =
         String(req.headers.accept ?? '').includes('application/json') ||
         req.headers['content-type']?.includes('json');
-      if (!wantsJson) return reply.status(303).header('Location', '/').send();
+      // A form's login answers a redirect, outside the declared JSON answer.
+      if (!wantsJson) return (reply as FastifyReply).status(303).header('Location', '/').send();
       return { user: { name: account.name, role: current, provider: 'local' }, csrf_token: session.csrf };
     },
   );
 
-  app.post('/auth/logout', { bodyLimit: SMALL_BODY, config: { need: 'anyone' } }, async (req, reply) => {
-    if (req.principal?.sessionHash) {
-      auth.endSession(req.principal.sessionHash);
-      hub.recheck();
-    }
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(req, 0));
-    return { ok: true };
-  });
-
-  app.get('/auth/providers', async () => ({ local: true, ...oauth.list() }));
+  app.post(
+    '/auth/logout',
+    { bodyLimit: SMALL_BODY, config: { need: 'anyone' }, schema: API['POST /auth/logout'] },
+    async (req, reply) => {
+      if (req.principal?.sessionHash) {
+        auth.endSession(req.principal.sessionHash);
+        hub.recheck();
+      }
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(req, 0));
+      return { ok: true };
+    },
+  );
 
   const startExternal = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const { url, state } = await oauth.start(name, originOf(req));
@@ -186,14 +202,22 @@ export async function authRoutes(app: FastifyInstance): Promise<void> {
     reply.clearCookie(OAUTH_COOKIE, cookieOptions(req, 0, '/auth/'));
     return reply.redirect('/', 303);
   };
-  app.get<Params<'name'>>('/auth/oauth/:name/start', (req, reply) =>
+  app.get('/auth/oauth/:name/start', { schema: API['GET /auth/oauth/:name/start'] }, (req, reply) =>
     startExternal(req.params.name, req, reply),
   );
   // The callbacks record the identity and start a session: answered once that is durable.
   const committing = { config: { acknowledges: true } };
-  app.get<Params<'name'>>('/auth/oauth/:name/callback', committing, (req, reply) =>
-    finishExternal(req.params.name, req, reply),
+  app.get(
+    '/auth/oauth/:name/callback',
+    { ...committing, schema: API['GET /auth/oauth/:name/callback'] },
+    (req, reply) => finishExternal(req.params.name, req, reply),
   );
-  app.get('/auth/github/start', (req, reply) => startExternal('github', req, reply));
-  app.get('/auth/github/callback', committing, (req, reply) => finishExternal('github', req, reply));
+  app.get('/auth/github/start', { schema: API['GET /auth/github/start'] }, (req, reply) =>
+    startExternal('github', req, reply),
+  );
+  app.get(
+    '/auth/github/callback',
+    { ...committing, schema: API['GET /auth/github/callback'] },
+    (req, reply) => finishExternal('github', req, reply),
+  );
 }

@@ -1,15 +1,14 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { API } from '../api-routes.ts';
 import { tooLarge } from '../collab.ts';
 import { rateLimited } from '../guard.ts';
-import { badRequest, bodyObject, optionalBool, requireString } from '../http.ts';
+import { badRequest } from '../http.ts';
 import { ByteBudget } from '../limits.ts';
 import { stampClientId } from '../presence.ts';
 import { atLeast } from '../roles.ts';
-import type { Params } from './kit.ts';
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+import type { ZodProvider } from './schema.ts';
 
 /** What the smallest update costs of a person's byte budget (the web editor batches keys per 50 ms). */
 export const UPDATE_FLOOR_BYTES = 2048;
@@ -17,17 +16,22 @@ export const UPDATE_FLOOR_BYTES = 2048;
 /** Presence is for anyone who can see the note, and small: a stranger's body is bounded before it is read. */
 const PRESENCE = { bodyLimit: 16 * 1024, config: { need: 'anyone' as const } };
 
-export async function collabRoutes(app: FastifyInstance): Promise<void> {
+export async function collabRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { collab, hub, limits } = app.notes;
   // Every update is sent on to every watcher of the note: what one editor sends is bounded in
   // bytes per second, so no one multiplies traffic by the number of watchers at will.
   const budget = new ByteBudget(limits.collabBytesPerSecond, app.notes.clock);
 
-  app.get<Params<'note' | 'file'>>('/api/notes/:note/files/:file/collab', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    return collab.state(file);
-  });
+  app.get(
+    '/api/notes/:note/files/:file/collab',
+    { schema: API['GET /api/notes/:note/files/:file/collab'] },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      return collab.state(file);
+    },
+  );
 
   // Taken before the body is read or parsed: a client past its budget costs a 429, not a parse.
   const spend = async (req: FastifyRequest) => {
@@ -46,22 +50,19 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
       throw rateLimited(wait, 'collaborative updates are coming faster than the server passes them on');
   };
 
-  app.post<Params<'note' | 'file'>>(
+  app.post(
     '/api/notes/:note/files/:file/collab',
-    { onRequest: spend, config: { need: 'user' } },
+    { onRequest: spend, config: { need: 'user' }, schema: API['POST /api/notes/:note/files/:file/collab'] },
     async (req) => {
       const note = req.note(req.params.note);
       const file = req.file(note, req.params.file);
       const user = req.need('user');
-      const body = bodyObject(req.body);
-      const update = requireString(body, 'update');
+      const { update, client_id: chosen = '' } = req.body;
       if (update.length > Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4) {
         throw tooLarge(
           `update: more than the ${limits.maxUpdateBytes} bytes one update may have; send smaller batches`,
         );
       }
-      const chosen = body.client_id === undefined ? '' : requireString(body, 'client_id', 64);
-      if (!BASE64.test(update)) throw badRequest('update: expected base64');
       // Returns once the update is committed to the update log: the answer means it is kept.
       // Broadcast under the id the server stamps for this person and tab, never the one sent.
       collab.apply(file, Buffer.from(update, 'base64'), user, stampClientId(user.subject, chosen));
@@ -69,38 +70,36 @@ export async function collabRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<Params<'note'>>('/api/notes/:note/presence', PRESENCE, async (req) => {
-    const note = req.note(req.params.note);
-    const body = bodyObject(req.body);
-    const clientId = requireString(body, 'client_id', 64);
-    let fileId: number | null = null;
-    if (body.file_id !== undefined && body.file_id !== null) {
-      if (typeof body.file_id !== 'number' || !Number.isSafeInteger(body.file_id)) {
-        throw badRequest('file_id: expected a number or null');
+  app.post(
+    '/api/notes/:note/presence',
+    { ...PRESENCE, schema: API['POST /api/notes/:note/presence'] },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const { client_id: clientId, file_id: fileRef, typing = false, state: sent } = req.body;
+      let fileId: number | null = null;
+      if (fileRef !== undefined && fileRef !== null) {
+        // A file of this note the caller may see (else 404, as for any lookup of it): presence must
+        // not tell watchers that someone is in a file they were never shown.
+        fileId = req.file(note, String(fileRef)).id;
       }
-      // A file of this note the caller may see (else 404, as for any lookup of it): presence must
-      // not tell watchers that someone is in a file they were never shown.
-      fileId = req.file(note, String(body.file_id)).id;
-    }
-    const typing = optionalBool(body, 'typing') ?? false;
-    let state: Record<string, unknown> | null | undefined;
-    if (body.state !== undefined) {
-      if (body.state !== null && (typeof body.state !== 'object' || Array.isArray(body.state))) {
-        throw badRequest('state: expected a JSON object or null');
+      let state: Record<string, unknown> | null | undefined;
+      if (sent !== undefined) {
+        const bytes = Buffer.byteLength(JSON.stringify(sent));
+        if (bytes > limits.presenceStateBytes) {
+          throw badRequest(
+            `state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`,
+          );
+        }
+        // Guests and anonymous readers cannot edit: their cursors are nobody's business, and others
+        // never receive what they attach (docs/notes-api.md, Presence).
+        state = atLeast(req.role, 'user') ? sent : null;
       }
-      const bytes = Buffer.byteLength(JSON.stringify(body.state));
-      if (bytes > limits.presenceStateBytes) {
-        throw badRequest(`state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`);
-      }
-      // Guests and anonymous readers cannot edit: their cursors are nobody's business, and others
-      // never receive what they attach (docs/notes-api.md, Presence).
-      state = atLeast(req.role, 'user') ? (body.state as Record<string, unknown> | null) : null;
-    }
-    const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
-      file_id: fileId,
-      typing,
-      ...(state !== undefined ? { state } : {}),
-    });
-    return { ok };
-  });
+      const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
+        file_id: fileId,
+        typing,
+        ...(state !== undefined ? { state } : {}),
+      });
+      return { ok };
+    },
+  );
 }

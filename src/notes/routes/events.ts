@@ -2,6 +2,7 @@
 // may be open is bounded (in all, per client address, per note): past that, 429.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as Y from 'yjs';
+import { API } from '../api-routes.ts';
 import type { FileRow, NoteRow } from '../db.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest } from '../http.ts';
@@ -48,9 +49,9 @@ function syncRequest(
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
   const { hub, collab } = app.notes;
 
-  app.get<Query>('/api/events', (req, reply) => {
+  // Typed by hand (`Query`): the answer is a stream the handler writes itself (hijacked).
+  app.get<Query>('/api/events', { schema: API['GET /api/events'] }, (req, reply) => {
     const q = req.query;
-    if (q.note_id !== undefined && typeof q.note_id !== 'string') throw badRequest('note_id: give it once');
     const note = q.note_id ? req.note(q.note_id) : null;
     const sync = syncRequest(req, note);
     const lastHeader = req.headers['last-event-id'] ?? q.last_event_id;

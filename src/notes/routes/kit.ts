@@ -25,6 +25,7 @@ import { storageFailure } from '../storage.ts';
 import type { UploadStore } from '../uploads.ts';
 import { BusyError, type TaskRunner } from '../worker-pool.ts';
 import { bodyPending, gate, MUTATING } from './gate.ts';
+import { useZodSchemas } from './schema.ts';
 
 export const SESSION_COOKIE = 'rune_session';
 
@@ -173,6 +174,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
   );
 
   bodyParsers(app);
+  useZodSchemas(app);
 
   // Who is asking: a bearer token, else the session cookie. A bad bearer token is an error, not
   // anonymity. A query parameter means one value: given twice it arrives as an array, which no

@@ -2,33 +2,32 @@
 
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { API } from '../api-routes.ts';
 import { toFile, toNote } from '../db.ts';
 import { type Pace, tarNote, zipNote } from '../export.ts';
 import { rateLimited } from '../guard.ts';
-import { ApiError, badRequest, bodyObject, checkNoteName, optionalBool } from '../http.ts';
+import { ApiError } from '../http.ts';
 import { ByteBudget } from '../limits.ts';
 import { atLeast } from '../roles.ts';
 import { ADMIN, clientKey } from './gate.ts';
-import type { Params, Query } from './kit.ts';
-import { expensive, single } from './limits.ts';
+import { expensive } from './limits.ts';
+import type { ZodProvider } from './schema.ts';
 
-export async function noteRoutes(app: FastifyInstance): Promise<void> {
+export async function noteRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { store, hub, collab, chat, db, uploads, publishNote, limits } = app.notes;
   const exportCpu = new ByteBudget(limits.exportCpuMsPerMinute / 60, app.notes.clock, 60);
 
-  app.get<Query>('/api/notes', async (req) => {
-    const q = req.query;
-    const deleted = q.deleted === '1' || q.deleted === 'true';
+  app.get('/api/notes', { schema: API['GET /api/notes'] }, async (req) => {
+    const { deleted } = req.query;
     if (deleted) req.need('admin');
     const publicOnly = !atLeast(req.role, 'user');
     return { notes: store.listNotes({ publicOnly, deleted }).map(toNote) };
   });
 
-  app.post('/api/notes', ADMIN, async (req, reply) => {
+  app.post('/api/notes', { ...ADMIN, schema: API['POST /api/notes'] }, async (req, reply) => {
     req.need('admin');
-    const body = bodyObject(req.body);
-    const name = checkNoteName(body.name);
-    const isPublic = optionalBool(body, 'public') ?? false;
+    const { name, public: isPublic = false } = req.body;
     if (store.findNote(name)) throw new ApiError('CONFLICT', `a note named '${name}' exists`);
     const note = store.tx(() => {
       const created = store.createNote(name, isPublic);
@@ -38,7 +37,7 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return reply.status(201).send(toNote(note));
   });
 
-  app.get<Params<'note'>>('/api/notes/:note', async (req) => {
+  app.get('/api/notes/:note', { schema: API['GET /api/notes/:note'] }, async (req) => {
     const note = req.note(req.params.note);
     const publicOnly = !atLeast(req.role, 'user');
     return {
@@ -47,20 +46,14 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.patch<Params<'note'>>('/api/notes/:note', ADMIN, async (req) => {
+  app.patch('/api/notes/:note', { ...ADMIN, schema: API['PATCH /api/notes/:note'] }, async (req) => {
     const note = req.note(req.params.note);
     req.need('admin');
-    const body = bodyObject(req.body);
     const fields: { name?: string; public?: boolean; model?: string | null } = {};
-    if (body.name !== undefined) fields.name = checkNoteName(body.name);
-    const pub = optionalBool(body, 'public');
+    const { name, public: pub, model } = req.body;
+    if (name !== undefined) fields.name = name;
     if (pub !== undefined) fields.public = pub;
-    if (body.model !== undefined) {
-      if (body.model !== null && (typeof body.model !== 'string' || !body.model.trim())) {
-        throw badRequest('model: expected a model name or null');
-      }
-      fields.model = body.model === null ? null : (body.model as string).trim();
-    }
+    if (model !== undefined) fields.model = model;
     if (fields.name && fields.name !== note.name && store.findNote(fields.name)) {
       throw new ApiError('CONFLICT', `a note named '${fields.name}' exists`);
     }
@@ -74,9 +67,8 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return toNote(updated);
   });
 
-  app.delete<Params<'note'> & Query>('/api/notes/:note', ADMIN, async (req) => {
-    const q = req.query;
-    const purge = q.purge === '1' || q.purge === 'true';
+  app.delete('/api/notes/:note', { ...ADMIN, schema: API['DELETE /api/notes/:note'] }, async (req) => {
+    const { purge } = req.query;
     req.need('admin');
     const note = req.note(req.params.note, { deleted: purge });
     if (purge) {
@@ -112,27 +104,30 @@ export async function noteRoutes(app: FastifyInstance): Promise<void> {
     return { ok: true };
   });
 
-  app.post<Params<'note'>>('/api/notes/:note/restore', ADMIN, async (req) => {
-    req.need('admin');
-    const note = req.note(req.params.note, { deleted: true });
-    if (!note.deleted_at) return toNote(note);
-    if (store.findNote(note.name))
-      throw new ApiError('CONFLICT', `a note named '${note.name}' exists; rename it first`);
-    const restored = store.tx(() => {
-      const row = store.setNoteDeleted(note.id, false);
-      publishNote('note.created', row);
-      return row;
-    });
-    return toNote(restored);
-  });
+  app.post(
+    '/api/notes/:note/restore',
+    { ...ADMIN, schema: API['POST /api/notes/:note/restore'] },
+    async (req) => {
+      req.need('admin');
+      const note = req.note(req.params.note, { deleted: true });
+      if (!note.deleted_at) return toNote(note);
+      if (store.findNote(note.name))
+        throw new ApiError('CONFLICT', `a note named '${note.name}' exists; rename it first`);
+      const restored = store.tx(() => {
+        const row = store.setNoteDeleted(note.id, false);
+        publishNote('note.created', row);
+        return row;
+      });
+      return toNote(restored);
+    },
+  );
 
-  app.get<Params<'note'> & Query>(
+  app.get(
     '/api/notes/:note/export',
-    { config: expensive(limits) },
+    { config: expensive(limits), schema: API['GET /api/notes/:note/export'] },
     async (req, reply) => {
       const note = req.note(req.params.note);
-      const format = single(req.query.format, 'format') ?? 'zip';
-      if (format !== 'zip' && format !== 'tar') throw badRequest('format: zip or tar');
+      const { format } = req.query;
       // Compressing costs CPU: each client (person, or address) has a budget of it per minute.
       const spent = exportCpu.waitFor(clientKey(req), 1);
       if (spent > 0)

@@ -1,45 +1,47 @@
 // The revision history of a file: list, view, diff (off the event loop, with a budget) and restore.
 import type { FastifyInstance } from 'fastify';
+import { API } from '../api-routes.ts';
 import { toFile } from '../db.ts';
-import { badRequest, notFound } from '../http.ts';
+import { notFound } from '../http.ts';
 import { USER } from './gate.ts';
-import type { Params, Query } from './kit.ts';
-import { asker, expensive, single } from './limits.ts';
+import { asker, expensive } from './limits.ts';
+import type { ZodProvider } from './schema.ts';
 
-type FileP = Params<'note' | 'file'>;
-type RevP = Params<'note' | 'file' | 'rev'>;
-
-const revisionNumber = (value: string): number => {
-  if (!/^\d{1,15}$/.test(value)) throw badRequest('revision: expected a number');
-  return Number(value);
-};
-
-export async function revisionRoutes(app: FastifyInstance): Promise<void> {
+export async function revisionRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { store, collab, tasks, limits, quotas } = app.notes;
 
-  app.get<FileP>('/api/notes/:note/files/:file/revisions', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    return { revisions: store.listRevisions(file.id) };
-  });
-
-  app.get<RevP>('/api/notes/:note/files/:file/revisions/:rev', async (req) => {
-    const note = req.note(req.params.note);
-    const file = req.file(note, req.params.file);
-    const rev = store.revision(file.id, revisionNumber(req.params.rev));
-    if (!rev) throw notFound(`revision ${req.params.rev}`);
-    return { ...rev, size: Buffer.byteLength(rev.content) };
-  });
-
-  app.get<RevP & Query>(
-    '/api/notes/:note/files/:file/revisions/:rev/diff',
-    { config: expensive(limits) },
+  app.get(
+    '/api/notes/:note/files/:file/revisions',
+    { schema: API['GET /api/notes/:note/files/:file/revisions'] },
     async (req) => {
       const note = req.note(req.params.note);
       const file = req.file(note, req.params.file);
-      const to = revisionNumber(req.params.rev);
-      const against = single(req.query.against, 'against');
-      const from = against === undefined ? to - 1 : revisionNumber(against);
+      return { revisions: store.listRevisions(file.id) };
+    },
+  );
+
+  app.get(
+    '/api/notes/:note/files/:file/revisions/:rev',
+    { schema: API['GET /api/notes/:note/files/:file/revisions/:rev'] },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const rev = store.revision(file.id, Number(req.params.rev));
+      if (!rev) throw notFound(`revision ${req.params.rev}`);
+      return { ...rev, size: Buffer.byteLength(rev.content) };
+    },
+  );
+
+  app.get(
+    '/api/notes/:note/files/:file/revisions/:rev/diff',
+    { config: expensive(limits), schema: API['GET /api/notes/:note/files/:file/revisions/:rev/diff'] },
+    async (req) => {
+      const note = req.note(req.params.note);
+      const file = req.file(note, req.params.file);
+      const to = Number(req.params.rev);
+      const { against } = req.query;
+      const from = against === undefined ? to - 1 : Number(against);
       const newer = store.revision(file.id, to);
       if (!newer) throw notFound(`revision ${to}`);
       const older = from >= 1 ? store.revision(file.id, from) : undefined;
@@ -61,14 +63,18 @@ export async function revisionRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<RevP>(
+  app.post(
     '/api/notes/:note/files/:file/revisions/:rev/restore',
-    { ...USER, onRequest: quotas.hook('revisions') },
+    {
+      ...USER,
+      onRequest: quotas.hook('revisions'),
+      schema: API['POST /api/notes/:note/files/:file/revisions/:rev/restore'],
+    },
     async (req) => {
       const note = req.note(req.params.note);
       const file = req.file(note, req.params.file);
       const user = req.need('user');
-      const rev = store.revision(file.id, revisionNumber(req.params.rev));
+      const rev = store.revision(file.id, Number(req.params.rev));
       if (!rev) throw notFound(`revision ${req.params.rev}`);
       const saved = collab.replace(file, rev.content, user.name);
       return toFile(saved, true);

@@ -1,22 +1,21 @@
 // Full-text search over files and chats, only within what the caller may see. The query is
 // checked at the boundary; the search itself runs in a worker under a time budget (search.ts).
 import type { FastifyInstance } from 'fastify';
+import { API } from '../api-routes.ts';
 import { badRequest } from '../http.ts';
 import { atLeast } from '../roles.ts';
 import { parseQuery } from '../search.ts';
-import type { Query } from './kit.ts';
-import { asker, expensive, single } from './limits.ts';
+import { asker, expensive } from './limits.ts';
+import type { ZodProvider } from './schema.ts';
 
-export async function searchRoutes(app: FastifyInstance): Promise<void> {
+export async function searchRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { tasks, limits, searchIndex } = app.notes;
 
-  app.get<Query>('/api/search', { config: expensive(limits) }, async (req) => {
-    const q = req.query;
-    const parsed = parseQuery(single(q.q, 'q') ?? '', limits);
+  app.get('/api/search', { config: expensive(limits), schema: API['GET /api/search'] }, async (req) => {
+    const { q, limit, note: noteRef } = req.query;
+    const parsed = parseQuery(q ?? '', limits);
     if (!parsed.ok) throw badRequest(parsed.message);
-    const limitText = single(q.limit, 'limit');
-    const limit = Math.min(Math.max(Number(limitText ?? 20) || 20, 1), 100);
-    const noteRef = single(q.note, 'note');
     const note = noteRef ? req.note(noteRef) : undefined;
     const publicOnly = !atLeast(req.role, 'user');
     // What was saved a moment ago is found: a short queue is indexed now (a long one, after a

@@ -1,15 +1,17 @@
 // Users (admin): who can log in or has logged in, and role changes that take effect at once,
 // event streams included.
 import type { FastifyInstance } from 'fastify';
-import { badRequest, bodyObject } from '../http.ts';
-import { ROLES, type Role } from '../roles.ts';
+import { API } from '../api-routes.ts';
+import { badRequest } from '../http.ts';
+import type { Role } from '../roles.ts';
 import { ADMIN } from './gate.ts';
-import type { Params } from './kit.ts';
+import type { ZodProvider } from './schema.ts';
 
-export async function userRoutes(app: FastifyInstance): Promise<void> {
+export async function userRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { auth, hub, db } = app.notes;
 
-  app.get('/api/users', async (req) => {
+  app.get('/api/users', { schema: API['GET /api/users'] }, async (req) => {
     req.need('admin');
     const local = [...auth.accounts.values()].map((a) => ({
       subject: `local:${a.name}`,
@@ -30,17 +32,12 @@ export async function userRoutes(app: FastifyInstance): Promise<void> {
     return { users: [...local, ...current] };
   });
 
-  app.patch<Params<'id'>>('/api/users/:id', ADMIN, async (req) => {
+  app.patch('/api/users/:subject', { ...ADMIN, schema: API['PATCH /api/users/:subject'] }, async (req) => {
     const admin = req.need('admin');
-    const subject = req.params.id;
-    const body = bodyObject(req.body);
-    const newRole = body.role;
-    if (typeof newRole !== 'string' || !(ROLES as readonly string[]).includes(newRole)) {
-      throw badRequest('role: expected guest, user or admin');
-    }
+    const { subject } = req.params;
+    const { role: newRole } = req.body;
     if (subject === admin.subject && newRole !== 'admin') throw badRequest('you cannot demote yourself');
-    if (subject.length > 512) throw badRequest('subject: longer than any subject can be');
-    auth.setRole(subject, newRole as Role);
+    auth.setRole(subject, newRole);
     hub.recheck();
     return { subject, role: newRole };
   });
