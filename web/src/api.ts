@@ -63,11 +63,47 @@ export async function api<T = Record<string, unknown>>(
   return data as T;
 }
 
-export interface User {
-  name: string;
-  role: Role;
-  provider: string;
+type Routes = import('../../src/notes/api-routes.ts').ApiRoutes;
+/** A route of the notes API as the server declares it: "METHOD /path/:param". */
+export type Route = keyof Routes;
+type Part<K extends Route, P extends string> = Routes[K] extends Record<P, infer S> ? S : undefined;
+type In<S> = S extends { _zod: { input: infer T } } ? T : never;
+/** The path parameters of a route, by name (`:note` → `note`). */
+export type ParamsOf<K extends Route> = {
+  [P in K extends `${string} ${infer Path}` ? ParamNames<Path> : never]: string | number;
+};
+type ParamNames<Path> = Path extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : Path extends `${string}:${infer Name}`
+    ? Name
+    : never;
+/** What a route takes as its JSON body. */
+export type BodyOf<K extends Route> = In<Part<K, 'body'>>;
+/** What a route answers on success (its 2xx JSON). */
+export type ReplyOf<K extends Route> =
+  Part<K, 'response'> extends infer R
+    ? R extends Record<number, unknown>
+      ? In<R[keyof R]>
+      : undefined
+    : never;
+
+/**
+ * A call of a declared route, typed from its declaration (src/notes/api-routes.ts): `params`
+ * fill the path, `body` and the answer have the declared shapes; `query` is added as it is.
+ */
+export function call<K extends Route>(
+  route: K,
+  params: ParamsOf<K>,
+  body?: BodyOf<K>,
+  query = '',
+): Promise<ReplyOf<K>> {
+  const [method, pattern] = (route as string).split(' ') as [string, string];
+  const values = params as Record<string, string | number>;
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => enc(String(values[name])));
+  return api<ReplyOf<K>>(method, `${path}${query}`, body);
 }
+
+export type User = import('../../src/notes/api-types.ts').User;
 export type Role = 'anonymous' | 'guest' | 'user' | 'admin';
 export type { Approval, FileInfo, Note } from '../../src/notes/api-types.ts';
 export interface Revision {

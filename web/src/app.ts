@@ -2,7 +2,7 @@
 // editor with live preview, chat with the agent, presence, revisions, search, uploads). The
 // workspace is loaded on demand (note-view.ts and editor.ts are separate chunks).
 // Plain DOM, no framework; every piece of user text goes in as text or through render.ts.
-import { ApiError, api, enc, type Note, type Role, rank, setCsrfToken, type User } from './api.ts';
+import { ApiError, call, enc, type Note, type Role, rank, setCsrfToken, type User } from './api.ts';
 import { $, ago, clear, h } from './dom.ts';
 import { EventStream } from './events.ts';
 import type { NoteView } from './note-view.ts';
@@ -21,7 +21,7 @@ const session: Session = {
 let teardown: (() => void) | null = null;
 
 async function loadMe(): Promise<void> {
-  const me = await api<{ user: User | null; role: Role; csrf_token: string | null }>('GET', '/api/me');
+  const me = await call('GET /api/me', {});
   session.user = me.user;
   session.role = me.role;
   setCsrfToken(me.csrf_token);
@@ -65,7 +65,7 @@ function renderTopbar(): void {
 
 async function logout(): Promise<void> {
   try {
-    await api('POST', '/auth/logout');
+    await call('POST /auth/logout', {});
   } catch (error) {
     toast(error);
   }
@@ -97,10 +97,14 @@ function loginView(view: HTMLElement): void {
         event.preventDefault();
         error.textContent = '';
         try {
-          const result = await api<{ user: User; csrf_token: string }>('POST', '/auth/local', {
-            username: username.value,
-            password: password.value,
-          });
+          const result = await call(
+            'POST /auth/local',
+            {},
+            {
+              username: username.value,
+              password: password.value,
+            },
+          );
           setCsrfToken(result.csrf_token);
           await loadMe();
           location.hash = '#/';
@@ -128,7 +132,7 @@ function loginView(view: HTMLElement): void {
     ),
   );
   clear(view, form);
-  api<{ oauth: { name: string; url: string }[]; github: string | null }>('GET', '/auth/providers')
+  call('GET /auth/providers', {})
     .then((list) => {
       for (const provider of list.oauth) {
         providers.append(h('a', { class: 'button', href: provider.url }, `Log in with ${provider.name}`));
@@ -144,7 +148,7 @@ async function homeView(view: HTMLElement): Promise<() => void> {
   const list = h('ul', { class: 'note-list' });
   const isAdmin = session.role === 'admin';
   const load = async () => {
-    const { notes } = await api<{ notes: Note[] }>('GET', trash ? '/api/notes?deleted=1' : '/api/notes');
+    const { notes } = await call('GET /api/notes', {}, undefined, trash ? '?deleted=1' : '');
     clear(
       list,
       notes.length === 0
@@ -180,10 +184,14 @@ async function homeView(view: HTMLElement): Promise<() => void> {
               onsubmit: async (event: Event) => {
                 event.preventDefault();
                 try {
-                  const note = await api<Note>('POST', '/api/notes', {
-                    name: name.value.trim(),
-                    public: isPublic.checked,
-                  });
+                  const note = await call(
+                    'POST /api/notes',
+                    {},
+                    {
+                      name: name.value.trim(),
+                      public: isPublic.checked,
+                    },
+                  );
                   name.value = '';
                   location.hash = `#/n/${enc(note.name)}`;
                 } catch (error) {
@@ -255,15 +263,15 @@ function noteItem(note: Note, trash: boolean, reload: () => Promise<void>): HTML
           'span',
           { class: 'actions' },
           act(note.public ? 'Make private' : 'Make public', () =>
-            api('PATCH', `/api/notes/${note.id}`, { public: !note.public }),
+            call('PATCH /api/notes/:note', { note: note.id }, { public: !note.public }),
           ),
           act('Rename', async () => {
             const name = prompt('New name of the note', note.name);
-            if (name && name !== note.name) await api('PATCH', `/api/notes/${note.id}`, { name });
+            if (name && name !== note.name) await call('PATCH /api/notes/:note', { note: note.id }, { name });
           }),
           act('Delete', async () => {
             if (confirm(`Move the note "${note.name}" to the trash?`))
-              await api('DELETE', `/api/notes/${note.id}`);
+              await call('DELETE /api/notes/:note', { note: note.id });
           }),
         )
       : null,
@@ -271,10 +279,10 @@ function noteItem(note: Note, trash: boolean, reload: () => Promise<void>): HTML
       ? h(
           'span',
           { class: 'actions' },
-          act('Restore', () => api('POST', `/api/notes/${note.id}/restore`)),
+          act('Restore', () => call('POST /api/notes/:note/restore', { note: note.id })),
           act('Delete for good', async () => {
             if (confirm(`Delete "${note.name}" and all its files for good?`))
-              await api('DELETE', `/api/notes/${note.id}?purge=1`);
+              await call('DELETE /api/notes/:note', { note: note.id }, undefined, '?purge=1');
           }),
         )
       : null,

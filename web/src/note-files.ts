@@ -1,6 +1,6 @@
 // The files side of a note's workspace: the note's name and visibility, the search box, the file
 // list (who is in which file, rename, publish, delete), new files, uploads and deleted files.
-import { api, enc, type FileInfo, type Note, type Presence } from './api.ts';
+import { api, call, enc, type FileInfo, type Note, type Presence } from './api.ts';
 import { clear, h } from './dom.ts';
 import { openSearch } from './search.ts';
 import { fileHref } from './shell.ts';
@@ -84,7 +84,11 @@ export class FilesPane {
               onclick: async () => {
                 try {
                   this.host.setNote(
-                    await api<Note>('PATCH', `/api/notes/${this.host.note().id}`, { public: !note.public }),
+                    await call(
+                      'PATCH /api/notes/:note',
+                      { note: this.host.note().id },
+                      { public: !note.public },
+                    ),
                   );
                   this.renderHead();
                 } catch (error) {
@@ -172,10 +176,14 @@ export class FilesPane {
                 if (!name) return;
                 if (!/\.[a-z0-9]+$/i.test(name)) name += '.md';
                 try {
-                  const file = await api<FileInfo>('POST', `/api/notes/${note().id}/files`, {
-                    name,
-                    content: '',
-                  });
+                  const file = await call(
+                    'POST /api/notes/:note/files',
+                    { note: note().id },
+                    {
+                      name,
+                      content: '',
+                    },
+                  );
                   newName.value = '';
                   this.upsert(file);
                   location.hash = fileHref(note().name, file);
@@ -281,7 +289,7 @@ export class FilesPane {
   private async loadTrash(): Promise<void> {
     const noteId = this.host.note().id;
     try {
-      const { files } = await api<{ files: FileInfo[] }>('GET', `/api/notes/${noteId}/files?deleted=1`);
+      const { files } = await call('GET /api/notes/:note/files', { note: noteId }, undefined, '?deleted=1');
       clear(
         this.trash,
         files.length === 0 ? h('li', { class: 'muted' }, 'Nothing deleted.') : null,
@@ -297,7 +305,12 @@ export class FilesPane {
                 class: 'small',
                 onclick: async () => {
                   try {
-                    this.upsert(await api<FileInfo>('POST', `/api/notes/${noteId}/files/${file.id}/restore`));
+                    this.upsert(
+                      await call('POST /api/notes/:note/files/:file/restore', {
+                        note: noteId,
+                        file: file.id,
+                      }),
+                    );
                     await this.loadTrash();
                   } catch (error) {
                     toast(error);

@@ -1,6 +1,6 @@
 // Full-text search across what the caller may see; snippets are plain-text segments from the
 // server, shown as text with <mark> around the matches (never parsed as HTML).
-import { api, enc, type SearchResult } from './api.ts';
+import { call, enc, type SearchResult } from './api.ts';
 import { clear, h } from './dom.ts';
 import { fileHref } from './shell.ts';
 import { toast } from './toast.ts';
@@ -41,7 +41,7 @@ export async function openSearch(query: string, note?: string): Promise<void> {
   document.body.append(panel);
   try {
     const params = `q=${enc(query)}${note ? `&note=${enc(note)}` : ''}&limit=30`;
-    const { results } = await api<{ results: SearchResult[] }>('GET', `/api/search?${params}`);
+    const { results } = await call('GET /api/search', {}, undefined, `?${params}`);
     clear(
       list,
       results.length === 0
