@@ -2,7 +2,7 @@
 // editor with live preview, chat with the agent, presence, revisions, search, uploads). The
 // workspace is loaded on demand (note-view.ts and editor.ts are separate chunks).
 // Plain DOM, no framework; every piece of user text goes in as text or through render.ts.
-import { ApiError, call, enc, type Note, type Role, rank, setCsrfToken, type User } from './api.ts';
+import { ApiError, call, enc, type Note, rank, setCsrfToken } from './api.ts';
 import { $, ago, clear, h } from './dom.ts';
 import { EventStream } from './events.ts';
 import type { NoteView } from './note-view.ts';

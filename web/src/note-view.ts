@@ -1,7 +1,7 @@
 // One note's workspace: the files pane, the open file (editor, live preview, save state, remote
 // cursors), presence, history, and the chat pane, all kept current by the note's event stream.
 // Loaded as its own chunk when a note is opened; the editor chunk (CodeMirror) only for editors.
-import { ApiError, api, enc, type FileInfo, type Note, type Presence, rank } from './api.ts';
+import { ApiError, api, call, enc, type FileInfo, type Note, type Presence, rank } from './api.ts';
 import { colourFor } from './awareness.ts';
 import { ChatPane } from './chat.ts';
 import { clear, h } from './dom.ts';
@@ -62,10 +62,7 @@ export class NoteView {
   }
 
   async load(fileName: string | null): Promise<void> {
-    const { note, files } = await api<{ note: Note; files: FileInfo[] }>(
-      'GET',
-      `/api/notes/${enc(this.noteName)}`,
-    );
+    const { note, files } = await call('GET /api/notes/:note', { note: this.noteName });
     this.note = note;
     this.chat = new ChatPane(note, this.session);
     this.presence = new PresenceReporter(note.id, this.session.clientId, this.session.role !== 'anonymous');
@@ -385,10 +382,7 @@ export class NoteView {
 
   private async resync(): Promise<void> {
     try {
-      const { note, files } = await api<{ note: Note; files: FileInfo[] }>(
-        'GET',
-        `/api/notes/${this.note.id}`,
-      );
+      const { note, files } = await call('GET /api/notes/:note', { note: this.note.id });
       this.note = note;
       this.files.setFiles(files);
       await Promise.all([this.fileSession?.resync(), this.chat.load()]);

@@ -1,7 +1,7 @@
 // This tab's presence in a note: which file it has open, whether its person is typing, and (for
 // editors) where the cursor is, as the entry's `state`. Sent with POST …/presence, at most one request at a time and one
 // per MIN_GAP_MS, always with the latest state, so a moving cursor costs a few requests a second.
-import { api } from './api.ts';
+import { call } from './api.ts';
 import type { Cursor } from './awareness.ts';
 
 const MIN_GAP_MS = 120;
@@ -71,13 +71,17 @@ export class PresenceReporter {
     this.again = false;
     this.lastSent = Date.now();
     try {
-      await api('POST', `/api/notes/${this.noteId}/presence`, {
-        client_id: this.clientId,
-        file_id: this.fileId,
-        typing: Date.now() - this.lastEdit < TYPING_MS,
-        // The bounded free-form part of presence; other editors draw the cursor from it.
-        state: this.cursor && this.fileId !== null ? { cursor: this.cursor } : null,
-      });
+      await call(
+        'POST /api/notes/:note/presence',
+        { note: this.noteId },
+        {
+          client_id: this.clientId,
+          file_id: this.fileId,
+          typing: Date.now() - this.lastEdit < TYPING_MS,
+          // The bounded free-form part of presence; other editors draw the cursor from it.
+          state: this.cursor && this.fileId !== null ? { cursor: this.cursor } : null,
+        },
+      );
     } catch {
       // Presence is a courtesy; a failed update must not disturb editing.
     } finally {
