@@ -4,7 +4,7 @@
 // save state shown is a fact, and nothing is dropped: failed sends are kept and retried, and after
 // a reconnect the client sends whatever the server's state vector lacks (offline edits merge).
 import * as Y from 'yjs';
-import { ApiError, api, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts';
+import { ApiError, api, call, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts';
 
 /** Origin of updates that came from the server; everything else in the document is local. */
 const REMOTE = Symbol('remote');
@@ -62,7 +62,10 @@ export class CollabSession {
 
   /** Fetches the server's document (again, after a reconnect) and sends whatever it is missing. */
   async sync(): Promise<void> {
-    const state = await api<{ state: string; revision: number; text: string }>('GET', this.path);
+    const state = await call('GET /api/notes/:note/files/:file/collab', {
+      note: this.options.note,
+      file: this.options.fileId,
+    });
     if (this.closed) return;
     const serverUpdate = fromBase64(state.state);
     Y.applyUpdate(this.doc, serverUpdate, REMOTE);

@@ -1,6 +1,6 @@
 // A file's revisions: list, view (rendered or source), unified diff against the previous one,
 // and restore (which the server records as a new revision).
-import { api, type FileInfo, type Revision, rank } from './api.ts';
+import { call, type FileInfo, type Revision, rank } from './api.ts';
 import { ago, clear, h } from './dom.ts';
 import { renderMarkdown } from './render.ts';
 import type { Session } from './shell.ts';
@@ -8,7 +8,7 @@ import { toast } from './toast.ts';
 
 export async function openHistory(noteId: number, file: FileInfo, session: Session): Promise<void> {
   document.querySelector('.history-panel')?.remove();
-  const base = `/api/notes/${noteId}/files/${file.id}/revisions`;
+  const at = (rev: number) => ({ note: noteId, file: file.id, rev });
   const list = h('ol', { class: 'revisions' });
   const detail = h('div', { class: 'revision-detail' }, h('p', { class: 'muted' }, 'Pick a revision.'));
   const close = () => panel.remove();
@@ -62,7 +62,10 @@ export async function openHistory(noteId: number, file: FileInfo, session: Sessi
               onclick: async () => {
                 if (!confirm(`Restore revision ${revision.revision} of ${file.name}?`)) return;
                 try {
-                  await api('POST', `${base}/${revision.revision}/restore`);
+                  await call(
+                    'POST /api/notes/:note/files/:file/revisions/:rev/restore',
+                    at(revision.revision),
+                  );
                   toast(`Restored revision ${revision.revision}`, 'info');
                   close();
                 } catch (error) {
@@ -78,9 +81,9 @@ export async function openHistory(noteId: number, file: FileInfo, session: Sessi
     clear(detail, tabs, body);
     try {
       if (mode === 'diff') {
-        const result = await api<{ from: number; to: number; diff: string | null; message?: string }>(
-          'GET',
-          `${base}/${revision.revision}/diff`,
+        const result = await call(
+          'GET /api/notes/:note/files/:file/revisions/:rev/diff',
+          at(revision.revision),
         );
         clear(
           body,
@@ -91,7 +94,7 @@ export async function openHistory(noteId: number, file: FileInfo, session: Sessi
             : diffView(result.diff),
         );
       } else {
-        const full = await api<Revision>('GET', `${base}/${revision.revision}`);
+        const full = await call('GET /api/notes/:note/files/:file/revisions/:rev', at(revision.revision));
         if (mode === 'source') clear(body, h('pre', { class: 'source' }, full.content ?? ''));
         else {
           const rendered = h('div', { class: 'markdown' });
@@ -105,7 +108,10 @@ export async function openHistory(noteId: number, file: FileInfo, session: Sessi
   };
 
   try {
-    const { revisions } = await api<{ revisions: Revision[] }>('GET', base);
+    const { revisions } = await call('GET /api/notes/:note/files/:file/revisions', {
+      note: noteId,
+      file: file.id,
+    });
     clear(
       list,
       revisions.map((revision) =>
