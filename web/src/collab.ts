@@ -4,7 +4,7 @@
 // save state shown is a fact, and nothing is dropped: failed sends are kept and retried, and after
 // a reconnect the client sends whatever the server's state vector lacks (offline edits merge).
 import * as Y from 'yjs';
-import { ApiError, api, call, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts';
+import { ApiError, call, enc, fromBase64, getCsrfToken, toBase64 } from './api.ts';
 
 /** Origin of updates that came from the server; everything else in the document is local. */
 const REMOTE = Symbol('remote');
@@ -168,7 +168,11 @@ export class CollabSession {
     if (!batch) return;
     this.inflight = batch;
     try {
-      await api('POST', this.path, { update: toBase64(batch.update), client_id: this.options.clientId });
+      await call(
+        'POST /api/notes/:note/files/:file/collab',
+        { note: this.options.note, file: this.options.fileId },
+        { update: toBase64(batch.update), client_id: this.options.clientId },
+      );
       this.retryDelay = 250;
       this.offline = false;
     } catch (error) {

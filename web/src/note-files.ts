@@ -1,6 +1,6 @@
 // The files side of a note's workspace: the note's name and visibility, the search box, the file
 // list (who is in which file, rename, publish, delete), new files, uploads and deleted files.
-import { api, call, enc, type FileInfo, type Note, type Presence } from './api.ts';
+import { call, enc, type FileInfo, type Note, type Presence } from './api.ts';
 import { clear, h } from './dom.ts';
 import { openSearch } from './search.ts';
 import { fileHref } from './shell.ts';
@@ -229,7 +229,7 @@ export class FilesPane {
   }
 
   private actions(file: FileInfo): HTMLElement {
-    const path = `/api/notes/${this.host.note().id}/files/${file.id}`;
+    const at = { note: this.host.note().id, file: file.id };
     const run = (action: () => Promise<void>) => async () => {
       try {
         await action();
@@ -250,7 +250,7 @@ export class FilesPane {
           onclick: run(async () => {
             const name = prompt('New name', file.name)?.trim();
             if (!name || name === file.name) return;
-            this.upsert(await api<FileInfo>('PATCH', path, { name }));
+            this.upsert(await call('PATCH /api/notes/:note/files/:file', at, { name }));
           }),
         },
         '✎',
@@ -263,7 +263,7 @@ export class FilesPane {
           title: file.public ? 'Hide from the public page' : 'Show on the public page',
           'aria-label': `${file.public ? 'Hide' : 'Publish'} ${file.name}`,
           onclick: run(async () => {
-            this.upsert(await api<FileInfo>('PATCH', path, { public: !file.public }));
+            this.upsert(await call('PATCH /api/notes/:note/files/:file', at, { public: !file.public }));
           }),
         },
         file.public ? '◉' : '○',
@@ -277,7 +277,7 @@ export class FilesPane {
           'aria-label': `Delete ${file.name}`,
           onclick: run(async () => {
             if (!confirm(`Delete ${file.name}? It can be restored from "Deleted files".`)) return;
-            await api('DELETE', path);
+            await call('DELETE /api/notes/:note/files/:file', at);
             this.remove(file.id);
           }),
         },
