@@ -10,7 +10,7 @@ import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { OpenedStat } from '../../core/fd/sys.ts';
 import { isUnder } from '../../core/paths.ts';
-import type { EntryKind, FolderOps } from './folder-ops.ts';
+import type { FolderOps } from './folder-ops.ts';
 import type { Identity, PathGuard } from './guard.ts';
 import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';
 
@@ -239,15 +239,12 @@ function walkFolder(
   const rules = parentRules.enter(rel, new Set(entries.map((e) => e.name)), (names) =>
     readSmallFileAt(ops, fd, names),
   );
-  // Git's order: names compared as bytes, a folder as if its name ended with '/'.
-  const key = (e: { name: string; kind: EntryKind }) => (e.kind === 'dir' ? `${e.name}/` : e.name);
-  entries.sort((a, b) => {
-    const x = key(a);
-    const y = key(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  // Git's order: names compared as bytes, a folder as if its name ended with '/' (each key made
+  // once: a key made in the comparison is made and flattened n log n times).
+  const sorted = entries.map((e) => ({ ...e, key: e.kind === 'dir' ? `${e.name}/` : e.name }));
+  sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
-  for (const { name, kind } of entries) {
+  for (const { name, kind } of sorted) {
     if (kind === 'symlink') {
       stats.symlinks++;
       continue;
