@@ -31,6 +31,8 @@ export interface JobResult {
   timedOut: boolean;
   cancelled: boolean;
   layers: LayerReport[];
+  /** The threads that walked (a search takes a second where a core is idle). */
+  threads: number;
   error?: string;
 }
 
@@ -60,6 +62,7 @@ function collector() {
     timedOut: false,
     cancelled: false,
     layers: [],
+    threads: 1,
   };
   const shared: SharedFile[] = [];
   // Each share's events; the layer report of the first share, or of one whose confinement failed.
@@ -120,6 +123,7 @@ export async function runWalkJob(job: WalkJob, options: RunOptions): Promise<Job
   }
   if (options.signal.aborted) return { ...end(job), cancelled: true };
   const parts = job.kind === 'search' ? (options.shares ?? shareCount()) : 1;
+  result.threads = parts;
   const workers = Array.from({ length: parts }, (_, part) =>
     startWorker(source, {
       job: parts > 1 && job.kind === 'search' ? { ...job, share: { part, parts } } : job,
