@@ -6,10 +6,10 @@
 // TypeScript sources) the job runs inline.
 // biome-ignore lint/style/noRestrictedImports: looks for rune's own worker bundle in a development build's asset folder
 import { existsSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { devAssetDir, isSea, readAssetText } from '../../core/assets.ts';
+import { idleCores } from '../../core/idle-cores.ts';
 import type { LayerReport } from '../../sandbox/types.ts';
 import { closeLeftovers, newFdRegistry } from './folder-ops.ts';
 import { addStats, type FoundFile, type JobEvent, runJob, type WalkJob } from './job.ts';
@@ -96,14 +96,12 @@ function collector() {
 }
 
 /**
- * Threads for one search: a second where a core is idle. Each thread walks the whole tree (the
+ * Threads for one search: a second where a core is idle now. Each thread walks the whole tree (the
  * listings are the cheap part) and reads its share of the files, so a second thread costs CPU
  * that only an idle core gives back as time (bench/tools.mjs).
  */
 function shareCount(): number {
-  const cores = availableParallelism();
-  const idle = cores - loadavg()[0]!;
-  return Math.max(1, Math.min(MAX_SHARES, Math.round(idle)));
+  return Math.min(MAX_SHARES, 1 + idleCores());
 }
 
 export interface RunOptions {
