@@ -1,7 +1,6 @@
 // How many cores are idle right now: the cores minus the threads the kernel has runnable at this
 // instant (/proc/loadavg's fourth field, which counts the caller itself). The load average would
 // answer for the last minute, when a burst of work is what asks.
-// biome-ignore lint/style/noRestrictedImports: reads a kernel file, not a path a command could change
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 
