@@ -48,7 +48,7 @@ export const User = z.object({ name: text, role: Role, provider: text });
 export const ChatMessage = z.object({
   id: z.number(),
   note_id: z.number(),
-  role: text,
+  role: z.enum(['user', 'assistant', 'tool', 'system']),
   author: maybe(text),
   content: text,
   run_id: maybe(text),

@@ -26,7 +26,7 @@ import type { Principal } from './roles.ts';
 export type RunAgent = (options: AgentRunOptions) => Promise<AgentRunResult>;
 
 export function toMessage(row: ChatRow): ApiChatMessage {
-  return { ...row };
+  return { ...row, role: row.role as ApiChatMessage['role'] };
 }
 
 interface Run {

@@ -114,15 +114,7 @@ export interface Revision {
   size: number;
   content?: string;
 }
-export interface ChatMessage {
-  id: number;
-  note_id: number;
-  role: 'user' | 'assistant' | 'tool' | 'system';
-  author: string | null;
-  content: string;
-  run_id: string | null;
-  created_at: string;
-}
+export type ChatMessage = import('../../src/notes/api-types.ts').ChatMessage;
 export interface Presence {
   client_id: string;
   name: string;

@@ -1,6 +1,6 @@
 // A note's chat with the agent: history, streamed tokens and progress of the running agent (the
 // same for everyone in the note), and for admins the tool approvals the agent is waiting for.
-import { type Approval, api, type ChatMessage, enc, type Note, rank } from './api.ts';
+import { type Approval, type ChatMessage, call, type Note, rank } from './api.ts';
 import { clear, h } from './dom.ts';
 import { markdownFragment } from './render.ts';
 import type { Session } from './shell.ts';
@@ -79,9 +79,13 @@ export class ChatPane {
     });
     input.addEventListener('change', async () => {
       try {
-        const note = await api<Note>('PATCH', `/api/notes/${this.note.id}`, {
-          model: input.value.trim() || null,
-        });
+        const note = await call(
+          'PATCH /api/notes/:note',
+          { note: this.note.id },
+          {
+            model: input.value.trim() || null,
+          },
+        );
         this.note = note;
         toast(`Model: ${note.model ?? 'default'}`, 'info');
       } catch (error) {
@@ -92,10 +96,12 @@ export class ChatPane {
   }
 
   async load(): Promise<void> {
-    const base = `/api/notes/${this.note.id}`;
-    const { messages, running } = await api<{ messages: ChatMessage[]; running: string | null }>(
-      'GET',
-      `${base}/chat?limit=100`,
+    const _base = `/api/notes/${this.note.id}`;
+    const { messages, running } = await call(
+      'GET /api/notes/:note/chat',
+      { note: this.note.id },
+      undefined,
+      '?limit=100',
     );
     this.seen.clear();
     this.resolved.clear();
@@ -104,10 +110,7 @@ export class ChatPane {
     for (const message of messages) this.addMessage(message);
     this.setRunning(running);
     if (this.session.role === 'admin') {
-      const { approvals } = await api<{ approvals: Approval[] }>(
-        'GET',
-        `/api/approvals?note=${this.note.id}`,
-      );
+      const { approvals } = await call('GET /api/approvals', {}, undefined, `?note=${this.note.id}`);
       clear(this.approvals);
       for (const approval of approvals) this.showApproval(approval);
     }
@@ -150,13 +153,7 @@ export class ChatPane {
     if (!message || this.running) return;
     this.sendButton.disabled = true;
     try {
-      const result = await api<{ run_id: string; message: ChatMessage }>(
-        'POST',
-        `/api/notes/${this.note.id}/chat`,
-        {
-          message,
-        },
-      );
+      const result = await call('POST /api/notes/:note/chat', { note: this.note.id }, { message });
       this.input.value = '';
       this.addMessage(result.message);
       this.setRunning(result.run_id);
@@ -168,7 +165,7 @@ export class ChatPane {
 
   private async cancel(): Promise<void> {
     try {
-      await api('POST', `/api/notes/${this.note.id}/chat/cancel`);
+      await call('POST /api/notes/:note/chat/cancel', { note: this.note.id });
     } catch (error) {
       toast(error);
     }
@@ -304,7 +301,7 @@ export class ChatPane {
     if (this.approvals.querySelector(`[data-approval="${CSS.escape(approval.id)}"]`)) return;
     const answer = async (value: 'yes' | 'no' | 'session' | 'always') => {
       try {
-        const result = await api<Approval>('POST', `/api/approvals/${enc(approval.id)}`, { answer: value });
+        const result = await call('POST /api/approvals/:id', { id: approval.id }, { answer: value });
         this.resolveApproval(result);
       } catch (error) {
         toast(error);

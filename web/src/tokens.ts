@@ -1,19 +1,12 @@
 // The admin's "Tokens" view at `#/tokens`: list, create and revoke bearer tokens. The secret
 // exists in the page only once, right after creation (the server keeps just its hash).
-import { api, type Role } from './api.ts';
+import { call, type ReplyOf, type Role } from './api.ts';
 import { ago, clear, h } from './dom.ts';
 import { type Session, setCrumbs } from './shell.ts';
 import { toast } from './toast.ts';
 
-export interface TokenInfo {
-  id: number;
-  name: string;
-  role: Role;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  created_by: string;
-}
+/** A token as `GET /api/tokens` lists it (src/notes/api-routes.ts). */
+export type TokenInfo = ReplyOf<'GET /api/tokens'>['tokens'][number];
 
 export async function tokensView(view: HTMLElement, session: Session): Promise<void> {
   setCrumbs('tokens');
@@ -34,7 +27,7 @@ export async function tokensView(view: HTMLElement, session: Session): Promise<v
   const list = h('ul', { class: 'note-list token-list' });
   const secretSlot = h('div', { class: 'token-secret-slot' });
   const load = async () => {
-    const { tokens } = await api<{ tokens: TokenInfo[] }>('GET', '/api/tokens');
+    const { tokens } = await call('GET /api/tokens', {});
     clear(
       list,
       tokens.length === 0
@@ -71,11 +64,15 @@ export async function tokensView(view: HTMLElement, session: Session): Promise<v
       onsubmit: async (event: Event) => {
         event.preventDefault();
         try {
-          const created = await api<TokenInfo & { token: string }>('POST', '/api/tokens', {
-            name: name.value.trim(),
-            role: role.value,
-            ...(days.value ? { expires_in_days: Number(days.value) } : {}),
-          });
+          const created = await call(
+            'POST /api/tokens',
+            {},
+            {
+              name: name.value.trim(),
+              role: role.value as Exclude<Role, 'anonymous'>, // the select offers the roles only
+              ...(days.value ? { expires_in_days: Number(days.value) } : {}),
+            },
+          );
           name.value = '';
           days.value = '';
           clear(
@@ -191,7 +188,7 @@ function tokenItem(token: TokenInfo, reload: () => Promise<void>): HTMLElement {
             if (!confirm(`Revoke the token "${token.name}"? Anything using it stops working at once.`))
               return;
             try {
-              await api('DELETE', `/api/tokens/${token.id}`);
+              await call('DELETE /api/tokens/:id', { id: token.id });
               await reload();
             } catch (error) {
               toast(error);
