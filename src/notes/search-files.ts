@@ -1,17 +1,25 @@
 // The file search's query (runs in a worker): BM25 ranking without ranking every match. The index
 // (search-index.ts) lists, for each word, the files holding it by how much the word weighs in
 // each, heaviest first; visitors' queries read search_public, which holds only what they may see,
-// so a word found only in private files costs them nothing. The query takes its rarest word's
-// files in that order, checks each against every word (its counts in search_docs) and phrase (in
-// the file's own text), and scores it as FTS5's bm25() would. One word: its files come in the
-// order of their scores, so the first `limit` the caller may see are the best (exact, up to ties
-// inside a weight step, 1/4096 of the range). Several words: a rarest word
-// in at most EXACT_DOCS files is read to its end (exact); a commoner one until the best `limit`
-// are found and AFTER_FOUND more files were checked: the best among the files where the rarest
-// word weighs most (documented in docs/notes-api.md). Until `limit` are found it reads on, to the
-// word's last file or the end of the search's budget.
+// so a word found only in private files costs them nothing. Each term's list (its rarest word's)
+// is read in that order; each file met is checked against every word (its counts in search_docs)
+// and phrase (in the file's own text) and scored as FTS5's bm25() would. Reading stops when the
+// `limit`th best score reaches the most a file not met yet could score (the sum of each list's
+// current weight step: Fagin's threshold algorithm), or when a list ends (every file that can
+// match was met), so one word or several are ranked exactly (up to ties inside a weight step,
+// 1/4096 of the range). A rarest word in at most EXACT_DOCS files is read alone, to its end. The
+// search's budget ends the reading early (then the answer says partial).
 import type { SqliteDatabase } from '../core/sqlite.ts';
-import { countOf, fileOfRow, fold as foldWord, idf, indexKey, weight, words } from './search-tokens.ts';
+import {
+  countOf,
+  fileOfRow,
+  fold as foldWord,
+  idf,
+  indexKey,
+  stepCeiling,
+  weight,
+  words,
+} from './search-tokens.ts';
 
 export interface FileQuery {
   /** Each term: its words in order (a phrase when more than one). */
@@ -36,10 +44,10 @@ export interface FileHit {
 
 /** With several words, a rarest word in at most this many files is read to its last: exact. */
 export const EXACT_DOCS = 1000;
-/** Files checked at most for one query when the rarest word is commoner than that. */
-const MAX_CHECKED = 3000;
-/** Files checked after the best `limit` are found (several words), for better ones. */
-const AFTER_FOUND = 256;
+/** Longest page of a list's rows read at once (each round's page is twice the last one's). */
+const MAX_PAGE = 4096;
+/** Above every index row id. */
+const TOP = 2 ** 53;
 /** A note with at most this many files is searched file by file when the query names it. */
 const SMALL_NOTE = 2000;
 const BATCH = 64;
@@ -60,6 +68,8 @@ interface Weighed {
   keys: string[];
   folded: string[];
   idf: number;
+  /** Its rarest word's index key (for a word, its own). */
+  rarest: string;
 }
 
 /** Adds how often each phrase of `terms` occurs in `sequence` (its words in a row) to `counts`. */
@@ -95,10 +105,14 @@ function prepare(db: SqliteDatabase) {
       .prepare('select id from files where note_id = ? and deleted_at is null order by id')
       .pluck(),
     all: db
-      .prepare('select rowid from search_all where search_all match ? order by rowid desc limit ?')
+      .prepare(
+        'select rowid from search_all where search_all match ? and rowid < ? order by rowid desc limit ?',
+      )
       .pluck(),
     public: db
-      .prepare('select rowid from search_public where search_public match ? order by rowid desc limit ?')
+      .prepare(
+        'select rowid from search_public where search_public match ? and rowid < ? order by rowid desc limit ?',
+      )
       .pluck(),
   };
 }
@@ -132,7 +146,8 @@ function weigh(st: ReturnType<typeof prepare>, query: FileQuery) {
     const folded = term.tokens.map(foldWord);
     const keys = folded.map(indexKey);
     // A phrase is in at most as many files as its rarest word.
-    return { keys, folded, idf: idf(docs, Math.min(...keys.map((k) => df.get(k) ?? 0))) };
+    const rarest = keys.reduce((a, b) => ((df.get(b) ?? 0) < (df.get(a) ?? 0) ? b : a));
+    return { keys, folded, rarest, idf: idf(docs, df.get(rarest) ?? 0) };
   });
   const [driver, driverDocs] = [...df.entries()].reduce((a, b) => (b[1] < a[1] ? b : a));
   return { terms, avgLength, driver, driverDocs };
@@ -143,7 +158,6 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const { terms, avgLength, driver, driverDocs } = weigh(st, query);
   if (driverDocs <= 0) return { hits: [], partial: false };
   const phrases = terms.some((t) => t.keys.length > 1);
-  const oneWord = terms.length === 1 && !phrases;
 
   const best: Array<Omit<FileHit, 'content'>> = [];
   const consider = (file: Meta): void => {
@@ -188,39 +202,64 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
     return answer(false);
   }
 
-  // The rarest word's files, heaviest first (the row id's high bits are the weight step). Row ids
-  // are read a page at a time (better-sqlite3 runs no other statement while one iterates); a
-  // longer page re-reads the first, which costs little next to checking the files.
+  // Each term's list (its rarest word's index rows), heaviest first: the row id's high bits are the
+  // word's weight step in the file. A file that holds every term is in every list, so a file not
+  // met yet in any list weighs at most each list's current step in it: once the `limit`th best score
+  // reaches the sum of those bounds, no file left can beat it (Fagin's threshold algorithm). A list
+  // read to its end holds every file that can match: exact at once. Each round reads a page of every
+  // list, longer each round; the budget ends it (partial).
   const page = query.publicOnly ? st.public : st.all;
-  const exact = !oneWord && driverDocs <= EXACT_DOCS;
-  let partial = false;
-  let checked = 0;
-  let foundAt = -1;
-  let seen = 0;
-  const sizes = exact ? [EXACT_DOCS] : [BATCH * 2, BATCH * 16, MAX_CHECKED];
-  scan: for (let s = 0; s < sizes.length; s++) {
-    const size = sizes[s]!;
-    const rows = page.all(`"${driver}"`, size) as number[];
-    for (let at = seen; at < rows.length; at += BATCH) {
-      const slice = rows.slice(at, at + BATCH);
-      if (!exact && best.length >= query.limit) {
-        // One word: the files come in the order of their scores (in weight steps), so the first
-        // `limit` the caller may see are the best. Several: a few more files, then stop.
-        if (oneWord || checked - foundAt >= AFTER_FOUND) break scan;
+  const lists = listsOf(terms, driver, driverDocs);
+  const seen = new Set<number>();
+  let size = BATCH;
+  for (;;) {
+    let bound = 0;
+    for (const list of lists) {
+      const rows = page.all(`"${list.key}"`, list.below, size) as number[];
+      if (rows.length < size) list.done = true;
+      if (rows.length > 0) list.below = rows.at(-1)!;
+      const fresh: number[] = [];
+      for (const row of rows) {
+        const id = fileOfRow(row);
+        if (!seen.has(id)) {
+          seen.add(id);
+          fresh.push(id);
+        }
       }
-      check(slice.map(fileOfRow));
-      checked += slice.length;
-      if (foundAt < 0 && best.length >= query.limit) foundAt = checked;
-      if (query.now() > query.deadline) {
-        partial = true;
-        break scan;
-      }
+      for (let at = 0; at < fresh.length; at += BATCH) check(fresh.slice(at, at + BATCH));
+      bound += list.done ? 0 : list.idf * stepCeiling(list.below);
     }
-    seen = rows.length;
-    if (rows.length < size) break;
-    // Fewer than `limit` found where the word weighs most (its files seldom hold the others): the
-    // rest of its files, a longer page at a time, until found or the budget ends (then partial).
-    if (size >= MAX_CHECKED && best.length < query.limit) sizes.push(size * 8);
+    if (lists.some((l) => l.done)) return answer(false);
+    if (best.length >= query.limit && best.at(-1)!.score >= bound) return answer(false);
+    if (query.now() > query.deadline) return answer(true);
+    size = Math.min(size * 2, MAX_PAGE);
   }
-  return answer(partial);
+}
+
+interface List {
+  /** The index key read. */
+  key: string;
+  /** The weight of the terms read in this list (their idf); a file's score has this much per step. */
+  idf: number;
+  /** Rows below this row id are still to be read. */
+  below: number;
+  done: boolean;
+}
+
+/**
+ * The lists a query reads: one word, its own; a rarest word in at most EXACT_DOCS files, that one
+ * alone (read to its end); else each term's rarest word (a phrase weighs at most what its rarest
+ * word does in a file, and a word twice in the query is read once, with both terms' idf).
+ */
+function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
+  // No bound: read to its end.
+  if (driverDocs <= EXACT_DOCS)
+    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, done: false }];
+  const byKey = new Map<string, List>();
+  for (const term of terms) {
+    const list = byKey.get(term.rarest);
+    if (list) list.idf += term.idf;
+    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, done: false });
+  }
+  return [...byKey.values()];
 }
