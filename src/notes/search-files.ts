@@ -44,8 +44,9 @@ export interface FileHit {
 
 /** With several words, a rarest word in at most this many files is read to its last: exact. */
 export const EXACT_DOCS = 1000;
-/** Longest page of a list's rows read at once (each round's page is twice the last one's). */
-const MAX_PAGE = 4096;
+/** A list's first page of rows, and the longest (each page of a list is twice its last). */
+const FIRST_PAGE = 64;
+const MAX_PAGE = 1024;
 /** Above every index row id. */
 const TOP = 2 ** 53;
 /** A note with at most this many files is searched file by file when the query names it. */
@@ -211,28 +212,33 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const page = query.publicOnly ? st.public : st.all;
   const lists = listsOf(terms, driver, driverDocs);
   const seen = new Set<number>();
-  let size = BATCH;
+  const bound = () => lists.reduce((sum, l) => sum + (l.done ? 0 : l.idf * stepCeiling(l.below)), 0);
+  const enough = () => best.length >= query.limit && best.at(-1)!.score >= bound();
   for (;;) {
-    let bound = 0;
-    for (const list of lists) {
-      const rows = page.all(`"${list.key}"`, list.below, size) as number[];
-      if (rows.length < size) list.done = true;
-      if (rows.length > 0) list.below = rows.at(-1)!;
+    // The list that bounds the most is read next: a page, longer each time it is read.
+    const list = lists.reduce((a, b) =>
+      b.idf * stepCeiling(b.below) > a.idf * stepCeiling(a.below) ? b : a,
+    );
+    const rows = page.all(`"${list.key}"`, list.below, list.size) as number[];
+    if (rows.length < list.size) list.done = true;
+    list.size = Math.min(list.size * 2, MAX_PAGE);
+    for (let at = 0; at < rows.length; at += BATCH) {
+      const slice = rows.slice(at, at + BATCH);
       const fresh: number[] = [];
-      for (const row of rows) {
+      for (const row of slice) {
         const id = fileOfRow(row);
         if (!seen.has(id)) {
           seen.add(id);
           fresh.push(id);
         }
       }
-      for (let at = 0; at < fresh.length; at += BATCH) check(fresh.slice(at, at + BATCH));
-      bound += list.done ? 0 : list.idf * stepCeiling(list.below);
+      if (fresh.length > 0) check(fresh);
+      list.below = slice.at(-1)!;
+      if (list.done && at + BATCH >= rows.length) return answer(false);
+      if (enough()) return answer(false);
+      if (query.now() > query.deadline) return answer(true);
     }
-    if (lists.some((l) => l.done)) return answer(false);
-    if (best.length >= query.limit && best.at(-1)!.score >= bound) return answer(false);
-    if (query.now() > query.deadline) return answer(true);
-    size = Math.min(size * 2, MAX_PAGE);
+    if (list.done) return answer(false);
   }
 }
 
@@ -243,6 +249,8 @@ interface List {
   idf: number;
   /** Rows below this row id are still to be read. */
   below: number;
+  /** Rows read next time. */
+  size: number;
   done: boolean;
 }
 
@@ -252,14 +260,16 @@ interface List {
  * word does in a file, and a word twice in the query is read once, with both terms' idf).
  */
 function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
-  // No bound: read to its end.
-  if (driverDocs <= EXACT_DOCS)
-    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, done: false }];
+  // Several words, the rarest in few files: read to its end (no bound stops it).
+  if (terms.length > 1 && driverDocs <= EXACT_DOCS) {
+    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, size: EXACT_DOCS, done: false }];
+  }
   const byKey = new Map<string, List>();
   for (const term of terms) {
     const list = byKey.get(term.rarest);
     if (list) list.idf += term.idf;
-    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, done: false });
+    else
+      byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: FIRST_PAGE, done: false });
   }
   return [...byKey.values()];
 }
