@@ -212,7 +212,7 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const page = query.publicOnly ? st.public : st.all;
   const lists = listsOf(terms, driver, driverDocs);
   const seen = new Set<number>();
-  const bound = () => lists.reduce((sum, l) => sum + (l.done ? 0 : l.idf * stepCeiling(l.below)), 0);
+  const bound = () => lists.reduce((sum, l) => sum + l.idf * stepCeiling(l.below), 0);
   const enough = () => best.length >= query.limit && best.at(-1)!.score >= bound();
   for (;;) {
     // The list that bounds the most is read next: a page, longer each time it is read.
@@ -220,7 +220,8 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
       b.idf * stepCeiling(b.below) > a.idf * stepCeiling(a.below) ? b : a,
     );
     const rows = page.all(`"${list.key}"`, list.below, list.size) as number[];
-    if (rows.length < list.size) list.done = true;
+    // Its last page: every file of the list is met once this page is checked.
+    const last = rows.length < list.size;
     list.size = Math.min(list.size * 2, MAX_PAGE);
     for (let at = 0; at < rows.length; at += BATCH) {
       const slice = rows.slice(at, at + BATCH);
@@ -234,11 +235,10 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
       }
       if (fresh.length > 0) check(fresh);
       list.below = slice.at(-1)!;
-      if (list.done && at + BATCH >= rows.length) return answer(false);
       if (enough()) return answer(false);
       if (query.now() > query.deadline) return answer(true);
     }
-    if (list.done) return answer(false);
+    if (last) return answer(false);
   }
 }
 
@@ -251,7 +251,6 @@ interface List {
   below: number;
   /** Rows read next time. */
   size: number;
-  done: boolean;
 }
 
 /**
@@ -262,14 +261,13 @@ interface List {
 function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
   // Several words, the rarest in few files: read to its end (no bound stops it).
   if (terms.length > 1 && driverDocs <= EXACT_DOCS) {
-    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, size: EXACT_DOCS, done: false }];
+    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, size: EXACT_DOCS }];
   }
   const byKey = new Map<string, List>();
   for (const term of terms) {
     const list = byKey.get(term.rarest);
     if (list) list.idf += term.idf;
-    else
-      byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: FIRST_PAGE, done: false });
+    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: FIRST_PAGE });
   }
   return [...byKey.values()];
 }
