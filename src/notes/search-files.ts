@@ -10,16 +10,8 @@
 // 1/4096 of the range). A rarest word in at most EXACT_DOCS files is read alone, to its end. The
 // search's budget ends the reading early (then the answer says partial).
 import type { SqliteDatabase } from '../core/sqlite.ts';
-import {
-  countOf,
-  fileOfRow,
-  fold as foldWord,
-  idf,
-  indexKey,
-  stepCeiling,
-  weight,
-  words,
-} from './search-tokens.ts';
+import { type List, readLists, TOP } from './search-lists.ts';
+import { countOf, fileOfRow, fold as foldWord, idf, indexKey, weight, words } from './search-tokens.ts';
 
 export interface FileQuery {
   /** Each term: its words in order (a phrase when more than one). */
@@ -44,11 +36,8 @@ export interface FileHit {
 
 /** With several words, a rarest word in at most this many files is read to its last: exact. */
 export const EXACT_DOCS = 1000;
-/** A list's first page of rows, and the longest (each page of a list is twice its last). */
+/** A list's first page of rows. */
 const FIRST_PAGE = 64;
-const MAX_PAGE = 1024;
-/** Above every index row id. */
-const TOP = 2 ** 53;
 /** A note with at most this many files is searched file by file when the query names it. */
 const SMALL_NOTE = 2000;
 const BATCH = 64;
@@ -99,6 +88,9 @@ function prepare(db: SqliteDatabase) {
          (f.public = 1 and n.public = 1) as visible
        from search_docs d join files f on f.id = d.file_id join notes n on n.id = f.note_id
        where d.file_id in (select value from json_each(?))`,
+    ),
+    words: db.prepare(
+      'select file_id as id, words, length from search_docs where file_id in (select value from json_each(?))',
     ),
     text: db.prepare('select name, content from files where id = ?'),
     noteSize: db.prepare('select count(*) from files where note_id = ? and deleted_at is null').pluck(),
@@ -186,6 +178,29 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const check = (ids: number[]) => {
     for (const meta of st.meta.all(JSON.stringify(ids)) as Meta[]) consider(meta);
   };
+  // Files met in the lists: first by their word counts alone (one table), then those that hold every
+  // word and may rank (a phrase's count is at most its words') as check() does.
+  const sift = (ids: number[]) => {
+    const kept: number[] = [];
+    for (const doc of st.words.all(JSON.stringify(ids)) as Array<{
+      id: number;
+      words: string;
+      length: number;
+    }>) {
+      let score = 0;
+      for (const term of terms) {
+        const tf = Math.min(...term.keys.map((k) => countOf(doc.words, k)));
+        if (tf === 0) {
+          score = Number.NEGATIVE_INFINITY;
+          break;
+        }
+        score += term.idf * weight(tf, doc.length, avgLength);
+      }
+      if (score > Number.NEGATIVE_INFINITY && (best.length < query.limit || score > best.at(-1)!.score))
+        kept.push(doc.id);
+    }
+    if (kept.length > 0) check(kept);
+  };
   const answer = (partial: boolean) => ({
     partial,
     hits: best.map((hit) => ({
@@ -203,54 +218,18 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
     return answer(false);
   }
 
-  // Each term's list (its rarest word's index rows), heaviest first: the row id's high bits are the
-  // word's weight step in the file. A file that holds every term is in every list, so a file not
-  // met yet in any list weighs at most each list's current step in it: once the `limit`th best score
-  // reaches the sum of those bounds, no file left can beat it (Fagin's threshold algorithm). A list
-  // read to its end holds every file that can match: exact at once. Each round reads a page of every
-  // list, longer each round; the budget ends it (partial).
+  // Each term's list (its rarest word's index rows), heaviest first (search-lists.ts).
   const page = query.publicOnly ? st.public : st.all;
-  const lists = listsOf(terms, driver, driverDocs);
-  const seen = new Set<number>();
-  const bound = () => lists.reduce((sum, l) => sum + l.idf * stepCeiling(l.below), 0);
-  const enough = () => best.length >= query.limit && best.at(-1)!.score >= bound();
-  for (;;) {
-    // The list that bounds the most is read next: a page, longer each time it is read.
-    const list = lists.reduce((a, b) =>
-      b.idf * stepCeiling(b.below) > a.idf * stepCeiling(a.below) ? b : a,
-    );
-    const rows = page.all(`"${list.key}"`, list.below, list.size) as number[];
-    // Its last page: every file of the list is met once this page is checked.
-    const last = rows.length < list.size;
-    list.size = Math.min(list.size * 2, MAX_PAGE);
-    for (let at = 0; at < rows.length; at += BATCH) {
-      const slice = rows.slice(at, at + BATCH);
-      const fresh: number[] = [];
-      for (const row of slice) {
-        const id = fileOfRow(row);
-        if (!seen.has(id)) {
-          seen.add(id);
-          fresh.push(id);
-        }
-      }
-      if (fresh.length > 0) check(fresh);
-      list.below = slice.at(-1)!;
-      if (enough()) return answer(false);
-      if (query.now() > query.deadline) return answer(true);
-    }
-    if (last) return answer(false);
-  }
-}
-
-interface List {
-  /** The index key read. */
-  key: string;
-  /** The weight of the terms read in this list (their idf); a file's score has this much per step. */
-  idf: number;
-  /** Rows below this row id are still to be read. */
-  below: number;
-  /** Rows read next time. */
-  size: number;
+  const partial = readLists({
+    lists: listsOf(terms, driver, driverDocs),
+    read: (key, below, size) => page.all(`"${key}"`, below, size) as number[],
+    fileOf: fileOfRow,
+    // One word: every file of its list holds it; nothing to sift.
+    check: terms.length === 1 && !phrases ? check : sift,
+    kth: () => (best.length >= query.limit ? best.at(-1)!.score : undefined),
+    late: () => query.now() > query.deadline,
+  });
+  return answer(partial);
 }
 
 /**
