@@ -52,18 +52,21 @@ export function readLists(r: Reading): boolean {
     list.size = Math.min(list.size * 2, MAX_PAGE);
     for (let at = 0; at < rows.length; at += BATCH) {
       const slice = rows.slice(at, at + BATCH);
+      // A file met first here weighs in the other lists at most their current steps: one that
+      // cannot pass the `limit`th best even so is not checked.
+      const kth = r.kth() ?? Number.NEGATIVE_INFINITY;
+      const others = bound() - ceiling(list);
       const fresh: number[] = [];
       for (const row of slice) {
         const id = r.fileOf(row);
-        if (!seen.has(id)) {
-          seen.add(id);
-          fresh.push(id);
-        }
+        if (seen.has(id)) continue;
+        seen.add(id);
+        if (list.idf * stepCeiling(row) + others > kth) fresh.push(id);
       }
       if (fresh.length > 0) r.check(fresh);
       list.below = slice.at(-1)!;
-      const kth = r.kth();
-      if (kth !== undefined && kth >= bound()) return false;
+      const best = r.kth();
+      if (best !== undefined && best >= bound()) return false;
       if (r.late()) return true;
     }
     if (last) return false;
