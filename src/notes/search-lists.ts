@@ -55,7 +55,7 @@ export function readLists(r: Reading): boolean {
       // A file met first here weighs in the other lists at most their current steps: one that
       // cannot pass the `limit`th best even so is not checked.
       const kth = r.kth() ?? Number.NEGATIVE_INFINITY;
-      const others = bound() - ceiling(list);
+      const others = lists.reduce((sum, l) => (l === list ? sum : sum + ceiling(l)), 0);
       const fresh: number[] = [];
       for (const row of slice) {
         const id = r.fileOf(row);
