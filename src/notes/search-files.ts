@@ -2,8 +2,9 @@
 // (search-index.ts) lists, for each word, the files holding it by how much the word weighs in
 // each, heaviest first; visitors' queries read search_public, which holds only what they may see,
 // so a word found only in private files costs them nothing. Each term's list (its rarest word's)
-// is read in that order; each file met is checked against every word (its counts in search_docs)
-// and phrase (in the file's own text) and scored as FTS5's bm25() would. Reading stops when the
+// is read in that order (search-lists.ts); each file met is sifted by its word counts (search_docs)
+// and, if it may rank, checked (note, visibility, phrases in the file's own text) and scored as
+// FTS5's bm25() would. Reading stops when the
 // `limit`th best score reaches the most a file not met yet could score (the sum of each list's
 // current weight step: Fagin's threshold algorithm), or when a list ends (every file that can
 // match was met), so one word or several are ranked exactly (up to ties inside a weight step,
