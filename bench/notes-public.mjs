@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { percentile, ROOT, requireBinary } from './lib.mjs';
+import { median, percentile, ROOT, requireBinary } from './lib.mjs';
 import { fillCorpus, zipf } from './notes/corpus.mjs';
 import { fanOut } from './notes/fanout.mjs';
 import { adminApi, httpClient, startRune } from './notes/lib.mjs';
@@ -194,7 +194,7 @@ async function fanout() {
     for (const build of builds) {
       for (const n of [0, typists]) {
         const b = await prepared(build);
-        const { delays, typed } = await fanOut({
+        const { delays, typed, cpuMsPerEdit } = await fanOut({
           url: b.server.url,
           api: b.api,
           note: 'bench',
@@ -202,18 +202,21 @@ async function fanout() {
           clients,
           typists: n,
           Y,
+          pid: b.server.child.pid,
         });
         const key = `${b.name}, ${n} typist(s)`;
-        samples[key] ??= { delays: [], typed: 0 };
+        samples[key] ??= { delays: [], typed: 0, server: [], clients: [] };
         samples[key].delays.push(...delays);
         samples[key].typed += typed;
+        samples[key].server.push(cpuMsPerEdit.server);
+        samples[key].clients.push(cpuMsPerEdit.clients);
         await b.server.stop();
       }
     }
   }
   for (const [key, s] of Object.entries(samples)) {
     console.log(
-      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)`,
+      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)  CPU per save: server ${ms(median(s.server))}, stream clients ${ms(median(s.clients))}`,
     );
   }
 }
