@@ -194,7 +194,7 @@ async function fanout() {
     for (const build of builds) {
       for (const n of [0, typists]) {
         const b = await prepared(build);
-        const { delays, typed, cpuMsPerEdit } = await fanOut({
+        const { delays, typed, cpuMsPerEdit, kernelShare } = await fanOut({
           url: b.server.url,
           api: b.api,
           note: 'bench',
@@ -205,7 +205,8 @@ async function fanout() {
           pid: b.server.child.pid,
         });
         const key = `${b.name}, ${n} typist(s)`;
-        samples[key] ??= { delays: [], typed: 0, server: [], clients: [] };
+        samples[key] ??= { delays: [], typed: 0, server: [], clients: [], kernel: [] };
+        samples[key].kernel.push(kernelShare);
         samples[key].delays.push(...delays);
         samples[key].typed += typed;
         samples[key].server.push(cpuMsPerEdit.server);
@@ -216,7 +217,7 @@ async function fanout() {
   }
   for (const [key, s] of Object.entries(samples)) {
     console.log(
-      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)  CPU per save: server ${ms(median(s.server))}, stream clients ${ms(median(s.clients))}`,
+      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)  CPU per save: server ${ms(median(s.server))} (${(100 * median(s.kernel)).toFixed(0)} % in the kernel), stream clients ${ms(median(s.clients))}`,
     );
   }
 }

@@ -5,6 +5,7 @@
 // of the note meanwhile (a collaborative update each per `typeEveryMs`), which every stream receives
 // too.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cpuMicros } from './lib.mjs';
 
 const sum = (values) => values.reduce((a, b) => a + b, 0);
@@ -112,6 +113,11 @@ export async function fanOut({
   let coldMax = 0;
   // CPU time of the server (`pid`, when given) and of the stream clients over the measured saves.
   let cpu = null;
+  const ticks = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { user: Number(fields[11]), system: Number(fields[12]) };
+  };
+  let ticksBefore;
   const cpuNow = () => ({
     server: pid ? cpuMicros(pid) : 0,
     clients: sum(workers.map((w) => cpuMicros(w.pid))),
@@ -121,6 +127,7 @@ export async function fanOut({
       coldMax = Math.max(0, ...delays);
       delays.length = 0;
       cpu = cpuNow();
+      ticksBefore = pid ? ticks() : null;
     }
     const all = new Promise((resolve) =>
       waiting.set(revision + 1, { sent: process.hrtime.bigint(), count: 0, resolve }),
@@ -131,13 +138,18 @@ export async function fanOut({
     await all;
   }
   const after = cpuNow();
+  const ticksAfter = pid ? ticks() : null;
+  const kernelShare = pid
+    ? (ticksAfter.system - ticksBefore.system) /
+      Math.max(1, ticksAfter.system - ticksBefore.system + ticksAfter.user - ticksBefore.user)
+    : null;
   const cpuMsPerEdit = {
     server: (after.server - cpu.server) / 1000 / edits,
     clients: (after.clients - cpu.clients) / 1000 / edits,
   };
   const typed = typing ? await typing.stop() : 0;
   for (const child of workers) child.kill();
-  return { delays, coldMax, typed, cpuMsPerEdit };
+  return { delays, coldMax, typed, cpuMsPerEdit, kernelShare };
 }
 
 /** `typists` people typing into a file of their own each, one update per `typeEveryMs`. */
