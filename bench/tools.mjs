@@ -1,13 +1,14 @@
 // search_files over this repository's node_modules against `grep -rn` with the same pattern, side
-// by side: interleaved runs of fresh processes, medians and ratios (goal: search_files ≤ 1.5 ×
-// grep). search_files runs as the tool runs it: its worker bundle, the walk thread confined by
-// Landlock. A second row runs it through the built binary (rune's start-up and one scripted model
-// round included), when dist/rune exists.
+// by side: interleaved runs of fresh processes, medians and ratios (goal: search_files ≤ 1.0 ×
+// grep -rn). search_files runs as the tool runs it: its worker bundle, the walk threads confined by
+// Landlock, a second thread where a core is idle (the load decides: the threads of the last run and
+// the load average are printed). A second row runs it through the built binary (rune's start-up and
+// one scripted model round included), when dist/rune exists.
 //   node bench/tools.mjs [--rounds 10] [--dir node_modules]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -65,7 +66,7 @@ bundle({
       ).then((r) => {
         if (r.error || r.timedOut) { console.error(r.error ?? 'timed out'); process.exit(1); }
         const matches = r.files.reduce((n, f) => n + f.matches, 0);
-        console.log(JSON.stringify({ matches, files: r.stats.files, stats: r.stats, layers: r.layers }));
+        console.log(JSON.stringify({ matches, files: r.stats.files, stats: r.stats, layers: r.layers, threads: r.threads }));
       });`,
     resolveDir: ROOT,
     loader: 'ts',
@@ -151,7 +152,7 @@ for (const [pattern, grepFlags] of [
     `  grep over the same files (text, ≤ 4 MiB): ${same.stdout.trim()} matching lines${Number(same.stdout) === s.matches ? ' (equal)' : ' (DIFFERENT)'}`,
   );
   console.log(
-    `  walk thread: ${s.layers.map((l) => `${l.layer} ${l.applied ? 'applied' : 'not applied'} (${l.detail})`).join('; ')}`,
+    `  walk threads (last run): ${s.threads}, load average ${loadavg()[0].toFixed(1)}; ${s.layers.map((l) => `${l.layer} ${l.applied ? 'applied' : 'not applied'} (${l.detail})`).join('; ')}`,
   );
 }
 

@@ -128,6 +128,52 @@ static napi_value fd_stat_path(napi_env env, napi_callback_info info) {
   return stat_result(env, rune_fd_stat_path(i[0], s[0], &st), &st);
 }
 
+/* fdOpenRead(dirfd, name, stat: Float64Array(6)) → fd | -errno; stat gets
+ * [mode, nlink, dev, ino, size, mtimeMs] (no array made per call: the walk opens every file). */
+static napi_value fd_open_read(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  int32_t dirfd;
+  char name[NAME_MAX_BYTES];
+  size_t len = 0, count = 0;
+  napi_typedarray_type type;
+  void *data = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
+      napi_get_value_int32(env, argv[0], &dirfd) != napi_ok ||
+      napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len) != napi_ok || len >= sizeof name - 1 ||
+      napi_get_typedarray_info(env, argv[2], &type, &count, &data, NULL, NULL) != napi_ok ||
+      type != napi_float64_array || count < 6)
+    return usage(env, "fdOpenRead(dirfd, name, stat: Float64Array(6))");
+  struct rune_fd_stat st;
+  int fd = rune_fd_open_read(dirfd, name, &st);
+  if (fd >= 0) {
+    double *out = data;
+    out[0] = st.mode;
+    out[1] = st.nlink;
+    out[2] = (double)st.dev;
+    out[3] = (double)st.ino;
+    out[4] = (double)st.size;
+    out[5] = (double)st.mtime_ns / 1e6;
+  }
+  return int_result(env, fd);
+}
+
+/* fdReadClose(fd, buffer, size, sniff) → length | -errno; closes fd in every case */
+static napi_value fd_read_close(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  int32_t fd, size, sniff;
+  void *data = NULL;
+  size_t capacity = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 ||
+      napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      napi_get_buffer_info(env, argv[1], &data, &capacity) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &size) != napi_ok || napi_get_value_int32(env, argv[3], &sniff) != napi_ok ||
+      size < 0 || sniff < 0 || (size_t)size > capacity)
+    return usage(env, "fdReadClose(fd, buffer, size ≤ buffer.length, sniff)");
+  return int_result(env, (int)rune_fd_read_close(fd, data, (size_t)size, (size_t)sniff));
+}
+
 napi_status rune_fd_register(napi_env env, napi_value exports) {
   static const struct {
     const char *name;
@@ -135,7 +181,8 @@ napi_status rune_fd_register(napi_env env, napi_value exports) {
   } table[] = {
       {"fdResolve", fd_resolve},     {"fdOpenat2", fd_openat2},   {"fdMkdirat", fd_mkdirat},
       {"fdUnlinkat", fd_unlinkat},   {"fdReadlinkat", fd_readlinkat}, {"fdRenameat", fd_renameat},
-      {"fdStatat", fd_statat},       {"fdStatPath", fd_stat_path},
+      {"fdStatat", fd_statat},       {"fdStatPath", fd_stat_path}, {"fdOpenRead", fd_open_read},
+      {"fdReadClose", fd_read_close},
   };
   for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
     napi_value fn;

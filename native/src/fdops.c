@@ -195,6 +195,40 @@ int rune_fd_stat_path(int dirfd, const char *path, struct rune_fd_stat *out) {
   return rc;
 }
 
+int rune_fd_open_read(int dirfd, const char *name, struct rune_fd_stat *out) {
+  int bad = rune_fd_component(name);
+  if (bad < 0) return bad;
+  int fd = rune_fd_resolve(dirfd, name, O_RDONLY | O_NONBLOCK, 0);
+  if (fd < 0) return fd;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int rc = -errno;
+    close(fd);
+    return rc;
+  }
+  fill_stat(&st, out);
+  return fd;
+}
+
+long rune_fd_read_close(int fd, char *buf, size_t size, size_t sniff) {
+  size_t length = 0;
+  long rc = 0;
+  while (length < size) {
+    size_t want = length == 0 && sniff > 0 && sniff < size ? sniff : size - length;
+    ssize_t n = pread(fd, buf + length, want, (off_t)length);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      rc = -errno;
+      break;
+    }
+    if (n == 0) break;
+    length += (size_t)n;
+    if (length == (size_t)n && length < size && memchr(buf, 0, length) != NULL) break;
+  }
+  close(fd);
+  return rc < 0 ? rc : (long)length;
+}
+
 static void fill_stat(const struct stat *stp, struct rune_fd_stat *out) {
   const struct stat st = *stp;
   out->mode = st.st_mode;

@@ -41,6 +41,14 @@ int rune_fd_statat(int dirfd, const char *name, struct rune_fd_stat *out);
  * its folders resolved through no link: one call for what open + fstatat + close would do. */
 int rune_fd_stat_path(int dirfd, const char *path, struct rune_fd_stat *out);
 
+/* Opens the one component `name` below `dirfd` for reading as rune_fd_resolve does, with O_NONBLOCK
+ * (a FIFO put there cannot block the open), and its fstat into `out`: one call for open + fstat. */
+int rune_fd_open_read(int dirfd, const char *name, struct rune_fd_stat *out);
+
+/* Reads `fd` from offset 0 into buf, at most `size` bytes; the first `sniff` bytes are read alone and
+ * the rest is not read when they hold a NUL (a binary file). Always closes fd. Returns the length. */
+long rune_fd_read_close(int fd, char *buf, size_t size, size_t sniff);
+
 /* 0 when `name` is one path component (not empty, ".", ".." and without '/'), else -EINVAL. */
 int rune_fd_component(const char *name);
 

@@ -3,10 +3,12 @@
 // case runs with openat2, with the O_NOFOLLOW walk and with the /proc form.
 import { execFileSync } from 'node:child_process';
 import {
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -29,6 +31,9 @@ import {
   replaceFile,
   useResolution,
 } from './index.ts';
+import { fdSys, OpenedStat } from './sys.ts';
+
+const O_DIRECTORY = 0o200000;
 
 let base = '';
 let outside = '';
@@ -92,6 +97,38 @@ describe.each(modes)('src/core/fd (%s)', (mode) => {
     expect(refusal(() => root.readFile('dangling'))).toMatch(/dangling is a symbolic link: refused$/);
     expect(refusal(() => root.readFile('sub'))).toMatch(/sub is a folder: refused$/);
     server.close();
+  });
+
+  it('opens one entry to read without following a link or blocking on a FIFO; reads from the start and closes', () => {
+    const sys = fdSys();
+    execFileSync('mkfifo', [join(inside, 'fifo')]);
+    symlinkSync(join(outside, 'secret'), join(inside, 'link'));
+    writeFileSync(join(inside, 'text'), 'hello world');
+    writeFileSync(join(inside, 'binary'), Buffer.concat([Buffer.from('ab\0cd'), Buffer.alloc(20, 65)]));
+    const slash = openSync('/', O_DIRECTORY);
+    const dir = sys.resolve(slash, inside.slice(1), O_DIRECTORY);
+    closeSync(slash);
+    const stat = new Float64Array(OpenedStat.length);
+    const buffer = Buffer.alloc(64);
+    try {
+      const fifo = sys.openRead(dir, 'fifo', stat);
+      expect(stat[OpenedStat.mode]! & 0o170000).toBe(0o010000);
+      sys.close(fifo);
+      expect(() => sys.openRead(dir, 'link', stat)).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+      expect(() => sys.openRead(dir, '../outside', stat)).toThrow(
+        expect.objectContaining({ code: 'EINVAL' }),
+      );
+      const text = sys.openRead(dir, 'text', stat);
+      expect(stat[OpenedStat.size]).toBe(11);
+      expect(buffer.subarray(0, sys.readClose(text, buffer, 11, 4)).toString()).toBe('hello world');
+      // Closed: the descriptor is gone.
+      expect(existsSync(`/proc/self/fd/${text}`)).toBe(false);
+      // A NUL among the first `sniff` bytes: the rest is not read.
+      const binary = sys.openRead(dir, 'binary', stat);
+      expect(sys.readClose(binary, buffer, stat[OpenedStat.size]!, 8)).toBe(8);
+    } finally {
+      sys.close(dir);
+    }
   });
 
   it('creates with O_EXCL: a dangling link is not followed into creating its target', () => {

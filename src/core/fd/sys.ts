@@ -12,6 +12,7 @@ import {
   openSync,
   readdirSync,
   readlinkSync,
+  readSync,
   renameSync,
   rmdirSync,
   type Stats,
@@ -73,7 +74,20 @@ export interface FdSys {
   statPath(dirFd: number, path: string): Entry | undefined;
   list(dirFd: number): Listed[];
   close(fd: number): void;
+  /**
+   * Opens one entry of `dirFd` for reading (O_NONBLOCK: a FIFO cannot block the open), following no
+   * link, and writes its fstat into `stat` (OpenedStat): one call where a walk opens every file.
+   */
+  openRead(dirFd: number, name: string, stat: Float64Array): number;
+  /**
+   * Reads `fd` from offset 0 into `buffer`, at most `size` bytes, the first `sniff` alone (the rest
+   * is not read when they hold a NUL: a binary file), then closes `fd`, also on failure. The length.
+   */
+  readClose(fd: number, buffer: Buffer, size: number, sniff: number): number;
 }
+
+/** The slots of openRead's `stat`. */
+export const OpenedStat = { mode: 0, nlink: 1, dev: 2, ino: 3, size: 4, mtimeMs: 5, length: 6 } as const;
 
 const S_IFMT = 0o170000;
 // File types of st_mode (a Map: biome's fixer rewrites octal object keys into wrong decimals).
@@ -126,6 +140,8 @@ interface NativeFd {
   fdStatPath(dirFd: number, path: string): number[] | number;
   listFd(dirFd: number): [string[], number[]] | number;
   closeFd(fd: number): number;
+  fdOpenRead(dirFd: number, name: string, stat: Float64Array): number;
+  fdReadClose(fd: number, buffer: Buffer, size: number, sniff: number): number;
 }
 
 // d_type values (dirent.h).
@@ -186,6 +202,16 @@ function nativeSys(n: NativeFd): FdSys {
       return names.map((name, i) => ({ name, kind: DT_KINDS[types[i] ?? 0] ?? 'unknown' }));
     },
     close: (fd) => check(n.closeFd(fd), 'close'),
+    openRead(dirFd, name, stat) {
+      const fd = n.fdOpenRead(dirFd, name, stat);
+      check(fd, `open ${name}`);
+      return fd;
+    },
+    readClose(fd, buffer, size, sniff) {
+      const length = n.fdReadClose(fd, buffer, size, sniff);
+      check(length, 'read');
+      return length;
+    },
   };
 }
 
@@ -290,6 +316,33 @@ export const procSys: FdSys = {
     }));
   },
   close: (fd) => closeSync(fd),
+  openRead(dirFd, name, stat) {
+    if (!isComponent(name)) throw einval(name);
+    const fd = openSync(at(dirFd, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const st = fstatSync(fd);
+      stat.set([st.mode, st.nlink, st.dev, st.ino, st.size, st.mtimeMs]);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return fd;
+  },
+  readClose(fd, buffer, size, sniff) {
+    let length = 0;
+    try {
+      while (length < size) {
+        const want = length === 0 && sniff > 0 ? Math.min(size, sniff) : size - length;
+        const n = readSync(fd, buffer, length, want, length);
+        if (n === 0) break;
+        length += n;
+        if (length === n && length < size && buffer.subarray(0, length).includes(0)) break;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return length;
+  },
 };
 
 function statOrNone(stat: () => Entry): Entry | undefined {
@@ -317,7 +370,7 @@ export function fdSys(): FdSys {
   if (chosen) return chosen;
   try {
     const native = runeAddon<Partial<NativeFd>>();
-    if (typeof native.fdResolve === 'function' && typeof native.listFd === 'function') {
+    if (typeof native.fdResolve === 'function' && typeof native.fdOpenRead === 'function') {
       chosen = nativeSys(native as NativeFd);
       return chosen;
     }

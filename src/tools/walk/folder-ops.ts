@@ -25,6 +25,10 @@ export interface FolderOps {
   list(dirFd: number): FolderEntry[];
   /** Closes what openAt opened. */
   close(fd: number): void;
+  /** Opens one entry for reading (a FIFO cannot block), its fstat into `stat` (OpenedStat). */
+  openRead(dirFd: number, name: string, stat: Float64Array): number;
+  /** Reads what openRead opened from its start (FdSys.readClose), and closes it. */
+  readClose(fd: number, buffer: Buffer, size: number, sniff: number): number;
 }
 
 /** Slots of open descriptors shared with the main thread: enough for the deepest walk. */
@@ -105,6 +109,11 @@ function opsOver(sys: FdSys): FolderOps {
     close(fd) {
       if (sys.kind === 'native') forget(fd);
       sys.close(fd);
+    },
+    openRead: (dirFd, name, stat) => opened(sys.openRead(dirFd, name, stat)),
+    readClose(fd, buffer, size, sniff) {
+      if (sys.kind === 'native') forget(fd);
+      return sys.readClose(fd, buffer, size, sniff);
     },
     list: (dirFd) =>
       sys.list(dirFd).map((e) => ({ name: e.name, kind: entryKind(sys, dirFd, e.name, e.kind) })),

@@ -29,6 +29,8 @@ export class PathGuard {
   readonly #floor: readonly string[];
   readonly #denied: readonly string[];
   readonly #identities = new Map<string, string>();
+  /** Their inode numbers: most files are ruled out by one number lookup, without a key string. */
+  readonly #inodes = new Set<number>();
   #linked: Map<string, string> | undefined;
   #linkScanComplete = true;
 
@@ -45,6 +47,7 @@ export class PathGuard {
       try {
         const st = statSync(entry);
         this.#identities.set(key(st), entry);
+        this.#inodes.add(st.ino);
       } catch {
         // Not there (yet): nothing can alias it.
       }
@@ -76,6 +79,7 @@ export class PathGuard {
    * link to a protected file), or undefined.
    */
   identityRefusal(st: Identity): string | undefined {
+    if (st.nlink <= 1 && !this.#inodes.has(st.ino)) return undefined;
     const same = this.#identities.get(key(st));
     if (same) return `the same file as ${same}`;
     if (st.nlink > 1 && !st.isDirectory()) {

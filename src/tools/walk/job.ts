@@ -1,6 +1,5 @@
 // One search_files or find_files job: plain data in, events out, run synchronously on top of the
 // walk. The same code runs in the walk worker (src/tools/walk/worker.ts) and, in unit tests, inline.
-import { readSync } from 'node:fs';
 import { relative } from 'node:path';
 import picomatch from 'picomatch';
 import type { SandboxMode } from '../../config/schema.ts';
@@ -35,6 +34,11 @@ export interface SearchJob extends JobBase {
   include?: string;
   context: number;
   maxResults: number;
+  /**
+   * This thread's share when several threads search one tree (runner.ts): each walks the whole
+   * tree but reads only the files whose index in walk order is `part` modulo `parts`.
+   */
+  share?: { part: number; parts: number };
 }
 
 export interface FindJob extends JobBase {
@@ -51,7 +55,8 @@ export interface FoundFile {
 }
 
 export type JobEvent =
-  | { type: 'file'; path: string; lines: ResultLine[]; matches: number }
+  /** `seq`: the file's index in walk order (the order of the results when shares are merged). */
+  | { type: 'file'; seq: number; path: string; lines: ResultLine[]; matches: number }
   | { type: 'found'; files: FoundFile[] }
   | { type: 'layers'; layers: LayerReport[] }
   | { type: 'done'; stats: WalkStats; stopped: boolean }
@@ -72,19 +77,30 @@ export function globTest(pattern: string): (rel: string) => boolean {
 }
 
 export function runJob(job: WalkJob, emit: (event: JobEvent) => void, beforeWalk?: BeforeWalk): void {
+  // What the walk counts (folders, links, ignored entries, every file) apart from what reading the
+  // files counts, so that the shares of one tree add up (only the first share reports the walk's).
   const stats = emptyStats();
+  const fileStats = emptyStats();
   const guard = new PathGuard(job.protectedPaths, job.root);
   const ops = folderOps();
   try {
     const rules = rulesAbove(job.root, guard, ops);
     const layers = beforeWalk?.(guard, job.root);
     if (layers) emit({ type: 'layers', layers });
-    const walker = { guard, ops, rules, stats };
+    const walker = { guard, ops, rules, stats, fileStats };
     const stopped = job.kind === 'search' ? search(job, walker, emit) : find(job, walker, emit);
-    emit({ type: 'done', stats, stopped });
+    const first = job.kind === 'find' || (job.share?.part ?? 0) === 0;
+    emit({ type: 'done', stats: first ? addStats(stats, fileStats) : fileStats, stopped });
   } catch (error) {
     emit({ type: 'error', message: (error as Error).message });
   }
+}
+
+/** The sum of two counts. */
+export function addStats(a: WalkStats, b: WalkStats): WalkStats {
+  const sum = { ...a };
+  for (const key of Object.keys(b) as Array<keyof WalkStats>) sum[key] += b[key];
+  return sum;
 }
 
 /** What every walk of a job shares. */
@@ -92,44 +108,44 @@ interface Walker {
   guard: PathGuard;
   ops: FolderOps;
   rules: IgnoreRules;
+  /** The walk's own counts. */
   stats: WalkStats;
+  /** What opening and reading files counts. */
+  fileStats: WalkStats;
 }
 
 function search(job: SearchJob, walker: Walker, emit: (event: JobEvent) => void): boolean {
-  const { guard, ops, stats } = walker;
+  const { guard, ops, fileStats: stats } = walker;
+  const { part, parts } = job.share ?? { part: 0, parts: 1 };
   const matcher = compileMatcher(job.pattern, job.caseInsensitive);
   const include = job.include ? globTest(job.include) : undefined;
   const buffer = Buffer.allocUnsafe(MAX_SEARCH_FILE_BYTES);
   let budget = job.maxResults;
   let stopped = false;
+  let seq = -1;
   walk({
     ...walker,
     root: job.root,
     onFile(entry) {
+      seq++;
+      if (seq % parts !== part) return false;
       if (include && !include(entry.rel)) return false;
       const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES, ops);
       if (!file) return false;
-      let length = 0;
+      let length: number;
       try {
-        while (length < file.size) {
-          // The first read stops where git stops looking for a NUL: a binary file is not read on.
-          const want = length === 0 ? Math.min(file.size, BINARY_SNIFF) : file.size - length;
-          const n = readSync(file.fd, buffer, length, want, length);
-          if (n === 0) break;
-          length += n;
-          if (length === n && length < file.size && buffer.subarray(0, length).includes(0)) break;
-        }
+        // The first read stops where git stops looking for a NUL: a binary file is not read on.
+        length = ops.readClose(file.fd, buffer, file.size, BINARY_SNIFF);
       } catch {
         stats.unreadable++;
         return false;
-      } finally {
-        ops.close(file.fd);
       }
       const outcome = scanBuffer(buffer.subarray(0, length), matcher, job.context, budget);
       if (outcome.kind === 'binary') stats.binary++;
       if (outcome.kind !== 'lines') return false;
       emit({
         type: 'file',
+        seq,
         path: displayPath(entry.path, job.cwd),
         lines: outcome.lines,
         matches: outcome.matches,
@@ -143,7 +159,7 @@ function search(job: SearchJob, walker: Walker, emit: (event: JobEvent) => void)
 }
 
 function find(job: FindJob, walker: Walker, emit: (event: JobEvent) => void): boolean {
-  const { guard, ops, stats } = walker;
+  const { guard, ops, fileStats: stats } = walker;
   const test = globTest(job.pattern);
   const sniff = Buffer.allocUnsafe(BINARY_SNIFF);
   const found: FoundFile[] = [];
@@ -156,15 +172,13 @@ function find(job: FindJob, walker: Walker, emit: (event: JobEvent) => void): bo
       // The files search_files would search: text files within the size cap (the same walk).
       const file = openEntry(entry, guard, stats, MAX_SEARCH_FILE_BYTES, ops);
       if (!file) return false;
-      let binary = false;
+      let binary: boolean;
       try {
-        const length = readSync(file.fd, sniff, 0, Math.min(sniff.length, file.size), 0);
+        const length = ops.readClose(file.fd, sniff, Math.min(sniff.length, file.size), 0);
         binary = sniff.subarray(0, length).includes(0);
       } catch {
         stats.unreadable++;
         return false;
-      } finally {
-        ops.close(file.fd);
       }
       if (binary) {
         stats.binary++;

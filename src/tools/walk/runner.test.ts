@@ -113,6 +113,49 @@ describe.skipIf(!built)('the walk worker (needs the native addon: npm run build:
     expect(result).toMatchObject({ cancelled: true, timedOut: false, files: [] });
   });
 
+  it('two threads sharing a search answer what one thread answers: the same lines in walk order, cut at max_results', async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-shares-')));
+    // 3 files a folder in 20 folders; every third file matches (3 lines each), one file is binary.
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(root, `d${d}`));
+      for (let f = 0; f < 3; f++) {
+        const hit = (d * 3 + f) % 3 === 1;
+        writeFileSync(
+          join(root, `d${d}`, `f${f}.txt`),
+          hit ? 'a\nneedle 1\nb\nneedle 2\nneedle 3\nc\n' : 'nothing\n',
+        );
+      }
+    }
+    writeFileSync(join(root, 'd7/bin.dat'), Buffer.from([110, 101, 101, 100, 108, 101, 0]));
+    const run = (shares: number, over: Partial<SearchJob>) =>
+      runWalkJob(searchJob(root, 'needle', over), {
+        signal: new AbortController().signal,
+        timeoutMs: 30_000,
+        shares,
+      });
+    for (const over of [
+      {},
+      { maxResults: 7, context: 1 },
+      { maxResults: 9 },
+      { maxResults: 200, context: 2 },
+    ]) {
+      const one = await run(1, over);
+      const two = await run(2, over);
+      expect(one.error).toBeUndefined();
+      expect(one.files.length).toBeGreaterThan(0);
+      expect({ files: two.files, stopped: two.stopped, error: two.error }).toEqual({
+        files: one.files,
+        stopped: one.stopped,
+        error: undefined,
+      });
+      // A stopped walk counts what it looked at: the shares stop at different files.
+      if (!one.stopped) expect(two.stats).toEqual(one.stats);
+    }
+    expect(
+      (await run(2, { maxResults: 7, context: 1 })).files.flatMap((f) => f.lines.filter((l) => l.match)),
+    ).toHaveLength(7);
+  });
+
   it.skipIf(!landlock)('confines its thread with Landlock and reports the layer', async () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'rune-ll-')));
     writeFileSync(join(root, 'a.txt'), 'needle\n');

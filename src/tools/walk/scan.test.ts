@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileMatcher, type ResultLine, scanBuffer } from './scan.ts';
 
@@ -75,5 +76,64 @@ describe('scanBuffer', () => {
 
   it('unicode property escapes switch on unicode mode', () => {
     expect(lines(scan('abc\nДом\n', '^\\p{Lu}\\p{Ll}+$'))).toEqual(['2:Дом']);
+  });
+});
+
+describe('scanBuffer against matching line by line', () => {
+  // Pieces that cross or sit at line ends in the whole text: \s and [^x] match a newline there,
+  // anchors and \b sit at one; the lookarounds see past the line's end.
+  const piece = fc.constantFrom(
+    'a',
+    'b',
+    'ab',
+    '.',
+    '\\s',
+    '\\s*',
+    '[^x]',
+    '[^x]+',
+    '^',
+    '$',
+    '\\b',
+    'a+',
+    'b?',
+    '(a|b)',
+    '(?=b)',
+    '(?!a)',
+    '(?<=a)',
+    '(?!\\s)',
+    '(?<=\\s)',
+    '\\1',
+  );
+  const pattern = fc.array(piece, { minLength: 1, maxLength: 5 }).map((parts) => parts.join(''));
+  const text = fc.string({ unit: fc.constantFrom('a', 'b', 'x', ' ', '\n'), maxLength: 40 });
+
+  it('a lookahead that sees the line end matches there, with context too (the whole text has a newline there)', () => {
+    expect(lines(scan('xa\nb\n', 'a(?!\\s)', 1))).toEqual(['1:xa', '2-b']);
+    expect(lines(scan('xa\nb\n', 'a(?!\\s)'))).toEqual(['1:xa']);
+  });
+
+  it('finds exactly the lines a per-line match finds, with any budget', () => {
+    fc.assert(
+      fc.property(pattern, text, fc.integer({ min: 1, max: 4 }), (source, body, budget) => {
+        let line: RegExp;
+        try {
+          line = new RegExp(source);
+        } catch {
+          return;
+        }
+        // An empty file has no lines (as for grep).
+        const all = body === '' ? [] : body.split('\n');
+        if (all.length > 1 && all[all.length - 1] === '') all.pop();
+        const expected = all
+          .map((l, i) => ({ n: i + 1, l }))
+          .filter(({ l }) => line.test(l))
+          .slice(0, budget)
+          .map(({ n, l }) => `${n}:${l}`);
+        expect(lines(scan(body, source, 0, false, budget)), `${source} / ${JSON.stringify(body)}`).toEqual(
+          expected,
+        );
+      }),
+      { numRuns: 4000, seed: 27 },
+    );
   });
 });

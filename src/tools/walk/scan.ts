@@ -25,6 +25,11 @@ export interface Matcher {
   literals: Buffer[];
   /** Case-insensitive ASCII literals, checked on the latin1 view of the bytes. */
   foldedLiteral?: RegExp;
+  /**
+   * Every line the pattern matches alone holds the start of a whole-text match searched from the
+   * line's start: true without lookarounds, which see past the line's end in the whole text.
+   */
+  wholeFindsLines: boolean;
 }
 
 /** Builds the matcher; throws SyntaxError (the message says why) for an invalid pattern. */
@@ -36,13 +41,16 @@ export function compileMatcher(pattern: string, caseInsensitive: boolean): Match
   const whole = new RegExp(pattern, `gm${flags}`);
   const line = new RegExp(pattern, flags);
   const literals = requiredLiterals(pattern) ?? [];
-  if (!caseInsensitive) return { whole, line, literals: literals.map((l) => Buffer.from(l, 'utf8')) };
+  const wholeFindsLines = !/\(\?<?[=!]/.test(pattern);
+  if (!caseInsensitive)
+    return { whole, line, wholeFindsLines, literals: literals.map((l) => Buffer.from(l, 'utf8')) };
   // In plain mode an ASCII letter only matches its ASCII case partner, so the latin1 view of UTF-8
   // bytes (one char per byte, no decoding cost) holds every match of an ASCII literal.
   const ascii = literals.length > 0 && literals.every((l) => /^[\x00-\x7f]+$/.test(l)) && unicode === '';
   return {
     whole,
     line,
+    wholeFindsLines,
     literals: [],
     ...(ascii
       ? {
@@ -83,8 +91,10 @@ export function scanBuffer(bytes: Buffer, matcher: Matcher, context: number, bud
   }
   const text = bytes.toString('utf8');
   const hasCr = bytes.includes(13);
-  if (!hasCr) {
-    // Any line's match is a match of the whole text, so one pass rules most files out.
+  // Any line's match is a match of the whole text, so the whole-text pass finds every matching
+  // line without splitting the file (a minified bundle is one long line, a generated one 100,000).
+  if (!hasCr && matcher.wholeFindsLines) {
+    if (context === 0) return matchingLines(text, matcher, budget);
     matcher.whole.lastIndex = 0;
     if (!matcher.whole.test(text)) return { kind: 'none' };
   }
@@ -116,6 +126,38 @@ export function scanBuffer(bytes: Buffer, matcher: Matcher, context: number, bud
     next = Math.min(to, nextHit - 1) + 1;
   }
   return { kind: 'lines', lines: out, matches: hits.length };
+}
+
+/**
+ * The lines of `text` (no CR in it) that the pattern matches alone, found by the whole-text pattern:
+ * a line that matches alone holds the start of a whole-text match searched from the line's start,
+ * so after each match (tested against its line alone) the search goes on from the next line.
+ */
+function matchingLines(text: string, matcher: Matcher, budget: number): ScanOutcome {
+  const out: ResultLine[] = [];
+  const { whole } = matcher;
+  whole.lastIndex = 0;
+  let n = 0; // the number of the line starting at `start`, from 0
+  let start = 0;
+  while (out.length < budget) {
+    const found = whole.exec(text);
+    if (!found) break;
+    // The empty piece after a final newline is not a line.
+    if (found.index === text.length && text.length > 0 && text.endsWith('\n')) break;
+    let end = text.indexOf('\n', start);
+    while (end !== -1 && end < found.index) {
+      n++;
+      start = end + 1;
+      end = text.indexOf('\n', start);
+    }
+    const line = text.slice(start, end === -1 ? text.length : end);
+    if (matcher.line.test(line)) out.push({ n: n + 1, text: shown(line, matcher.line), match: true });
+    if (end === -1) break;
+    n++;
+    start = end + 1;
+    whole.lastIndex = start;
+  }
+  return out.length === 0 ? { kind: 'none' } : { kind: 'lines', lines: out, matches: out.length };
 }
 
 const stripCr = (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line);

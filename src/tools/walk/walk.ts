@@ -8,17 +8,16 @@
 // biome-ignore lint/style/noRestrictedImports: openSync opens '/' itself (openSlash), the root every walk path is resolved from
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { OpenedStat } from '../../core/fd/sys.ts';
 import { isUnder } from '../../core/paths.ts';
-import type { EntryKind, FolderOps } from './folder-ops.ts';
-import type { PathGuard } from './guard.ts';
+import type { FolderOps } from './folder-ops.ts';
+import type { Identity, PathGuard } from './guard.ts';
 import { IgnoreRules, readSmallFileAt } from './ignore-rules.ts';
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Linux's O_PATH (x86-64 and arm64); Node does not export it. libuv adds O_CLOEXEC to every open.
 const O_PATH = 0o10000000;
-// O_NONBLOCK: a file swapped for a FIFO after the listing must not block the open.
-const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /** Version-control folders: never searched (git grep does not search .git either). */
 const VCS_DIRS = new Set(['.git', '.hg', '.svn', '.jj']);
 const MAX_DEPTH = 256;
@@ -240,15 +239,12 @@ function walkFolder(
   const rules = parentRules.enter(rel, new Set(entries.map((e) => e.name)), (names) =>
     readSmallFileAt(ops, fd, names),
   );
-  // Git's order: names compared as bytes, a folder as if its name ended with '/'.
-  const key = (e: { name: string; kind: EntryKind }) => (e.kind === 'dir' ? `${e.name}/` : e.name);
-  entries.sort((a, b) => {
-    const x = key(a);
-    const y = key(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  // Git's order: names compared as bytes, a folder as if its name ended with '/' (each key made
+  // once: a key made in the comparison is made and flattened n log n times).
+  const sorted = entries.map((e) => ({ ...e, key: e.kind === 'dir' ? `${e.name}/` : e.name }));
+  sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
-  for (const { name, kind } of entries) {
+  for (const { name, kind } of sorted) {
     if (kind === 'symlink') {
       stats.symlinks++;
       continue;
@@ -310,9 +306,27 @@ export interface OpenedFile {
   mtimeMs: number;
 }
 
+// openRead's fstat, reused for every file (the walk is synchronous, one file at a time).
+const opened = new Float64Array(OpenedStat.length);
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const openedIdentity: Identity = {
+  get dev() {
+    return opened[OpenedStat.dev]!;
+  },
+  get ino() {
+    return opened[OpenedStat.ino]!;
+  },
+  get nlink() {
+    return opened[OpenedStat.nlink]!;
+  },
+  isDirectory: () => false,
+};
+
 /**
- * Opens a file the walk found, without following a symlink, and refuses one that is not a regular
- * file, is the same object as a protected file, or is larger than `maxBytes` (counted in stats).
+ * Opens a file the walk found, without following a symlink and without blocking on a FIFO, and
+ * refuses one that is not a regular file, is the same object as a protected file, or is larger
+ * than `maxBytes` (counted in stats). Read it with ops.readClose, or close it with ops.close.
  */
 export function openEntry(
   entry: FileEntry,
@@ -323,29 +337,22 @@ export function openEntry(
 ): OpenedFile | undefined {
   let fd: number;
   try {
-    fd = ops.openAt(entry.dirFd, entry.name, FILE_FLAGS);
+    fd = ops.openRead(entry.dirFd, entry.name, opened);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') stats.symlinks++;
     else stats.unreadable++;
     return undefined;
   }
-  let st: Stats;
-  try {
-    st = fstatSync(fd);
-  } catch {
-    ops.close(fd);
-    stats.unreadable++;
-    return undefined;
-  }
+  const size = opened[OpenedStat.size]!;
   let reason: keyof WalkStats | undefined;
-  if (!st.isFile()) reason = 'special';
-  else if (guard.identityRefusal(st)) reason = 'protected';
-  else if (st.size > maxBytes) reason = 'large';
+  if ((opened[OpenedStat.mode]! & S_IFMT) !== S_IFREG) reason = 'special';
+  else if (guard.identityRefusal(openedIdentity)) reason = 'protected';
+  else if (size > maxBytes) reason = 'large';
   if (reason) {
     stats[reason]++;
     ops.close(fd);
     return undefined;
   }
-  return { fd, size: st.size, mtimeMs: st.mtimeMs };
+  return { fd, size, mtimeMs: opened[OpenedStat.mtimeMs]! };
 }
