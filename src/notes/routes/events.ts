@@ -1,6 +1,5 @@
 // The event stream (Server-Sent Events): one per browser tab, replayed from Last-Event-ID. How many
 // may be open is bounded (in all, per client address, per note): past that, 429.
-import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as Y from 'yjs';
 import type { FileRow, NoteRow } from '../db.ts';
@@ -44,29 +43,6 @@ function syncRequest(
     throw badRequest('sync_state: not a Yjs state vector');
   }
   return { file, stateVector };
-}
-
-/**
- * Each event frame the hub encodes once for all its recipients (`Sink.writeBytes`), framed once as
- * an HTTP/1.1 chunk: a stream then costs one socket write of the same bytes, not Node's four
- * (length, line end, data, line end) under a cork released a tick later.
- */
-const chunks = new WeakMap<Buffer, Buffer>();
-const CRLF = Buffer.from('\r\n');
-function chunkOf(frame: Buffer): Buffer {
-  let chunk = chunks.get(frame);
-  if (!chunk) {
-    chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF]);
-    chunks.set(frame, chunk);
-  }
-  return chunk;
-}
-
-/** Writes a frame to an event stream's response (chunked, its head sent: straight to the socket). */
-function writeFrame(raw: ServerResponse, frame: Buffer): void {
-  const socket = raw.socket;
-  if (raw.chunkedEncoding && raw.headersSent && socket && frame.length > 0) socket.write(chunkOf(frame));
-  else raw.write(frame);
 }
 
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
@@ -118,7 +94,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
             raw.destroy();
             throw new Error('event stream client too slow');
           }
-          writeFrame(raw, chunk);
+          raw.write(chunk);
         },
         end: () => raw.end(),
       },
