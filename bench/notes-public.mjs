@@ -191,7 +191,8 @@ async function fanout() {
   console.log(`\nedit → ${clients} event streams (30 saves each run; rounds alternate the builds)`);
   const samples = {};
   for (let round = 0; round < 2; round++) {
-    for (const build of builds) {
+    // Each build goes first in one round: a load that grows during the run hits both alike.
+    for (const build of round % 2 ? [...builds].reverse() : builds) {
       for (const n of [0, typists]) {
         const b = await prepared(build);
         const { delays, typed, cpuMsPerEdit, kernelShare } = await fanOut({
