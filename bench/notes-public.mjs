@@ -10,7 +10,11 @@
 //      type into other files of the note (goal p99 ≤ 50 ms).
 //   node bench/notes-public.mjs [--before BIN] [--files 1000000] [--only search|reads|fanout]
 //                               [--queries 100] [--clients 1000] [--typists 5] [--seconds 2]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//                               [--keep DIR]
+// --keep DIR: the search's data folders are DIR/before and DIR/after, kept after the run; a folder
+// that already holds a corpus is searched as it is (the corpus and the first index are made once;
+// the folder must be of a build with the same schema, or one this build migrates).
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     typists: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
+    keep: { type: 'string' },
   },
 });
 const clients = Number(values.clients);
@@ -53,9 +58,15 @@ process.on('exit', () => {
 });
 
 /** A data folder whose limits let one bench client open what it measures (settings every build knows). */
-function benchHome() {
-  const home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
-  homes.push(home);
+function benchHome(kept) {
+  let home;
+  if (kept) {
+    home = kept;
+    mkdirSync(home, { recursive: true });
+  } else {
+    home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
+    homes.push(home);
+  }
   writeFileSync(
     join(home, 'rune.toml'),
     `[notes.limits]
@@ -91,13 +102,18 @@ async function search() {
   };
   const running = [];
   for (const build of builds) {
-    const home = benchHome();
-    // The build makes its schema, then the corpus goes in while it is stopped.
-    const first = await startRune(home, build.bin);
-    await first.stop();
-    const started = Date.now();
-    fillCorpus(join(home, 'notes', 'notes.db'), { files, privateFiles: Math.floor(files / 10) });
-    console.log(`${build.name}: ${files} files written in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const kept = values.keep ? join(values.keep, build.name) : undefined;
+    const reused = kept !== undefined && existsSync(join(kept, 'notes', 'notes.db'));
+    const home = benchHome(kept);
+    if (reused) console.log(`${build.name}: the corpus of ${home} searched as it is`);
+    else {
+      // The build makes its schema, then the corpus goes in while it is stopped.
+      const first = await startRune(home, build.bin);
+      await first.stop();
+      const started = Date.now();
+      fillCorpus(join(home, 'notes', 'notes.db'), { files, privateFiles: Math.floor(files / 10) });
+      console.log(`${build.name}: ${files} files written in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
     const ready = Date.now();
     const b = await startBuild(build, home);
     // Searchable once a member finds the last file written (a build may index after it starts).
