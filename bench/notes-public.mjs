@@ -4,17 +4,22 @@
 //      corpus.mjs): p50/p95 of rare and common words as a member and as a visitor, and a visitor's
 //      query that matches only private files (goal: p95 ≤ 20 ms each, ranked, not partial),
 //   2. public page, /raw and JSON reads: server CPU per request against a bare fastify serving the
-//      same bytes with the same headers (bench/notes/reads.mjs; goal ≥ 0.8),
+//      same bytes with the same headers, found by a route of the same shape (bench/notes/reads.mjs;
+//      goal ≥ 0.8),
 //   3. edit → --clients event streams (default 1000), p99, alone and while --typists (default 5)
 //      type into other files of the note (goal p99 ≤ 50 ms).
 //   node bench/notes-public.mjs [--before BIN] [--files 1000000] [--only search|reads|fanout]
-//                               [--queries 100] [--clients 1000] [--typists 5] [--seconds 3]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//                               [--queries 100] [--clients 1000] [--typists 5] [--seconds 2]
+//                               [--keep DIR]
+// --keep DIR: the search's data folders are DIR/before and DIR/after, kept after the run; a folder
+// that already holds a corpus is searched as it is (the corpus and the first index are made once;
+// the folder must be of a build with the same schema, or one this build migrates).
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { percentile, ROOT, requireBinary } from './lib.mjs';
+import { median, percentile, ROOT, requireBinary } from './lib.mjs';
 import { fillCorpus, zipf } from './notes/corpus.mjs';
 import { fanOut } from './notes/fanout.mjs';
 import { adminApi, httpClient, startRune } from './notes/lib.mjs';
@@ -28,8 +33,9 @@ const { values } = parseArgs({
     queries: { type: 'string', default: '100' },
     clients: { type: 'string', default: '1000' },
     typists: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
+    keep: { type: 'string' },
   },
 });
 const clients = Number(values.clients);
@@ -52,9 +58,15 @@ process.on('exit', () => {
 });
 
 /** A data folder whose limits let one bench client open what it measures (settings every build knows). */
-function benchHome() {
-  const home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
-  homes.push(home);
+function benchHome(kept) {
+  let home;
+  if (kept) {
+    home = kept;
+    mkdirSync(home, { recursive: true });
+  } else {
+    home = mkdtempSync(join(tmpdir(), 'rune-bench-public-'));
+    homes.push(home);
+  }
   writeFileSync(
     join(home, 'rune.toml'),
     `[notes.limits]
@@ -90,13 +102,18 @@ async function search() {
   };
   const running = [];
   for (const build of builds) {
-    const home = benchHome();
-    // The build makes its schema, then the corpus goes in while it is stopped.
-    const first = await startRune(home, build.bin);
-    await first.stop();
-    const started = Date.now();
-    fillCorpus(join(home, 'notes', 'notes.db'), { files, privateFiles: Math.floor(files / 10) });
-    console.log(`${build.name}: ${files} files written in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const kept = values.keep ? join(values.keep, build.name) : undefined;
+    const reused = kept !== undefined && existsSync(join(kept, 'notes', 'notes.db'));
+    const home = benchHome(kept);
+    if (reused) console.log(`${build.name}: the corpus of ${home} searched as it is`);
+    else {
+      // The build makes its schema, then the corpus goes in while it is stopped.
+      const first = await startRune(home, build.bin);
+      await first.stop();
+      const started = Date.now();
+      fillCorpus(join(home, 'notes', 'notes.db'), { files, privateFiles: Math.floor(files / 10) });
+      console.log(`${build.name}: ${files} files written in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
     const ready = Date.now();
     const b = await startBuild(build, home);
     // Searchable once a member finds the last file written (a build may index after it starts).
@@ -162,16 +179,21 @@ async function prepared(build) {
 
 async function reads() {
   const seconds = Number(values.seconds);
-  const paths = ['/notes/bench/index.md', '/raw/bench/index.md', '/api/notes/bench/files/index.md'];
+  // Each path, and the route by which rune finds it.
+  const paths = {
+    '/notes/bench/index.md': '/notes/:note/:file',
+    '/raw/bench/index.md': '/raw/:note/:file',
+    '/api/notes/bench/files/index.md': '/api/notes/:note/files/:file',
+  };
   console.log(
-    `\nreads over ${connections} keep-alive connections, ${seconds} s × 3 rounds: server CPU per request against a bare fastify with the same bytes and headers`,
+    `\nreads over ${connections} keep-alive connections, ${seconds} s × 7 rounds: server CPU per request against a bare fastify with the same bytes and headers, found by a route of the same shape (and by a static route of the one path)`,
   );
   for (const build of builds) {
     const b = await prepared(build);
     const result = await readsAgainstBare({ request, server: b.server, paths, seconds, connections });
     for (const [path, r] of Object.entries(result)) {
       console.log(
-        `  ${b.name.padEnd(7)} ${path.padEnd(34)} rune ${r.runeCpu.toFixed(0).padStart(4)} µs  bare ${r.bareCpu.toFixed(0).padStart(4)} µs  ratio ${r.ratio.toFixed(2)}  (${r.runeRate.toFixed(0)} vs ${r.bareRate.toFixed(0)} req/s)  (goal ≥ 0.8)`,
+        `  ${b.name.padEnd(7)} ${path.padEnd(34)} rune ${r.runeCpu.toFixed(0).padStart(4)} µs  bare ${r.bareCpu.toFixed(0).padStart(4)} µs  ratio ${r.ratio.toFixed(2)}  (${r.runeRate.toFixed(0)} vs ${r.bareRate.toFixed(0)} req/s; goal ≥ 0.8)  static route ${r.staticCpu.toFixed(0).padStart(4)} µs  ratio ${r.staticRatio.toFixed(2)}`,
       );
     }
     await b.server.stop();
@@ -185,10 +207,11 @@ async function fanout() {
   console.log(`\nedit → ${clients} event streams (30 saves each run; rounds alternate the builds)`);
   const samples = {};
   for (let round = 0; round < 2; round++) {
-    for (const build of builds) {
+    // Each build goes first in one round: a load that grows during the run hits both alike.
+    for (const build of round % 2 ? [...builds].reverse() : builds) {
       for (const n of [0, typists]) {
         const b = await prepared(build);
-        const { delays, typed } = await fanOut({
+        const { delays, typed, cpuMsPerEdit, kernelShare } = await fanOut({
           url: b.server.url,
           api: b.api,
           note: 'bench',
@@ -196,18 +219,22 @@ async function fanout() {
           clients,
           typists: n,
           Y,
+          pid: b.server.child.pid,
         });
         const key = `${b.name}, ${n} typist(s)`;
-        samples[key] ??= { delays: [], typed: 0 };
+        samples[key] ??= { delays: [], typed: 0, server: [], clients: [], kernel: [] };
+        samples[key].kernel.push(kernelShare);
         samples[key].delays.push(...delays);
         samples[key].typed += typed;
+        samples[key].server.push(cpuMsPerEdit.server);
+        samples[key].clients.push(cpuMsPerEdit.clients);
         await b.server.stop();
       }
     }
   }
   for (const [key, s] of Object.entries(samples)) {
     console.log(
-      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)`,
+      `  ${key.padEnd(22)} p50 ${ms(percentile(s.delays, 50))}  p99 ${ms(percentile(s.delays, 99))}  (${s.delays.length} deliveries, ${s.typed} updates typed meanwhile; goal p99 ≤ 50 ms)  CPU per save: server ${ms(median(s.server))} (${(100 * median(s.kernel)).toFixed(0)} % in the kernel), stream clients ${ms(median(s.clients))}`,
     );
   }
 }

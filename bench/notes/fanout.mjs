@@ -5,32 +5,47 @@
 // of the note meanwhile (a collaborative update each per `typeEveryMs`), which every stream receives
 // too.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpuMicros } from './lib.mjs';
+
+const sum = (values) => values.reduce((a, b) => a + b, 0);
 
 const WORKERS = 4;
+// Each stream is a bare socket that reads bytes (what a client of the goal receives is the bytes;
+// a full HTTP and SSE parser per stream in 4 processes on the server's own 2 cores would be measured
+// as the server's latency). A worker reports once per save, when all its streams have it.
 const clientScript = `
-  const http = require('node:http');
-  const [url, count, auth] = [process.argv[1], Number(process.argv[2]), process.argv[3]];
+  const net = require('node:net');
+  const [port, path, count, auth] = [Number(process.argv[1]), process.argv[2], Number(process.argv[3]), process.argv[4]];
   let ready = 0;
+  const arrivals = new Map();
   for (let i = 0; i < count; i++) {
-    http.get(url, { agent: false, headers: auth ? { authorization: auth } : {} }, (res) => {
-      if (res.statusCode !== 200) { process.stderr.write('stream answered ' + res.statusCode + '\\n'); process.exit(1); }
-      let buffer = '';
-      let hello = false;
-      res.setEncoding('utf8').on('data', (chunk) => {
-        const at = process.hrtime.bigint();
-        buffer += chunk;
-        if (!hello && buffer.includes('event: hello')) { hello = true; if (++ready === count) process.stdout.write('ready\\n'); }
-        let i = buffer.indexOf('event: file.saved');
-        while (i >= 0) {
-          const end = buffer.indexOf('\\n\\n', i);
-          if (end < 0) break;
-          const revision = /"revision":(\\d+)/.exec(buffer.slice(i, end))[1];
-          process.stdout.write(revision + ' ' + at + '\\n');
-          buffer = buffer.slice(end + 2);
-          i = buffer.indexOf('event: file.saved');
-        }
-        if (buffer.length > 100000) buffer = buffer.slice(-1000);
-      });
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write('GET ' + path + ' HTTP/1.1\\r\\nHost: bench\\r\\nAuthorization: ' + auth + '\\r\\n\\r\\n'));
+    let buffer = '';
+    let hello = false;
+    socket.setEncoding('latin1').on('data', (chunk) => {
+      const at = process.hrtime.bigint();
+      buffer += chunk;
+      if (!hello) {
+        if (!buffer.startsWith('HTTP/1.1 200')) { if (buffer.includes('\\r\\n')) { process.stderr.write('stream answered ' + buffer.slice(0, 12) + '\\n'); process.exit(1); } return; }
+        if (!buffer.includes('event: hello')) return;
+        hello = true;
+        if (++ready === count) process.stdout.write('ready\\n');
+      }
+      let i = buffer.indexOf('event: file.saved');
+      while (i >= 0) {
+        const end = buffer.indexOf('\\n\\n', i);
+        if (end < 0) break;
+        const revision = /"revision":(\\d+)/.exec(buffer.slice(i, end))[1];
+        const times = arrivals.get(revision) ?? [];
+        arrivals.set(revision, times);
+        times.push(at);
+        if (times.length === count) { process.stdout.write(revision + ' ' + times.join(' ') + '\\n'); arrivals.delete(revision); }
+        buffer = buffer.slice(end + 2);
+        i = buffer.indexOf('event: file.saved');
+      }
+      if (buffer.length > 100000) buffer = buffer.slice(-1000);
     });
   }`;
 
@@ -49,6 +64,7 @@ export async function fanOut({
   typists = 0,
   typeEveryMs = 200,
   Y,
+  pid,
 }) {
   const delays = [];
   /** revision → {sent (ns), count, resolve} */
@@ -59,7 +75,14 @@ export async function fanOut({
       const count = Math.floor(clients / WORKERS) + (w < clients % WORKERS ? 1 : 0);
       const child = spawn(
         process.execPath,
-        ['-e', clientScript, `${url}/api/events?note_id=${note}`, String(count), `Bearer ${api.token}`],
+        [
+          '-e',
+          clientScript,
+          new URL(url).port,
+          `/api/events?note_id=${note}`,
+          String(count),
+          `Bearer ${api.token}`,
+        ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
       workers.push(child);
@@ -72,11 +95,12 @@ export async function fanOut({
           for (const line of lines) {
             if (line === 'ready') resolve();
             else {
-              const [revision, at] = line.split(' ');
+              const [revision, ...times] = line.split(' ');
               const wait = waiting.get(Number(revision));
               if (!wait) continue;
-              delays.push(Number(BigInt(at) - wait.sent) / 1e6);
-              if (++wait.count === clients) wait.resolve();
+              for (const at of times) delays.push(Number(BigInt(at) - wait.sent) / 1e6);
+              wait.count += times.length;
+              if (wait.count === clients) wait.resolve();
             }
           }
         });
@@ -87,10 +111,23 @@ export async function fanOut({
   const path = `/api/notes/${note}/files/${file}`;
   let revision = JSON.parse((await api(path)).body).revision;
   let coldMax = 0;
+  // CPU time of the server (`pid`, when given) and of the stream clients over the measured saves.
+  let cpu = null;
+  const ticks = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { user: Number(fields[11]), system: Number(fields[12]) };
+  };
+  let ticksBefore;
+  const cpuNow = () => ({
+    server: pid ? cpuMicros(pid) : 0,
+    clients: sum(workers.map((w) => cpuMicros(w.pid))),
+  });
   for (let i = 0; i < edits + warmup; i++) {
     if (i === warmup) {
       coldMax = Math.max(0, ...delays);
       delays.length = 0;
+      cpu = cpuNow();
+      ticksBefore = pid ? ticks() : null;
     }
     const all = new Promise((resolve) =>
       waiting.set(revision + 1, { sent: process.hrtime.bigint(), count: 0, resolve }),
@@ -100,9 +137,19 @@ export async function fanOut({
     revision = JSON.parse(put.body).revision;
     await all;
   }
+  const after = cpuNow();
+  const ticksAfter = pid ? ticks() : null;
+  const kernelShare = pid
+    ? (ticksAfter.system - ticksBefore.system) /
+      Math.max(1, ticksAfter.system - ticksBefore.system + ticksAfter.user - ticksBefore.user)
+    : null;
+  const cpuMsPerEdit = {
+    server: (after.server - cpu.server) / 1000 / edits,
+    clients: (after.clients - cpu.clients) / 1000 / edits,
+  };
   const typed = typing ? await typing.stop() : 0;
   for (const child of workers) child.kill();
-  return { delays, coldMax, typed };
+  return { delays, coldMax, typed, cpuMsPerEdit, kernelShare };
 }
 
 /** `typists` people typing into a file of their own each, one update per `typeEveryMs`. */

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "addon_fd.h"
 #include "fdwalk.h"
@@ -177,7 +180,43 @@ static int collect(void *ctx, const char *name, unsigned char type) {
   return 0;
 }
 
-/* listFd(dirfd: number) → [names: string[], types: number[] (d_type)], or -errno */
+struct listed {
+  const char *name;
+  unsigned char type;
+};
+
+/* Git's order (what `git ls-files` prints): names compared as bytes, a folder's as if it ended
+ * with '/'. */
+static int git_order(const void *pa, const void *pb) {
+  const struct listed *a = pa, *b = pb;
+  size_t la = strlen(a->name), lb = strlen(b->name), n = la < lb ? la : lb;
+  int c = memcmp(a->name, b->name, n);
+  if (c != 0) return c;
+  /* One name starts the other: what follows it is '/' for a folder, the end for anything else. */
+  unsigned x = la > n ? (unsigned char)a->name[n] : (a->type == DT_DIR ? '/' : 0);
+  unsigned y = lb > n ? (unsigned char)b->name[n] : (b->type == DT_DIR ? '/' : 0);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The listing in git's order, each entry's type known (a file system without d_type is asked by
+ * fstatat, no link followed); NULL when out of memory. */
+static struct listed *sorted_listing(int dirfd, const struct listing *l) {
+  struct listed *out = malloc((l->count ? l->count : 1) * sizeof *out);
+  if (!out) return NULL;
+  const char *at = l->names;
+  for (size_t i = 0; i < l->count; i++) {
+    out[i].name = at;
+    out[i].type = l->types[i];
+    struct stat st;
+    if (out[i].type == DT_UNKNOWN && fstatat(dirfd, at, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      out[i].type = (unsigned char)IFTODT(st.st_mode);
+    at += strlen(at) + 1;
+  }
+  qsort(out, l->count, sizeof *out, git_order);
+  return out;
+}
+
+/* listFd(dirfd: number) → [names: string[], types: number[] (d_type)] in git's order, or -errno */
 static napi_value js_list_fd(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -196,19 +235,18 @@ static napi_value js_list_fd(napi_env env, napi_callback_info info) {
     CHECK(napi_create_int32(env, rc, &result));
     return result;
   }
+  struct listed *sorted = sorted_listing(dirfd, &l);
   napi_value names, types;
-  napi_status s = napi_create_array_with_length(env, l.count, &names);
+  napi_status s = sorted ? napi_create_array_with_length(env, l.count, &names) : napi_generic_failure;
   if (s == napi_ok) s = napi_create_array_with_length(env, l.count, &types);
-  const char *at = l.names;
   for (size_t i = 0; s == napi_ok && i < l.count; i++) {
     napi_value name, type;
-    size_t len = strlen(at);
-    s = napi_create_string_utf8(env, at, len, &name);
+    s = napi_create_string_utf8(env, sorted[i].name, strlen(sorted[i].name), &name);
     if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
-    if (s == napi_ok) s = napi_create_uint32(env, l.types[i], &type);
+    if (s == napi_ok) s = napi_create_uint32(env, sorted[i].type, &type);
     if (s == napi_ok) s = napi_set_element(env, types, (uint32_t)i, type);
-    at += len + 1;
   }
+  free(sorted);
   free(l.names);
   free(l.types);
   CHECK(s);

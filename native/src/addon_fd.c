@@ -33,17 +33,6 @@ static int args_of(napi_env env, napi_callback_info info, const char *spec, int3
   return 0;
 }
 
-static napi_value int_result(napi_env env, int value) {
-  napi_value result;
-  CHECK(napi_create_int32(env, value, &result));
-  return result;
-}
-
-static napi_value usage(napi_env env, const char *message) {
-  napi_throw_type_error(env, NULL, message);
-  return NULL;
-}
-
 /* fdResolve(dirfd, path, flags, mode) → fd | -errno */
 static napi_value fd_resolve(napi_env env, napi_callback_info info) {
   int32_t i[3];

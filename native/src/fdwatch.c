@@ -18,17 +18,6 @@
 
 #define TEXT_MAX 4096
 
-static napi_value int_result(napi_env env, int value) {
-  napi_value result;
-  CHECK(napi_create_int32(env, value, &result));
-  return result;
-}
-
-static napi_value usage(napi_env env, const char *message) {
-  napi_throw_type_error(env, NULL, message);
-  return NULL;
-}
-
 static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
   size_t argc = want;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) return -1;

@@ -1,9 +1,10 @@
 // The system prompt of a run: the built-in default or an override (flag, config text, config file),
 // with AGENTS.md from the working directory always appended.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
+import { isUnder, realPath } from '../core/paths.ts';
 import { capText } from '../tools/cap.ts';
 
 export const DEFAULT_SYSTEM_PROMPT = `You are rune, a careful AI agent working in the user's terminal.
@@ -54,14 +55,34 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
 
   if (input.appendSystemPrompt) prompt += `\n\n${input.appendSystemPrompt}`;
 
-  let agents: string | undefined;
-  try {
-    agents = readFileSync(join(input.cwd, 'AGENTS.md'), 'utf8');
-  } catch {
-    agents = undefined;
-  }
+  const agents = readAgentsMd(input.cwd);
   if (agents?.trim()) {
     prompt += `\n\n# AGENTS.md (instructions for this folder)\n\n${capText(agents.trim(), AGENTS_MD_CAP, 'AGENTS.md')}`;
   }
   return prompt;
+}
+
+/**
+ * AGENTS.md of `cwd`, when it is a regular file inside that folder. The folder is usually a
+ * writable grant and a repository's content: a call of an earlier run, or the repository itself,
+ * could leave `AGENTS.md` as a link to `~/.ssh/id_rsa` (whose text would go to the model's
+ * provider) or as a FIFO (rune would block at start). A link to a file inside the folder
+ * (`AGENTS.md -> CLAUDE.md`) is fine. Read when the run starts, before any call of it, and no
+ * process of an earlier call outlives it (README, Processes): nothing races this check.
+ */
+function readAgentsMd(cwd: string): string | undefined {
+  const folder = realPath(resolve(cwd));
+  const file = realPath(join(folder, 'AGENTS.md'));
+  if (file === folder || !isUnder(file, folder)) return undefined;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : undefined;
+  } finally {
+    closeSync(fd);
+  }
 }

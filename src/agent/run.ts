@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { settingName } from '../config/load.ts';
 import { type Deadline, startDeadline } from '../core/deadline.ts';
 import { type ErrorCode, isRuneError, RuneError, toRuneError } from '../core/errors.ts';
-import { Grants } from '../core/fd/index.ts';
+import { Grants, Root } from '../core/fd/index.ts';
 import { absolutePath, homeDir, runeHome } from '../core/paths.ts';
 import { redact } from '../core/redact.ts';
 import { newUuid } from '../core/uuid.ts';
@@ -34,7 +34,7 @@ import { ANSWER_NOW_PROMPT, buildSystemPrompt } from './prompt.ts';
 import { type CutState, judgeStop, MAX_CONTINUATIONS, NO_CUT, type StopContext } from './stops.ts';
 import { runToolCalls, type ToolRunEnv } from './tool-calls.ts';
 import { toolContextFor } from './tool-context.ts';
-import { writeTrace } from './trace.ts';
+import { openTraceFolder, writeTrace } from './trace.ts';
 import type { AgentEvent, AgentRunOptions, AgentRunResult, StopReason, ToolCallRecord } from './types.ts';
 
 const EMPTY_CATALOG: SkillCatalog = { skills: new Map(), problems: [] };
@@ -90,6 +90,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
     return await run.finish('Error', '', error);
   } finally {
     run.grants.close();
+    run.closeTrace();
   }
 }
 
@@ -111,6 +112,8 @@ class RunState {
   readonly grants = new Grants();
   unknownSkills: string[] = [];
   private readonly traceEvents: AgentEvent[] = [];
+  /** `--trace`'s folder, held from the start (src/agent/trace.ts), or why it could not be. */
+  private readonly traceFolder: Root | Error | undefined;
 
   constructor(private readonly options: AgentRunOptions) {
     const { config } = options;
@@ -121,6 +124,17 @@ class RunState {
       ? startDeadline(config.timeout_secs * 1000, options.signal)
       : undefined;
     this.signal = this.deadline?.signal ?? options.signal ?? new AbortController().signal;
+    if (config.trace) {
+      try {
+        this.traceFolder = openTraceFolder(options.cwd, config.trace);
+      } catch (error) {
+        this.traceFolder = error as Error;
+      }
+    }
+  }
+
+  closeTrace(): void {
+    if (this.traceFolder instanceof Root) this.traceFolder.close();
   }
 
   readonly emit = (event: AgentEvent): void => {
@@ -154,9 +168,10 @@ class RunState {
       ...(this.unknownSkills.length > 0 ? { unknownSkills: this.unknownSkills } : {}),
     };
     this.emit({ type: 'run_end', status, steps: this.steps, usage: this.usage });
-    if (options.config.trace) {
+    if (this.traceFolder) {
       try {
-        await writeTrace(options.config.trace, {
+        if (this.traceFolder instanceof Error) throw this.traceFolder;
+        writeTrace(this.traceFolder, {
           options,
           result,
           events: this.traceEvents,

@@ -268,6 +268,10 @@ describe('limits', () => {
       fetch(`http://127.0.0.1:${port}/api/events?note_id=pub`, { signal: controller.signal });
     const opened = [await open(), await open(), await open()];
     expect(opened.map((r) => r.status)).toEqual([200, 200, 200]);
+    // The stream writes its own head (a hijacked reply): the security headers are in it too.
+    expect(opened[0]!.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(opened[0]!.headers.get('x-frame-options')).toBe('DENY');
+    expect(opened[0]!.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const refused = await open();
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -4,7 +4,7 @@
 // cannot lock others out; only when every connection of the address is busy is the new one refused.
 // A connection whose response waits on a client that does not read is cut after the send timeout.
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface ConnectionLimits {
@@ -128,24 +128,32 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   });
   cutStalledSends(server, all.keys.bind(all), limits.sendTimeoutMs);
 
-  const mark = (socket: Socket, delta: 1 | -1) => {
+  // A request begins: the socket is in use. Its place in the order does not matter while it is.
+  const begin = (socket: Socket) => {
     const busy = all.get(socket);
     if (busy === undefined) return;
-    const next = Math.max(0, busy + delta);
+    all.set(socket, busy + 1);
     const address = addressOf.get(socket);
-    const mine = address ? byAddress.get(address) : undefined;
-    // Re-inserted: the order of the maps is the order of last use.
+    if (address) byAddress.get(address)?.set(socket, busy + 1);
+  };
+  // A response is done: re-inserted, so the order of the maps is the order of last use.
+  function finished(this: ServerResponse) {
+    const socket = this.req.socket;
+    const busy = all.get(socket);
+    if (busy === undefined) return;
+    const next = Math.max(0, busy - 1);
     all.delete(socket);
     all.set(socket, next);
+    const address = addressOf.get(socket);
+    const mine = address ? byAddress.get(address) : undefined;
     mine?.delete(socket);
     mine?.set(socket, next);
-  };
+  }
   // 'request' comes once a request's headers are complete: from then on the socket is in use
   // (an event stream stays in use while it is open) until its response is done.
-  server.on('request', (req, res) => {
-    const socket = req.socket;
-    mark(socket, 1);
-    res.once('close', () => mark(socket, -1));
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    begin(req.socket);
+    res.once('close', finished);
   });
 }
 

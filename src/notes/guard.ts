@@ -51,13 +51,23 @@ function applyHeaders(res: ServerResponse): void {
   for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
 }
 
-/** onRequest hook: the security headers on every response (registered before any hook that may throw). */
+/** The same headers as fastify keeps them (lower-case names), for `reply.headers()`. */
+const SECURITY_OBJECT: Readonly<Record<string, string>> = Object.fromEntries(
+  SECURITY_HEADERS.map(([name, value]) => [name.toLowerCase(), value]),
+);
+
+/**
+ * onRequest hook: the security headers on every response (registered before any hook that may
+ * throw). They go with the reply's own headers, which fastify keeps on errors too and writes in
+ * one `writeHead`: headers set on the raw response as well make Node validate and store every one
+ * of them a second time. A route that hijacks its reply writes `reply.getHeaders()` itself.
+ */
 export function securityHeaders(
   _req: FastifyRequest,
   reply: FastifyReply,
   done: HookHandlerDoneFunction,
 ): void {
-  applyHeaders(reply.raw);
+  reply.headers(SECURITY_OBJECT);
   done();
 }
 

@@ -1,16 +1,17 @@
 // The file search's query (runs in a worker): BM25 ranking without ranking every match. The index
 // (search-index.ts) lists, for each word, the files holding it by how much the word weighs in
 // each, heaviest first; visitors' queries read search_public, which holds only what they may see,
-// so a word found only in private files costs them nothing. The query takes its rarest word's
-// files in that order, checks each against every word (its counts in search_docs) and phrase (in
-// the file's own text), and scores it as FTS5's bm25() would. One word: its files come in the
-// order of their scores, so the first `limit` the caller may see are the best (exact, up to ties
-// inside a weight step, 1/4096 of the range). Several words: a rarest word
-// in at most EXACT_DOCS files is read to its end (exact); a commoner one until the best `limit`
-// are found and AFTER_FOUND more files were checked: the best among the files where the rarest
-// word weighs most (documented in docs/notes-api.md). Until `limit` are found it reads on, to the
-// word's last file or the end of the search's budget.
+// so a word found only in private files costs them nothing. Each term's list (its rarest word's)
+// is read in that order (search-lists.ts); each file met is sifted by its word counts (search_docs)
+// and, if it may rank, checked (note, visibility, phrases in the file's own text) and scored as
+// FTS5's bm25() would. Reading stops when the
+// `limit`th best score reaches the most a file not met yet could score (the sum of each list's
+// current weight step: Fagin's threshold algorithm), or when a list ends (every file that can
+// match was met), so one word or several are ranked exactly (up to ties inside a weight step,
+// 1/4096 of the range). A rarest word in at most EXACT_DOCS files is read alone, to its end. The
+// search's budget ends the reading early (then the answer says partial).
 import type { SqliteDatabase } from '../core/sqlite.ts';
+import { type List, readLists, TOP } from './search-lists.ts';
 import { countOf, fileOfRow, fold as foldWord, idf, indexKey, weight, words } from './search-tokens.ts';
 
 export interface FileQuery {
@@ -36,10 +37,8 @@ export interface FileHit {
 
 /** With several words, a rarest word in at most this many files is read to its last: exact. */
 export const EXACT_DOCS = 1000;
-/** Files checked at most for one query when the rarest word is commoner than that. */
-const MAX_CHECKED = 3000;
-/** Files checked after the best `limit` are found (several words), for better ones. */
-const AFTER_FOUND = 256;
+/** A list's first page of rows. */
+const FIRST_PAGE = 64;
 /** A note with at most this many files is searched file by file when the query names it. */
 const SMALL_NOTE = 2000;
 const BATCH = 64;
@@ -60,6 +59,8 @@ interface Weighed {
   keys: string[];
   folded: string[];
   idf: number;
+  /** Its rarest word's index key (for a word, its own). */
+  rarest: string;
 }
 
 /** Adds how often each phrase of `terms` occurs in `sequence` (its words in a row) to `counts`. */
@@ -89,16 +90,23 @@ function prepare(db: SqliteDatabase) {
        from search_docs d join files f on f.id = d.file_id join notes n on n.id = f.note_id
        where d.file_id in (select value from json_each(?))`,
     ),
+    words: db.prepare(
+      'select file_id as id, words, length from search_docs where file_id in (select value from json_each(?))',
+    ),
     text: db.prepare('select name, content from files where id = ?'),
     noteSize: db.prepare('select count(*) from files where note_id = ? and deleted_at is null').pluck(),
     noteFiles: db
       .prepare('select id from files where note_id = ? and deleted_at is null order by id')
       .pluck(),
     all: db
-      .prepare('select rowid from search_all where search_all match ? order by rowid desc limit ?')
+      .prepare(
+        'select rowid from search_all where search_all match ? and rowid < ? order by rowid desc limit ?',
+      )
       .pluck(),
     public: db
-      .prepare('select rowid from search_public where search_public match ? order by rowid desc limit ?')
+      .prepare(
+        'select rowid from search_public where search_public match ? and rowid < ? order by rowid desc limit ?',
+      )
       .pluck(),
   };
 }
@@ -132,7 +140,8 @@ function weigh(st: ReturnType<typeof prepare>, query: FileQuery) {
     const folded = term.tokens.map(foldWord);
     const keys = folded.map(indexKey);
     // A phrase is in at most as many files as its rarest word.
-    return { keys, folded, idf: idf(docs, Math.min(...keys.map((k) => df.get(k) ?? 0))) };
+    const rarest = keys.reduce((a, b) => ((df.get(b) ?? 0) < (df.get(a) ?? 0) ? b : a));
+    return { keys, folded, rarest, idf: idf(docs, df.get(rarest) ?? 0) };
   });
   const [driver, driverDocs] = [...df.entries()].reduce((a, b) => (b[1] < a[1] ? b : a));
   return { terms, avgLength, driver, driverDocs };
@@ -143,7 +152,6 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const { terms, avgLength, driver, driverDocs } = weigh(st, query);
   if (driverDocs <= 0) return { hits: [], partial: false };
   const phrases = terms.some((t) => t.keys.length > 1);
-  const oneWord = terms.length === 1 && !phrases;
 
   const best: Array<Omit<FileHit, 'content'>> = [];
   const consider = (file: Meta): void => {
@@ -171,6 +179,29 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const check = (ids: number[]) => {
     for (const meta of st.meta.all(JSON.stringify(ids)) as Meta[]) consider(meta);
   };
+  // Files met in the lists: first by their word counts alone (one table), then those that hold every
+  // word and may rank (a phrase's count is at most its words') as check() does.
+  const sift = (ids: number[]) => {
+    const kept: number[] = [];
+    for (const doc of st.words.all(JSON.stringify(ids)) as Array<{
+      id: number;
+      words: string;
+      length: number;
+    }>) {
+      let score = 0;
+      for (const term of terms) {
+        const tf = Math.min(...term.keys.map((k) => countOf(doc.words, k)));
+        if (tf === 0) {
+          score = Number.NEGATIVE_INFINITY;
+          break;
+        }
+        score += term.idf * weight(tf, doc.length, avgLength);
+      }
+      if (score > Number.NEGATIVE_INFINITY && (best.length < query.limit || score > best.at(-1)!.score))
+        kept.push(doc.id);
+    }
+    if (kept.length > 0) check(kept);
+  };
   const answer = (partial: boolean) => ({
     partial,
     hits: best.map((hit) => ({
@@ -188,39 +219,35 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
     return answer(false);
   }
 
-  // The rarest word's files, heaviest first (the row id's high bits are the weight step). Row ids
-  // are read a page at a time (better-sqlite3 runs no other statement while one iterates); a
-  // longer page re-reads the first, which costs little next to checking the files.
+  // Each term's list (its rarest word's index rows), heaviest first (search-lists.ts).
   const page = query.publicOnly ? st.public : st.all;
-  const exact = !oneWord && driverDocs <= EXACT_DOCS;
-  let partial = false;
-  let checked = 0;
-  let foundAt = -1;
-  let seen = 0;
-  const sizes = exact ? [EXACT_DOCS] : [BATCH * 2, BATCH * 16, MAX_CHECKED];
-  scan: for (let s = 0; s < sizes.length; s++) {
-    const size = sizes[s]!;
-    const rows = page.all(`"${driver}"`, size) as number[];
-    for (let at = seen; at < rows.length; at += BATCH) {
-      const slice = rows.slice(at, at + BATCH);
-      if (!exact && best.length >= query.limit) {
-        // One word: the files come in the order of their scores (in weight steps), so the first
-        // `limit` the caller may see are the best. Several: a few more files, then stop.
-        if (oneWord || checked - foundAt >= AFTER_FOUND) break scan;
-      }
-      check(slice.map(fileOfRow));
-      checked += slice.length;
-      if (foundAt < 0 && best.length >= query.limit) foundAt = checked;
-      if (query.now() > query.deadline) {
-        partial = true;
-        break scan;
-      }
-    }
-    seen = rows.length;
-    if (rows.length < size) break;
-    // Fewer than `limit` found where the word weighs most (its files seldom hold the others): the
-    // rest of its files, a longer page at a time, until found or the budget ends (then partial).
-    if (size >= MAX_CHECKED && best.length < query.limit) sizes.push(size * 8);
-  }
+  const partial = readLists({
+    lists: listsOf(terms, driver, driverDocs),
+    read: (key, below, size) => page.all(`"${key}"`, below, size) as number[],
+    fileOf: fileOfRow,
+    // One word: every file of its list holds it; nothing to sift.
+    check: terms.length === 1 && !phrases ? check : sift,
+    kth: () => (best.length >= query.limit ? best.at(-1)!.score : undefined),
+    late: () => query.now() > query.deadline,
+  });
   return answer(partial);
+}
+
+/**
+ * The lists a query reads: one word, its own; a rarest word in at most EXACT_DOCS files, that one
+ * alone (read to its end); else each term's rarest word (a phrase weighs at most what its rarest
+ * word does in a file, and a word twice in the query is read once, with both terms' idf).
+ */
+function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
+  // Several words, the rarest in few files: read to its end (no bound stops it).
+  if (terms.length > 1 && driverDocs <= EXACT_DOCS) {
+    return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, size: EXACT_DOCS }];
+  }
+  const byKey = new Map<string, List>();
+  for (const term of terms) {
+    const list = byKey.get(term.rarest);
+    if (list) list.idf += term.idf;
+    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: FIRST_PAGE });
+  }
+  return [...byKey.values()];
 }

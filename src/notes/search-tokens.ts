@@ -108,6 +108,11 @@ export function rowId(bucket: number, fileId: number): number {
   return bucket * ROW_SPAN + fileId;
 }
 
+/** The most a word weighs in a file whose index row comes after (below) row id `row`. */
+export function stepCeiling(row: number): number {
+  return ((Math.floor(row / ROW_SPAN) + 1) / BUCKETS) * (K1 + 1);
+}
+
 export function fileOfRow(row: number): number {
   return row % ROW_SPAN;
 }

@@ -235,7 +235,8 @@ async function createApp(notes: RuneConfig['notes'], limits: Limits): Promise<Fa
   // Security headers on every response (errors and 404 included): registered first, so its
   // onRequest hook runs before any hook that may throw.
   app.addHook('onRequest', securityHeaders);
-  await app.register(fastifyCookie);
+  // Parsed by the hook that asks who is asking (routes/kit.ts), only when a request has cookies.
+  await app.register(fastifyCookie, { hook: false });
   // Counted before the handler runs; routes opt in (see rateLimited and the login route).
   await app.register(fastifyRateLimit, {
     global: false,

@@ -5,11 +5,12 @@
 // waiting (per address, and anonymous ones in all). Bounded queues say "busy" instead of growing,
 // and a task past its hard deadline costs its worker, which is replaced. Without the worker bundle
 // (unit tests run the TypeScript sources) tasks run inline.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AssetMissingError, readAsset, readAssetText } from '../core/assets.ts';
+import { removeFolderAt } from '../core/fd/index.ts';
 import type { Logger } from '../core/logger.ts';
 import { loadedNatives, materialize } from '../core/native.ts';
 import { SQLITE_ASSET, type SqliteDatabase } from '../core/sqlite.ts';
@@ -220,13 +221,17 @@ export function notesWorkerSetup(
     addon = { path: loaded.path, sha256: loaded.sha256 };
     if (loaded.ephemeral) {
       // The addon file was removed after loading (no usable cache folder): the workers get a copy
-      // of their own, removed at close.
+      // of their own, removed at close. The system's tmp is reachable by a chat command whose grant
+      // covers it (without namespaces there is no private /tmp), so the folder is removed by
+      // descriptor: a link planted in it is removed, never followed.
       const dir = mkdtempSync(join(tmpdir(), 'rune-notes-worker-'));
       addon = {
         path: materialize(dir, SQLITE_ASSET, readAsset(SQLITE_ASSET), loaded.sha256),
         sha256: loaded.sha256,
       };
-      cleanup = () => rmSync(dir, { recursive: true, force: true });
+      cleanup = () => {
+        removeFolderAt(dir);
+      };
     }
   }
   return { source, init: { dbFile, sqliteAddon: addon }, cleanup };

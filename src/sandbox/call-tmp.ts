@@ -1,10 +1,8 @@
 // The call's own temporary folder on the host (no view: TMPDIR points there), removed when the call
 // ends, by descriptor (src/core/fd): what a command or a process it left behind put there is
 // removed without following a link into a folder never granted, or crossing into a mount.
-import { basename, dirname } from 'node:path';
-import { Root, removeTree } from '../core/fd/index.ts';
+import { removeFolderAt } from '../core/fd/index.ts';
 import type { Logger } from '../core/logger.ts';
-import { realPath } from '../core/paths.ts';
 
 /**
  * Removes the call's temporary folder by descriptor (src/core/fd): a link the command left there is
@@ -13,17 +11,7 @@ import { realPath } from '../core/paths.ts';
  */
 export function removeCallTmp(prepared: { tmpDir?: string }, logger: Logger): string {
   if (!prepared.tmpDir) return '';
-  let left: string[];
-  try {
-    const parent = Root.open(realPath(dirname(prepared.tmpDir)));
-    try {
-      left = removeTree(parent, basename(prepared.tmpDir));
-    } finally {
-      parent.close();
-    }
-  } catch (error) {
-    left = [`${prepared.tmpDir}: ${(error as Error).message}`];
-  }
+  const left = removeFolderAt(prepared.tmpDir);
   if (left.length === 0) return '';
   const message = `rune: the call's temporary folder was not removed entirely:\n${left.map((l) => `  - ${l}`).join('\n')}`;
   logger.warn('sandbox.tmp_left', { message });

@@ -23,12 +23,15 @@ export interface RunOptions extends SpawnOptions {
   input?: string;
   /** Kill the process after this many ms (default 30 s). */
   timeoutMs?: number;
+  /** Called with the pid of what was spawned, once it runs. */
+  started?: (pid: number) => void;
 }
 
 export function run(file: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
-  const { input, timeoutMs = 30_000, ...spawnOptions } = options;
+  const { input, timeoutMs = 30_000, started, ...spawnOptions } = options;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], ...spawnOptions });
+    if (child.pid !== undefined) started?.(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {

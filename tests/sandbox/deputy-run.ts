@@ -1,12 +1,12 @@
-// Runs the built binary in the four ways the deputy batteries try every case: as the host runs rune
-// (namespaces) or under a container runtime's default seccomp profile (container: no namespace can
-// be made), as root or as an unprivileged user with a fresh HOME (setpriv to nobody when the tests
-// run as root; the test's own user otherwise). Also finds the processes a case left behind.
-import { spawn } from 'node:child_process';
+// Runs the built binary in the four ways the deputy batteries (tests/sandbox/deputy*.test.ts) try
+// every case: as the host runs rune (namespaces) or under a container runtime's default seccomp
+// profile (container: no namespace can be made), as root or as an unprivileged user with a fresh
+// HOME (setpriv to nobody when the tests run as root; the test's own user otherwise). Also finds
+// the processes a case left behind.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunResult } from '../helpers/rune.ts';
-import { requireBinary } from '../helpers/rune.ts';
+import { type RunResult, requireBinary, run } from '../helpers/rune.ts';
 import { CONTAINER_SECCOMP, containerModeProblem, type Mode, SYSTEM_PYTHON } from './harness.ts';
 
 export type Who = 'root' | 'user';
@@ -61,8 +61,15 @@ export function giveTo(path: string, who: Who): void {
   if (who === 'user' && IS_ROOT) chownSync(path, NOBODY, NOBODY);
 }
 
+/** Hands a folder made by the test, and everything in it, to the variant's user. */
+export function giveTreeTo(path: string, who: Who): void {
+  if (who === 'user' && IS_ROOT) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, path]);
+}
+
 export interface VariantRun {
   args: readonly string[];
+  /** What runs instead of the binary itself (a name linked to it: Concourse's `in`). */
+  program?: string;
   cwd: string;
   env: Record<string, string>;
   input?: string;
@@ -74,7 +81,7 @@ export interface VariantRun {
 }
 
 /** The argv that runs rune as the variant says. */
-export function variantArgv(v: Variant, run: Pick<VariantRun, 'args' | 'wrap'>): string[] {
+export function variantArgv(v: Variant, run: Pick<VariantRun, 'args' | 'wrap' | 'program'>): string[] {
   const drop =
     v.who === 'user' && IS_ROOT
       ? [
@@ -87,33 +94,17 @@ export function variantArgv(v: Variant, run: Pick<VariantRun, 'args' | 'wrap'>):
         ]
       : [];
   const container = v.mode === 'container' ? [SYSTEM_PYTHON, CONTAINER_SECCOMP, '--'] : [];
-  return [...(run.wrap ?? []), ...drop, ...container, requireBinary(), ...run.args];
+  return [...(run.wrap ?? []), ...drop, ...container, run.program ?? requireBinary(), ...run.args];
 }
 
-export function runVariant(v: Variant, run: VariantRun): Promise<RunResult> {
-  const [file, ...args] = variantArgv(v, run);
-  return new Promise((resolve, reject) => {
-    const child = spawn(file as string, args, {
-      cwd: run.cwd,
-      env: run.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    if (child.pid !== undefined) run.started?.(child.pid);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), run.timeoutMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(run.input ?? '');
+export function runVariant(v: Variant, options: VariantRun): Promise<RunResult> {
+  const [file, ...args] = variantArgv(v, options);
+  return run(file as string, args, {
+    cwd: options.cwd,
+    env: options.env,
+    input: options.input ?? '',
+    timeoutMs: options.timeoutMs ?? 60_000,
+    ...(options.started ? { started: options.started } : {}),
   });
 }
 

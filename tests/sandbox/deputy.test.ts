@@ -10,7 +10,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -24,30 +23,24 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockLlm, type MockToolCall, startMockLlm } from '../helpers/mock-llm.ts';
-import { type RunResult, requireBinary, run } from '../helpers/rune.ts';
-import { CONTAINER_SECCOMP, containerModeProblem, type Mode, SYSTEM_PYTHON } from './harness.ts';
+import { type RunResult, requireBinary } from '../helpers/rune.ts';
+import {
+  battleground,
+  containerProblem,
+  giveTreeTo,
+  runVariant,
+  type Variant,
+  type VariantRun,
+  variants,
+} from './deputy-run.ts';
+import { SYSTEM_PYTHON } from './harness.ts';
 
 const KEY = 'sk-test-deputy-7f3e2d1c0b';
-const UID = 4242;
 const RACER = join(import.meta.dirname, '../helpers/swap-racer.py');
 const PASSWORD = 'hunter2-deputy-mycnf';
 const KEY_TEXT = 'PRIVATE-KEY-deputy-0042';
 
-type User = 'root' | 'user';
-interface Who {
-  mode: Mode;
-  user: User;
-}
-const COMBOS: Who[] = [
-  { mode: 'host', user: 'root' },
-  { mode: 'host', user: 'user' },
-  { mode: 'container', user: 'root' },
-  { mode: 'container', user: 'user' },
-];
-const containerProblem = containerModeProblem();
-const unprivilegedProblem =
-  process.getuid?.() === 0 ? undefined : 'the test must run as root to switch to a test user';
-
+const ground = battleground('rune-deputy-');
 let mock: MockLlm;
 beforeAll(async () => {
   requireBinary();
@@ -55,6 +48,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await mock?.close();
+  ground.cleanup();
 });
 
 interface Fixture {
@@ -65,12 +59,11 @@ interface Fixture {
   outside: string;
   /** rune's own TMPDIR (the call's temporary folder is made here without a view). */
   tmp: string;
-  env: NodeJS.ProcessEnv;
+  env: Record<string, string>;
 }
 
 function fixture(): Fixture {
-  const base = mkdtempSync('/var/tmp/rune-deputy-');
-  chmodSync(base, 0o755);
+  const base = mkdtempSync(join(ground.root, 'case-'));
   const f = {
     base,
     home: join(base, 'home'),
@@ -113,35 +106,16 @@ function tree(dir: string): Record<string, string> {
   return out;
 }
 
-/** Hands the fixture to the test user (the unprivileged runs). */
-function own(f: Fixture, who: Who): void {
-  if (who.user === 'user') execFileSync('chown', ['-R', `${UID}:${UID}`, f.base]);
+/** Runs the binary (or `program`, a name linked to it) as the variant says, in the fixture's environment. */
+function runAs(v: Variant, f: Fixture, run: Omit<VariantRun, 'env'> & { env?: VariantRun['env'] }) {
+  return runVariant(v, { timeoutMs: 40_000, ...run, env: { ...f.env, ...run.env } });
 }
 
-/** Runs the binary (or a name linked to it) as `who` would: under setpriv, under the container's filter. */
-function runAs(
-  who: Who,
-  argv: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
-): Promise<RunResult> {
-  let command = argv;
-  if (who.mode === 'container') command = [SYSTEM_PYTHON, CONTAINER_SECCOMP, '--', ...command];
-  if (who.user === 'user')
-    command = ['setpriv', `--reuid=${UID}`, `--regid=${UID}`, '--clear-groups', '--', ...command];
-  const [file, ...args] = command as [string, ...string[]];
-  return run(file, args, {
-    cwd: options.cwd,
-    env: options.env,
-    input: options.input ?? '',
-    timeoutMs: options.timeoutMs ?? 40_000,
-  });
-}
-
-function sandbox(who: Who, f: Fixture, script: string): Promise<RunResult> {
+function sandbox(v: Variant, f: Fixture, script: string): Promise<RunResult> {
   // A call takes a second or two; rune blocked on a FIFO is killed after this (and the case fails).
-  return runAs(who, [requireBinary(), 'sandbox', '--allow-write', f.proj, '--', '/bin/sh', '-c', script], {
+  return runAs(v, f, {
+    args: ['sandbox', '--allow-write', f.proj, '--', '/bin/sh', '-c', script],
     cwd: f.proj,
-    env: f.env,
     timeoutMs: 20_000,
   });
 }
@@ -150,21 +124,22 @@ const call = (name: string, args: Record<string, unknown>): MockToolCall => ({ n
 
 /** A pipe-mode run of the agent against the scripted model; the tool results it was sent come back. */
 async function agent(
-  who: Who,
+  v: Variant,
   f: Fixture,
   steps: MockToolCall[][],
   toml = '',
+  flags: string[] = [],
 ): Promise<{ result: RunResult; tools: string[] }> {
   mkdirSync(join(f.home, '.rune'), { recursive: true });
   writeFileSync(join(f.home, '.rune', 'rune.toml'), toml);
-  own(f, who);
+  giveTreeTo(f.base, v.who);
   mock.reset();
   mock.script([...steps.map((toolCalls) => ({ toolCalls })), { text: 'done' }]);
-  const result = await runAs(
-    who,
-    [requireBinary(), '--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', '--yes', 'go'],
-    { cwd: f.proj, env: f.env, timeoutMs: 90_000 },
-  );
+  const result = await runAs(v, f, {
+    args: ['--base-url', mock.baseUrl, '--api-key', KEY, '--model', 'm', '--yes', ...flags, 'go'],
+    cwd: f.proj,
+    timeoutMs: 90_000,
+  });
   const last = mock.requests.at(-1)?.body.messages as Array<{ role: string; content: string }> | undefined;
   return { result, tools: (last ?? []).filter((m) => m.role === 'tool').map((m) => m.content) };
 }
@@ -228,8 +203,8 @@ const noneOrFile = (path: string) => {
   return st === undefined || st.isFile();
 };
 
-describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
-  const skip = (who.mode === 'container' && containerProblem) || (who.user === 'user' && unprivilegedProblem);
+describe.each(variants())('deputy ($label)', (v) => {
+  const skip = v.mode === 'container' && containerProblem() !== undefined;
 
   describe.skipIf(Boolean(skip))('post-call repairs never follow a link or block on a FIFO', () => {
     it('a .git file swapped for a dangling link and a config linked to ~/.my.cnf: nothing created or copied; controls undone', async () => {
@@ -240,9 +215,9 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       writeFileSync(join(f.proj, 'sub2', '.git'), sub2Text);
       const keys = join(f.home, '.ssh', 'authorized_keys');
       const before = tree(f.outside);
-      own(f, who);
+      giveTreeTo(f.base, v.who);
       const result = await sandbox(
-        who,
+        v,
         f,
         [
           // A work tree's .git file is bound read-only in the view: its folder is moved instead.
@@ -287,9 +262,9 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
           ),
         );
         const before = tree(f.outside);
-        own(f, who);
+        giveTreeTo(f.base, v.who);
         const result = await sandbox(
-          who,
+          v,
           f,
           [
             'mv sub sub.old && mkdir sub',
@@ -326,7 +301,7 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       const before = tree(f.outside);
       const second = call('execute_cmd', { cmd: 'echo pwned > data-link/pwned && echo wrote' });
       const attack = await agent(
-        who,
+        v,
         f,
         [
           [call('execute_cmd', { cmd: `rm data-link && ln -s '${join(f.outside, 'secret')}' data-link` })],
@@ -343,7 +318,7 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       const g = fixture();
       setup(g);
       const control = await agent(
-        who,
+        v,
         g,
         [[call('execute_cmd', { cmd: 'true' })], [second]],
         `[policy]\n${toml}`,
@@ -356,7 +331,7 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       const f = fixture();
       setup(f);
       const { tools } = await agent(
-        who,
+        v,
         f,
         [
           [call('execute_cmd', { cmd: 'mv out out.old && mkdir out && echo swapped' })],
@@ -380,6 +355,49 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
     });
   });
 
+  describe.skipIf(Boolean(skip))("rune's own files in the project: the trace and AGENTS.md", () => {
+    const toml = '[policy]\nallowed_paths_rw = ["."]\n';
+    const systemPrompt = () => {
+      const first = mock.requests[0]?.body.messages as Array<{ role: string; content: string }> | undefined;
+      return first?.find((m) => m.role === 'system')?.content ?? '';
+    };
+
+    it('--trace into a folder a call replaced by a link, AGENTS.md a link to ~/.my.cnf: nothing written or read outside; control', async () => {
+      const f = fixture();
+      // A repository can carry the link itself; a call of an earlier run could leave it too.
+      symlinkSync(join(f.home, '.my.cnf'), join(f.proj, 'AGENTS.md'));
+      const before = tree(f.outside);
+      const { result } = await agent(
+        v,
+        f,
+        [
+          [
+            call('execute_cmd', {
+              cmd: `mv traces traces.old && ln -s '${f.outside}' traces && echo swapped`,
+            }),
+          ],
+        ],
+        toml,
+        ['--trace', 'traces'],
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(systemPrompt()).not.toContain(PASSWORD);
+      expect(tree(f.outside)).toEqual(before);
+      // The trace went into the folder held since the run started, wherever the call moved it.
+      expect(readdirSync(join(f.proj, 'traces.old'))).toEqual([expect.stringMatching(/^rune-.*\.json$/)]);
+
+      const g = fixture();
+      writeFileSync(join(g.proj, 'AGENTS.md'), 'Answer in French.\n');
+      const control = await agent(v, g, [[call('execute_cmd', { cmd: 'true' })]], toml, [
+        '--trace',
+        'traces',
+      ]);
+      expect(control.result.code, control.result.stderr).toBe(0);
+      expect(systemPrompt()).toContain('Answer in French.');
+      expect(readdirSync(join(g.proj, 'traces'))).toEqual([expect.stringMatching(/^rune-.*\.json$/)]);
+    });
+  });
+
   describe.skipIf(Boolean(skip))('Concourse in writes only regular files in the destination it held', () => {
     const ANSWER_REF = `sha256:${createHash('sha256').update('THE-ANSWER', 'utf8').digest('hex')}`;
     const inStep = async (f: Fixture, plant: string | undefined) => {
@@ -388,7 +406,7 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       symlinkSync(requireBinary(), join(resource, 'in'));
       const dest = join(f.base, 'dest');
       mkdirSync(dest);
-      own(f, who);
+      giveTreeTo(f.base, v.who);
       mock.reset();
       mock.script([
         ...(plant ? [{ toolCalls: [call('execute_cmd', { cmd: plant })] }] : []),
@@ -401,9 +419,11 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
         prompt: 'answer',
         policy: { mode: 'unrestricted', allowed_paths_rw: [dest] },
       };
-      const result = await runAs(who, [join(resource, 'in'), dest], {
+      const result = await runAs(v, f, {
+        program: join(resource, 'in'),
+        args: [dest],
         cwd: f.base,
-        env: { ...f.env, BUILD_ID: '1' },
+        env: { BUILD_ID: '1' },
         // The version of THE-ANSWER: a stateless get writes only the answer its version names.
         input: JSON.stringify({ source, version: { ref: ANSWER_REF } }),
         timeoutMs: 30_000,
@@ -451,24 +471,40 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
       const f = fixture();
       setup(f);
       const race = racer(f, [[join(f.proj, 'd'), join(f.proj, 'l')]], 60);
-      const { tools } = await agent(who, f, [writes(40), reads(40)], '[policy]\nallowed_paths_rw = ["."]\n');
+      // Eight rounds of ten calls, each round a model request apart: on a loaded machine the racer
+      // can be off the CPU for all of one round's calls, so one round alone may see only one state.
+      const rounds = [
+        writes(10),
+        writes(10),
+        writes(10),
+        writes(10),
+        reads(10),
+        reads(10),
+        reads(10),
+        reads(10),
+      ];
+      const { tools } = await agent(v, f, rounds, '[policy]\nallowed_paths_rw = ["."]\n');
       race.stop();
       expect(await race.done).toBeGreaterThan(0);
       expect(existsSync(join(f.home, '.ssh', 'authorized_keys'))).toBe(false);
       expect(tools.join('\n')).not.toContain(KEY_TEXT);
       expect(readFileSync(join(f.home, '.ssh', 'id_rsa'), 'utf8')).toBe(`${KEY_TEXT}\n`);
       // What was refused says so (the link on the way, or the floor the policy saw at that moment).
-      expect(tools.some((t) => /is a symbolic link: refused|secrets floor/.test(t))).toBe(true);
+      const seen = [...new Set(tools.map((t) => t.slice(0, 160)))].join('\n');
+      expect(
+        tools.some((t) => /is a symbolic link: refused|secrets floor/.test(t)),
+        seen,
+      ).toBe(true);
 
       const g = fixture();
       setup(g);
-      const control = await agent(who, g, [writes(1), reads(1)], '[policy]\nallowed_paths_rw = ["."]\n');
+      const control = await agent(v, g, [writes(1), reads(1)], '[policy]\nallowed_paths_rw = ["."]\n');
       expect(control.tools[0]).toMatch(/wrote 6 bytes/);
       expect(control.tools[1]).toContain('decoy');
     });
   });
 
-  describe.skipIf(Boolean(skip) || who.mode === 'host')(
+  describe.skipIf(Boolean(skip) || v.mode === 'host')(
     'the call temporary folder is removed by descriptor',
     () => {
       // With namespaces a call's /tmp is private to its view: rune makes no host folder to remove.
@@ -478,10 +514,10 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
         mkdirSync(precious);
         for (let i = 0; i < 1500; i++) writeFileSync(join(precious, `f${i}`), 'precious');
         const before = tree(f.outside);
-        own(f, who);
+        giveTreeTo(f.base, v.who);
         const race = racer(f, [[join(f.tmp, 'rune-call-*', 'sub'), join(f.tmp, 'rune-call-*', 'link')]], 60);
         const result = await sandbox(
-          who,
+          v,
           f,
           `mkdir "$TMPDIR/sub" && for i in $(seq 0 1499); do : > "$TMPDIR/sub/f$i"; done && ln -s '${precious}' "$TMPDIR/link"; echo ran`,
         );
@@ -501,9 +537,9 @@ describe.each(COMBOS)('deputy ($mode, $user)', (who) => {
             `${premade(kind, join(f.proj, `tmp-${i}`), join(f.outside, `made-${i}`))} "$TMPDIR/e${i}"`,
         );
         const before = tree(f.outside);
-        own(f, who);
+        giveTreeTo(f.base, v.who);
         const result = await sandbox(
-          who,
+          v,
           f,
           `${made.join('; ')}; ln -s '${f.outside}' "$TMPDIR/out"; echo ran`,
         );

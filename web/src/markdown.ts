@@ -2,45 +2,10 @@
 // placeholders and highlight.js for fenced code. render.ts sanitises what it produces; the live
 // preview (preview.ts) lexes block by block with the document's link definitions.
 import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import markdown from 'highlight.js/lib/languages/markdown';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
 import { Lexer, Marked, type MarkedExtension, type Tokens } from 'marked';
+import { registerLanguages } from '../../src/core/hljs-languages.js';
 
-const LANGUAGES = {
-  bash,
-  css,
-  diff,
-  go,
-  javascript,
-  json,
-  markdown,
-  python,
-  rust,
-  sql,
-  typescript,
-  xml,
-  yaml,
-};
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-hljs.registerAliases(['sh', 'shell', 'zsh'], { languageName: 'bash' });
-hljs.registerAliases(['js', 'mjs', 'cjs', 'jsx'], { languageName: 'javascript' });
-hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
-hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
-hljs.registerAliases(['py'], { languageName: 'python' });
-hljs.registerAliases(['rs'], { languageName: 'rust' });
-hljs.registerAliases(['yml', 'toml'], { languageName: 'yaml' });
-hljs.registerAliases(['md'], { languageName: 'markdown' });
+registerLanguages(hljs);
 
 function escapeHtml(text: string): string {
   return text.replace(

@@ -1,9 +1,10 @@
 // The changes src/core/fd/ makes below a held folder: folders made one component at a time, files
 // created with O_EXCL, replaced by a temporary file renamed over them inside their verified folder,
 // renames within the folder, and removals that never follow a link or cross into another mount.
-import { constants, fchmodSync, fchownSync, fsyncSync, writeSync } from 'node:fs';
+import { constants, fchmodSync, fchownSync, fsyncSync, realpathSync, writeSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { kindRefused, PathRefused } from './refused.ts';
-import { parts, type Root } from './root.ts';
+import { parts, Root } from './root.ts';
 import { type Entry, O_PATH, RENAME_NOREPLACE } from './sys.ts';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY } = constants;
@@ -240,6 +241,25 @@ export function removeTree(root: Root, rel: string): string[] {
     done();
   }
   return left;
+}
+
+/**
+ * removeTree for a folder of rune's own named by its absolute path (a temporary folder it made in
+ * the system's tmp, which a command may have filled): the parent is opened from its real path, the
+ * folder removed below it by descriptor. Returns what was left, as removeTree.
+ */
+export function removeFolderAt(path: string): string[] {
+  let parent: Root;
+  try {
+    parent = Root.open(realpathSync(dirname(path)));
+  } catch (error) {
+    return [`${path}: ${(error as Error).message}`];
+  }
+  try {
+    return removeTree(parent, basename(path));
+  } finally {
+    parent.close();
+  }
 }
 
 function removeFolder(

@@ -26,6 +26,7 @@ import {
   PathRefused,
   Root,
   removeEntry,
+  removeFolderAt,
   removeTree,
   renameWithin,
   replaceFile,
@@ -195,6 +196,14 @@ describe.each(modes)('src/core/fd (%s)', (mode) => {
     symlinkSync(outside, join(inside, 'gone'));
     expect(removeTree(root, 'gone')).toEqual([]);
     expect(existsSync(join(outside, 'secret'))).toBe(true);
+    // By absolute path (rune's own temporary folders), through a link to the parent too.
+    mkdirSync(join(inside, 'own/sub'), { recursive: true });
+    symlinkSync(outside, join(inside, 'own/sub/to-outside'));
+    symlinkSync(inside, join(base, 'grant-link'));
+    expect(removeFolderAt(join(base, 'grant-link', 'own'))).toEqual([]);
+    expect(existsSync(join(inside, 'own'))).toBe(false);
+    expect(readFileSync(join(outside, 'secret'), 'utf8')).toBe('SECRET\n');
+    expect(removeFolderAt(join(base, 'missing', 'own'))[0]).toMatch(/missing\/own: /);
   });
 
   it('renames within the folder, refusing to replace when asked, and removes a link itself', () => {

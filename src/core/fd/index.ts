@@ -12,6 +12,7 @@
 //   root.list('src'); root.stat('src/a.ts')                // lstat: a link is reported, not followed
 //   renameWithin(root, 'a', 'a.rune-rejected', { noReplace: true })
 //   removeTree(root, 'tmp')                                // no link followed, no mount crossed
+//   removeFolderAt('/tmp/rune-call-x')                     // the same, for a folder rune made
 //   const grants = new Grants(); grants.pinAll(paths);     // once per run; later uses are checked
 //   const { root, rel } = grants.locate(realPath);         // the pinned folder that holds a path
 export {
@@ -20,6 +21,7 @@ export {
   makeFolder,
   type ReplaceOptions,
   removeEntry,
+  removeFolderAt,
   removeTree,
   renameWithin,
   replaceFile,

@@ -68,6 +68,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
+      // The security headers (guard.ts) and whatever else the hooks gave the reply.
+      ...(reply.getHeaders() as Record<string, string>),
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
       Connection: 'keep-alive',

@@ -2,7 +2,7 @@
 // encapsulated): the services as `app.notes`, who is asking (`req.principal`, `req.need()`), the
 // lookups that apply the visibility rule (`req.note()`, `req.file()`), CSRF and security headers,
 // and the one `{code, message}` error shape.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { RuneConfig } from '../../config/schema.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -97,6 +97,9 @@ export type Params<K extends string> = { Params: Record<K, string> };
 /** Query strings are read field by field and validated where used. */
 export type Query = { Querystring: Record<string, string | undefined> };
 
+/** The cookies of a request that sends none (read-only; setting a cookie parses them anew). */
+const NO_COOKIES: Readonly<Record<string, string | undefined>> = Object.freeze({});
+
 /** Levels of arrays and objects a JSON body may nest. */
 export const MAX_JSON_DEPTH = 32;
 
@@ -184,6 +187,8 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     for (const name in query) {
       if (Array.isArray(query[name])) return done(badRequest(`${name}: give this query parameter once`));
     }
+    const cookies = req.headers.cookie;
+    req.cookies = cookies === undefined ? NO_COOKIES : app.parseCookie(cookies);
     const header = req.headers.authorization;
     if (header?.startsWith('Bearer ')) {
       const principal = auth.fromToken(header.slice(7).trim());
@@ -206,7 +211,7 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
   // helmet (see guard.ts) gave every response its headers; HTML pages get the policy they need, and
   // whatever did not say how it may be cached is not stored (private answers: a session's CSRF
   // token, private files, tokens).
-  app.addHook('onSend', (req, reply, payload, done) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     // A keep-alive connection whose request finishes during the stop would otherwise stay open
     // (Node closes only the connections that were idle when the stop began) until it is cut.
@@ -214,7 +219,11 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
     if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
       reply.header('Content-Security-Policy', PAGE_CSP);
     }
-    if (!MUTATING.has(req.method) && !req.routeOptions.config?.acknowledges) return done(null, payload);
+    done(null, payload);
+  });
+  // The wait is a hook of the routes that commit (known when they are added), so a read pays
+  // nothing for it (`req.routeOptions`, which would tell at each request, builds an object each time).
+  const awaitDurable: onSendHookHandler = (req, reply, payload, done) => {
     context.durable().then(
       () => done(null, payload),
       (error: unknown) => {
@@ -235,6 +244,12 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
         );
       },
     );
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.some((m) => MUTATING.has(m)) || route.config?.acknowledges) {
+      route.onSend = [...(route.onSend === undefined ? [] : [route.onSend].flat()), awaitDurable];
+    }
   });
 
   app.setErrorHandler((error, req, reply) => {

@@ -21,7 +21,7 @@ export interface FolderOps {
   openAt(dirFd: number, name: string, flags: number): number;
   /** Opens a relative path below the open folder, following no symlink anywhere on the way. */
   openPath(dirFd: number, path: string, flags: number): number;
-  /** The entries of the open folder (not . and ..). */
+  /** The entries of the open folder (not . and ..), in git's order (gitOrder). */
   list(dirFd: number): FolderEntry[];
   /** Closes what openAt opened. */
   close(fd: number): void;
@@ -115,9 +115,25 @@ function opsOver(sys: FdSys): FolderOps {
       if (sys.kind === 'native') forget(fd);
       return sys.readClose(fd, buffer, size, sniff);
     },
-    list: (dirFd) =>
-      sys.list(dirFd).map((e) => ({ name: e.name, kind: entryKind(sys, dirFd, e.name, e.kind) })),
+    list(dirFd) {
+      const entries = sys
+        .list(dirFd)
+        .map((e) => ({ name: e.name, kind: entryKind(sys, dirFd, e.name, e.kind) }));
+      // The addon lists in git's order already (native/src/addon.c).
+      return sys.kind === 'native' ? entries : gitOrder(entries);
+    },
   };
+}
+
+/**
+ * Git's order (what `git ls-files` prints): names compared as UTF-8 bytes, a folder's as if it
+ * ended with '/'.
+ */
+export function gitOrder(entries: readonly FolderEntry[]): FolderEntry[] {
+  return entries
+    .map((entry) => ({ entry, key: Buffer.from(entry.kind === 'dir' ? `${entry.name}/` : entry.name) }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+    .map(({ entry }) => entry);
 }
 
 /** The /proc form, also where the addon is present (tests compare the two). */

@@ -68,6 +68,12 @@ describe.each(implementations.map((impl) => [impl.kind, impl] as const))('walk (
     expect(list(root).files).toEqual(['a-b', 'a.c', 'a/a', 'a/b', 'b']);
   });
 
+  it('compares names as UTF-8 bytes, as git does (not as UTF-16 code units)', () => {
+    // UTF-8: é C3 A9 < U+FFFD EF BF BD < 😀 F0 9F 98 80; in UTF-16 the emoji (D83D…) sorts before U+FFFD.
+    const root = tree({ '\u{1F600}': '', '\uFFFD': '', é: '', z: '' });
+    expect(list(root).files).toEqual(['z', 'é', '\uFFFD', '\u{1F600}']);
+  });
+
   it('applies .gitignore inside a repository (nested files, negation, .git/info/exclude) and .ignore everywhere', () => {
     const root = tree({
       '.gitignore': 'build/\n*.log\n!keep.log\n',

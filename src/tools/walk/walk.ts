@@ -239,12 +239,8 @@ function walkFolder(
   const rules = parentRules.enter(rel, new Set(entries.map((e) => e.name)), (names) =>
     readSmallFileAt(ops, fd, names),
   );
-  // Git's order: names compared as bytes, a folder as if its name ended with '/' (each key made
-  // once: a key made in the comparison is made and flattened n log n times).
-  const sorted = entries.map((e) => ({ ...e, key: e.kind === 'dir' ? `${e.name}/` : e.name }));
-  sorted.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-
-  for (const { name, kind } of sorted) {
+  // In git's order (ops.list lists so).
+  for (const { name, kind } of entries) {
     if (kind === 'symlink') {
       stats.symlinks++;
       continue;
