@@ -96,7 +96,9 @@ def run():
             os._exit(0)
         msg, fds, _, _ = socket.recv_fds(parent, 40, 1); os.wait()
         if not fds: return "ERR " + msg[1:].decode()
-        return socket.socket(fileno=fds[0]).recv(40).decode()
+        # The passed descriptor is non-blocking (the child's timeout mode set O_NONBLOCK on it):
+        # wait for the answer with a timeout, or a listener slower than this line reads EAGAIN.
+        s = socket.socket(fileno=fds[0]); s.settimeout(5); return s.recv(40).decode()
     if form == "dgram-sendto":
         socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"sendto", args[0]); return "sent"
     if form == "dgram-connect":
