@@ -124,6 +124,36 @@ describe('the file search by weight', () => {
     reference.close();
   }, 60_000);
 
+  it('checks the best-scored files first, past those the check refuses', async () => {
+    kit = await makeServer();
+    const texts = corpus(EXACT_DOCS * 3, 13);
+    const noteId = fill(texts, () => true);
+    const reference = fts5(texts);
+    // The 30 heaviest files of each query are deleted and the index not told yet: it still lists
+    // them (their word counts rank them first), the check refuses them, the next best come.
+    for (const query of ['w1', 'w0 w3', '"w0 w1"']) {
+      const ranked = reference.rank(query, 60);
+      const gone = new Set(ranked.slice(0, 30).map((r) => r.file));
+      const ids = [...gone].map((file) => kit.server.store.findFile(noteId, file)!.id);
+      for (const id of ids) kit.server.store.setFileDeleted(id, true);
+      const mine = search(query, 10);
+      expect(mine.partial, query).toBe(false);
+      expect(
+        mine.hits.some((h) => gone.has(h.file)),
+        query,
+      ).toBe(false);
+      const expected = ranked.filter((r) => !gone.has(r.file)).slice(0, 10);
+      const ratio = query.startsWith('"') ? expected[0]!.score / mine.hits[0]!.score : 1;
+      expect(
+        mine.hits.map((h) => h.score * ratio),
+        query,
+      ).toEqual(expected.map((t) => expect.closeTo(t.score, 6)));
+      for (const id of ids) kit.server.store.setFileDeleted(id, false);
+      while (!kit.server.searchIndex.run(1000)) {}
+    }
+    reference.close();
+  }, 60_000);
+
   it('finds files where common words meet seldom, past the files where the rarest weighs most', async () => {
     kit = await makeServer();
     // 'rarer' in 4000 short files (heavy), 'commoner' in 4500 others; they meet in three long

@@ -37,11 +37,18 @@ export interface FileHit {
 
 /** With several words, a rarest word in at most this many files is read to its last: exact. */
 export const EXACT_DOCS = 1000;
-/** A list's first page of rows. */
-const FIRST_PAGE = 64;
+/**
+ * A list's first page: the `limit` best and this many rows more, so that the `limit`th best's weight
+ * step usually lies above the last row's and one page settles a single word (over the bench's million
+ * files, limit 20: 16 more settled each of 1200 single-word queries in one page; 4 more did not).
+ */
+const FIRST_PAGE_MORE = 16;
 /** A note with at most this many files is searched file by file when the query names it. */
 const SMALL_NOTE = 2000;
 const BATCH = 64;
+/** Sifted files checked at a time once the best are full, and checked beyond those that would fill them. */
+const CHECK_BATCH = 8;
+const CHECK_SLACK = 4;
 
 /** What the query knows of a file without reading its text (search_docs and the file's row). */
 interface Meta {
@@ -179,10 +186,12 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   const check = (ids: number[]) => {
     for (const meta of st.meta.all(JSON.stringify(ids)) as Meta[]) consider(meta);
   };
-  // Files met in the lists: first by their word counts alone (one table), then those that hold every
-  // word and may rank (a phrase's count is at most its words') as check() does.
+  const kth = () => (best.length >= query.limit ? best.at(-1)!.score : Number.NEGATIVE_INFINITY);
+  // Files met in the lists: first scored by their word counts alone (one table; a phrase's count is
+  // at most its words', so its score at most that), then checked as check() does, best first and
+  // only while they may still rank: most of a page's files never need the three-table lookup.
   const sift = (ids: number[]) => {
-    const kept: number[] = [];
+    const kept: Array<{ id: number; score: number }> = [];
     for (const doc of st.words.all(JSON.stringify(ids)) as Array<{
       id: number;
       words: string;
@@ -197,10 +206,17 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
         }
         score += term.idf * weight(tf, doc.length, avgLength);
       }
-      if (score > Number.NEGATIVE_INFINITY && (best.length < query.limit || score > best.at(-1)!.score))
-        kept.push(doc.id);
+      if (score > kth()) kept.push({ id: doc.id, score });
     }
-    if (kept.length > 0) check(kept);
+    kept.sort((a, b) => b.score - a.score);
+    for (let at = 0; at < kept.length && kept[at]!.score > kth(); ) {
+      // As many as would fill the best (a few more: some may fail the check), at least CHECK_BATCH.
+      const size = Math.max(query.limit - best.length + CHECK_SLACK, CHECK_BATCH);
+      const batch: number[] = [];
+      for (; at < kept.length && batch.length < size && kept[at]!.score > kth(); at++)
+        batch.push(kept[at]!.id);
+      check(batch);
+    }
   };
   const answer = (partial: boolean) => ({
     partial,
@@ -222,11 +238,10 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
   // Each term's list (its rarest word's index rows), heaviest first (search-lists.ts).
   const page = query.publicOnly ? st.public : st.all;
   const partial = readLists({
-    lists: listsOf(terms, driver, driverDocs),
+    lists: listsOf(terms, driver, driverDocs, query.limit + FIRST_PAGE_MORE),
     read: (key, below, size) => page.all(`"${key}"`, below, size) as number[],
     fileOf: fileOfRow,
-    // One word: every file of its list holds it; nothing to sift.
-    check: terms.length === 1 && !phrases ? check : sift,
+    check: sift,
     kth: () => (best.length >= query.limit ? best.at(-1)!.score : undefined),
     late: () => query.now() > query.deadline,
   });
@@ -238,7 +253,7 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
  * alone (read to its end); else each term's rarest word (a phrase weighs at most what its rarest
  * word does in a file, and a word twice in the query is read once, with both terms' idf).
  */
-function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
+function listsOf(terms: Weighed[], driver: string, driverDocs: number, firstPage: number): List[] {
   // Several words, the rarest in few files: read to its end (no bound stops it).
   if (terms.length > 1 && driverDocs <= EXACT_DOCS) {
     return [{ key: driver, idf: Number.POSITIVE_INFINITY, below: TOP, size: EXACT_DOCS }];
@@ -247,7 +262,7 @@ function listsOf(terms: Weighed[], driver: string, driverDocs: number): List[] {
   for (const term of terms) {
     const list = byKey.get(term.rarest);
     if (list) list.idf += term.idf;
-    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: FIRST_PAGE });
+    else byKey.set(term.rarest, { key: term.rarest, idf: term.idf, below: TOP, size: firstPage });
   }
   return [...byKey.values()];
 }
