@@ -72,6 +72,7 @@ function search(query: string, limit: number, publicOnly = false) {
     terms: parsed.query.terms,
     publicOnly,
     limit,
+    textChars: 100,
     deadline: Number.POSITIVE_INFINITY,
     now: () => 0,
   });
@@ -106,6 +107,9 @@ describe('the file search by weight', () => {
       ).toEqual(theirs.map((t) => expect.closeTo(t.score, 6)));
       // Equal scores may come in another order; different ones may not.
       expect(new Set(mine.hits.map((h) => h.file)).size, query).toBe(theirs.length);
+      // Each hit carries the start of its text (textChars), for the snippet.
+      for (const hit of mine.hits)
+        expect(hit.content, query).toBe(texts[Number(hit.file.slice(1, -3))]!.slice(0, 100));
     }
     // A phrase is weighed by its rarest word's count of files (FTS5 counts the phrase's own): the
     // scores differ by that factor, the order of one phrase's files does not (of rare words, and of

@@ -20,6 +20,8 @@ export interface FileQuery {
   publicOnly: boolean;
   noteId?: number;
   limit: number;
+  /** Characters of each hit's text returned (its start: what a snippet looks at). */
+  textChars: number;
   /** performance.now() past which the search stops with what it has. */
   deadline: number;
   now(): number;
@@ -31,7 +33,7 @@ export interface FileHit {
   note: string;
   file: string;
   score: number;
-  /** The file's text, for the snippet. */
+  /** The start of the file's text (FileQuery.textChars), for the snippet. */
   content: string;
 }
 
@@ -101,6 +103,9 @@ function prepare(db: SqliteDatabase) {
       'select file_id as id, words, length from search_docs where file_id in (select value from json_each(?))',
     ),
     text: db.prepare('select name, content from files where id = ?'),
+    starts: db.prepare(
+      'select id, substr(content, 1, ?) as content from files where id in (select value from json_each(?))',
+    ),
     noteSize: db.prepare('select count(*) from files where note_id = ? and deleted_at is null').pluck(),
     noteFiles: db
       .prepare('select id from files where note_id = ? and deleted_at is null order by id')
@@ -218,13 +223,12 @@ export function searchFiles(db: SqliteDatabase, query: FileQuery): { hits: FileH
       check(batch);
     }
   };
-  const answer = (partial: boolean) => ({
-    partial,
-    hits: best.map((hit) => ({
-      ...hit,
-      content: (st.text.get(hit.id) as { content: string } | undefined)?.content ?? '',
-    })),
-  });
+  const answer = (partial: boolean) => {
+    const starts = new Map<number, string>();
+    const rows = st.starts.all(query.textChars, JSON.stringify(best.map((hit) => hit.id)));
+    for (const row of rows as Array<{ id: number; content: string }>) starts.set(row.id, row.content);
+    return { partial, hits: best.map((hit) => ({ ...hit, content: starts.get(hit.id) ?? '' })) };
+  };
 
   if (query.noteId !== undefined && (st.noteSize.get(query.noteId) as number) <= SMALL_NOTE) {
     const ids = st.noteFiles.all(query.noteId) as number[];

@@ -10,8 +10,11 @@ export const B = 0.75;
 // marks, which it folds away) and splits on everything else.
 export const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
 
-/** Lower case without diacritics: how two words are compared. */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Lower case without diacritics: how two words are compared (ASCII, the common case, is only lowered). */
 export function fold(token: string): string {
+  if (ASCII.test(token)) return token.toLowerCase();
   return token
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
@@ -34,7 +37,6 @@ export function indexKey(folded: string): string {
 
 const PLAIN_KEY = /^[a-z0-9]+$/;
 
-const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_WORD = /[a-z0-9]+/g;
 
 /** The folded words of a text, in order (ASCII text, the common case, without Unicode work). */

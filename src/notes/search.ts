@@ -155,6 +155,23 @@ interface Candidate {
   score: number;
 }
 
+/** The chat search's statements per connection and text (a few shapes), compiled once. */
+const compiled = new WeakMap<SqliteDatabase, Map<string, ReturnType<SqliteDatabase['prepare']>>>();
+
+function statement(db: SqliteDatabase, sql: string): ReturnType<SqliteDatabase['prepare']> {
+  let byText = compiled.get(db);
+  if (!byText) {
+    byText = new Map();
+    compiled.set(db, byText);
+  }
+  let st = byText.get(sql);
+  if (!st) {
+    st = db.prepare(sql);
+    byText.set(sql, st);
+  }
+  return st;
+}
+
 /**
  * Runs the query over files and chat messages the caller may see: the files by weight
  * (search-files.ts), then chat messages, read row by row (no ORDER BY, which would rank every match
@@ -173,6 +190,8 @@ export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOp
         publicOnly: opts.publicOnly,
         ...(opts.noteId !== undefined ? { noteId: opts.noteId } : {}),
         limit: opts.limit,
+        // One character past the window: the snippet says when the text goes on.
+        textChars: SNIPPET_SCAN + 1,
         deadline,
         now,
       })
@@ -182,7 +201,7 @@ export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOp
   const collect = (sql: string, params: Record<string, unknown>): Candidate[] => {
     const out: Candidate[] = [];
     let n = 0;
-    for (const row of db.prepare(sql).iterate(params) as Iterable<Candidate>) {
+    for (const row of statement(db, sql).iterate(params) as Iterable<Candidate>) {
       out.push(row);
       if (++n >= maxCandidates || ((n & 31) === 0 && now() > deadline)) {
         partial = true;
@@ -209,7 +228,7 @@ export function runSearch(db: SqliteDatabase, query: ParsedQuery, opts: SearchOp
           { q: query.fts, note: opts.noteId ?? null },
         );
 
-  const chatText = db.prepare('select substr(content, 1, @n) as text from chat_messages where id = @id');
+  const chatText = statement(db, 'select substr(content, 1, @n) as text from chat_messages where id = @id');
   // Files before chat messages, as the search view lists them.
   const results: SearchHit[] = [
     ...files.hits.map(
