@@ -4,8 +4,10 @@
 // is in every list, so a file not met yet in any list may score at most the sum of the lists'
 // current steps: once the `limit`th best score reaches that sum, no file left can beat it (Fagin's
 // threshold algorithm; each file met is checked once, by its real score). A list read to its end
-// holds every file that can match (all terms are required), so the reading ends there too. The
-// list that bounds the most is read next, a page at a time, each page twice its last.
+// holds every file that can match (all terms are required), so the reading ends there too. Lists
+// are read a page at a time, each page twice its last; next the one whose last page lowered the
+// bound most per row (any order is exact; this one reads less when a word of low weight holds
+// the bound up: two words in 42 % and 34 % of a million files read 3,256 rows instead of 5,248).
 import { stepCeiling } from './search-tokens.ts';
 
 export interface List {
@@ -17,6 +19,8 @@ export interface List {
   below: number;
   /** Rows read next time (each page of a list is twice its last, up to MAX_PAGE). */
   size: number;
+  /** How much its last page lowered the bound, per row (undefined before its first page). */
+  drop?: number;
 }
 
 export interface Reading {
@@ -44,8 +48,12 @@ export function readLists(r: Reading): boolean {
   const seen = new Set<number>();
   const ceiling = (l: List) => l.idf * stepCeiling(l.below);
   const bound = () => lists.reduce((sum, l) => sum + ceiling(l), 0);
+  // How much reading a list's next page may lower the bound, per row: what its last page did (a
+  // list not read yet: all of its ceiling, within its first page).
+  const gain = (l: List) => l.drop ?? ceiling(l) / l.size;
   for (;;) {
-    const list = lists.reduce((a, b) => (ceiling(b) > ceiling(a) ? b : a));
+    const list = lists.reduce((a, b) => (gain(b) > gain(a) ? b : a));
+    const before = ceiling(list);
     const rows = r.read(list.key, list.below, list.size);
     // Its last page: every file of the list is met once this page is checked.
     const last = rows.length < list.size;
@@ -70,5 +78,6 @@ export function readLists(r: Reading): boolean {
       if (r.late()) return true;
     }
     if (last) return false;
+    list.drop = (before - ceiling(list)) / rows.length;
   }
 }
