@@ -2,7 +2,8 @@
 // only this build is measured):
 //   1. search over --files files (default 1,000,000, generated with bulk inserts, bench/notes/
 //      corpus.mjs): p50/p95 of rare and common words as a member and as a visitor, and a visitor's
-//      query that matches only private files (goal: p95 ≤ 20 ms each, ranked, not partial),
+//      query that matches only private files (goal: p95 ≤ 20 ms each, ranked, not partial), and
+//      each server's CPU per query (every thread: what the load of the machine does not change),
 //   2. public page, /raw and JSON reads: server CPU per request against a bare fastify serving the
 //      same bytes with the same headers, found by a route of the same shape (bench/notes/reads.mjs;
 //      goal ≥ 0.8),
@@ -22,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { median, percentile, ROOT, requireBinary } from './lib.mjs';
 import { fillCorpus, zipf } from './notes/corpus.mjs';
 import { fanOut } from './notes/fanout.mjs';
-import { adminApi, httpClient, startRune } from './notes/lib.mjs';
+import { adminApi, cpuMicros, httpClient, startRune } from './notes/lib.mjs';
 import { readsAgainstBare } from './notes/reads.mjs';
 
 const { values } = parseArgs({
@@ -147,6 +148,8 @@ async function search() {
   ];
   for (const [label, qs, member] of cases) {
     const results = Object.fromEntries(running.map((b) => [b.name, { took: [], partial: 0, empty: 0 }]));
+    // Each server's CPU (every thread) over the case: its cost per query, whatever the machine's load.
+    const cpuBefore = running.map((b) => cpuMicros(b.server.child.pid));
     for (const q of qs) {
       for (const b of running) {
         const r = await timed(b, q, member);
@@ -155,11 +158,12 @@ async function search() {
         if (r.hits === 0) results[b.name].empty++;
       }
     }
+    const cpu = running.map((b, i) => (cpuMicros(b.server.child.pid) - cpuBefore[i]) / qs.length / 1000);
     console.log(`  ${label}`);
-    for (const b of running) {
+    for (const [i, b] of running.entries()) {
       const r = results[b.name];
       console.log(
-        `    ${b.name.padEnd(7)} p50 ${ms(percentile(r.took, 50))}  p95 ${ms(percentile(r.took, 95))}  partial ${r.partial}/${qs.length}  no hits ${r.empty}/${qs.length}  (goal p95 ≤ 20 ms)`,
+        `    ${b.name.padEnd(7)} p50 ${ms(percentile(r.took, 50))}  p95 ${ms(percentile(r.took, 95))}  partial ${r.partial}/${qs.length}  no hits ${r.empty}/${qs.length}  (goal p95 ≤ 20 ms)  server CPU ${ms(cpu[i])} a query`,
       );
     }
   }
