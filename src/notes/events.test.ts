@@ -356,3 +356,65 @@ describe('presence', () => {
     expect(watcher.events.filter((e) => e.name === 'presence.changed').length).toBe(1);
   });
 });
+
+describe('a stream that follows one file', () => {
+  /** The files whose collaborative updates a stream received, in order, without repeats. */
+  const updatedFiles = (s: Stream) => [
+    ...new Set(s.events.filter((e) => e.name === 'collab.update').map((e) => e.data.file_id)),
+  ];
+  const save = async (name: string, content: string) => {
+    const file = kit.server.store.findFile(noteId, name)!;
+    const res = await user.request('PUT', `/api/notes/pub/files/${name}`, {
+      content,
+      base_revision: file.revision,
+    });
+    expect(res.statusCode).toBe(200);
+  };
+
+  it("receives only that file's live updates once its tab fetched the file's state by its id", async () => {
+    const open_ = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const hidden = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const follower = open(sessionPrincipal(user), noteId, null, 'tab-a');
+    const other = open(sessionPrincipal(user), noteId, null, 'tab-b');
+    const unnamed = open(sessionPrincipal(user), noteId);
+    // Both files live (their documents loaded), so plain saves reach streams as collab updates.
+    expect((await user.request('GET', '/api/notes/pub/files/hidden.md/collab')).statusCode).toBe(200);
+    expect((await user.request('GET', '/api/notes/pub/files/open.md/collab?client_id=tab-a')).statusCode).toBe(200);
+    // Another person naming the same tab id gets another stamp: it cannot re-point uma's stream.
+    expect((await admin.request('GET', '/api/notes/pub/files/hidden.md/collab?client_id=tab-a')).statusCode).toBe(
+      200,
+    );
+    await save('open.md', 'o3\n');
+    await save('hidden.md', 'h3\n');
+    expect(updatedFiles(follower)).toEqual([open_]);
+    expect(updatedFiles(other)).toEqual([open_, hidden]);
+    expect(updatedFiles(unnamed)).toEqual([open_, hidden]);
+    // Every other event still reaches the follower: both files' saves.
+    const saved = follower.events.filter((e) => e.name === 'file.saved').map((e) => e.data.file_id);
+    expect(saved).toEqual(expect.arrayContaining([open_, hidden]));
+
+    // The tab switches files: from its next fetch on, it follows the other one.
+    follower.events.length = 0;
+    expect((await user.request('GET', '/api/notes/pub/files/hidden.md/collab?client_id=tab-a')).statusCode).toBe(200);
+    await save('open.md', 'o4\n');
+    await save('hidden.md', 'h4\n');
+    expect(updatedFiles(follower)).toEqual([hidden]);
+  });
+
+  it('changes nothing for a tab whose stream is not open (it keeps every file)', async () => {
+    const hidden = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const open_ = kit.server.store.findFile(noteId, 'open.md')!.id;
+    expect((await user.request('GET', '/api/notes/pub/files/open.md/collab?client_id=tab-c')).statusCode).toBe(200);
+    expect((await user.request('GET', '/api/notes/pub/files/hidden.md/collab')).statusCode).toBe(200);
+    const late = open(sessionPrincipal(user), noteId, null, 'tab-c');
+    await save('open.md', 'o5\n');
+    await save('hidden.md', 'h5\n');
+    expect(updatedFiles(late)).toEqual([open_, hidden]);
+  });
+
+  it('refuses a tab id longer than 64 characters', async () => {
+    const res = await user.request('GET', `/api/notes/pub/files/open.md/collab?client_id=${'x'.repeat(65)}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('client_id') });
+  });
+});

@@ -44,6 +44,12 @@ interface Connection {
   kind: Kind;
   sink: Sink;
   closed: boolean;
+  /**
+   * The one file whose live collaborative updates this stream wants (null: every file's). A tab
+   * edits one file at a time and drops the others' updates; with hundreds of watchers and a few
+   * typists, sending them anyway was most of the server's work.
+   */
+  follows: number | null;
 }
 
 export type StreamLimits = Pick<
@@ -259,6 +265,7 @@ export class EventHub {
       kind: kindOf(opts.principal),
       sink: opts.sink,
       closed: false,
+      follows: null,
     };
     if (conn.noteId !== null && conn.claimed) {
       // The same tab again (a reconnect racing the old stream's close): one stream per client id.
@@ -460,6 +467,7 @@ export class EventHub {
         this.revoke(conn, conn.noteId);
         continue;
       }
+      if (event.name === 'collab.update' && conn.follows !== null && conn.follows !== event.fileId) continue;
       if (!visible(role, conn.noteId, event, ctx)) continue;
       // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
       if (!atLeast(role, 'user')) {
@@ -515,6 +523,22 @@ export class EventHub {
       }
     }
     return this.presence.update(noteId, stamp, fields);
+  }
+
+  /**
+   * From now on the stream of this tab (the same person and chosen id) receives the live updates of
+   * `fileId` only. Called before the file's state is read (`GET …/collab`), so every update after
+   * that state reaches the tab. False: no such stream (it keeps every file's updates).
+   */
+  follow(subject: string | null, noteId: number, chosenId: string, fileId: number): boolean {
+    const stamp = stampClientId(subject, chosenId);
+    let found = false;
+    for (const conn of this.byNote.get(noteId) ?? []) {
+      if (conn.clientId !== stamp || (conn.principal?.subject ?? null) !== subject) continue;
+      conn.follows = fileId;
+      found = true;
+    }
+    return found;
   }
 
   /** Sends a comment line to every stream so proxies keep them open and dead ones are found. */
