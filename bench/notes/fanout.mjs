@@ -2,8 +2,10 @@
 // of a note (in a few processes of their own, so their parsing does not queue behind each other;
 // times come from the monotonic clock, which all processes share), a save (PUT) at a time, and the
 // delay until every stream has its `file.saved`. Optionally `typists` people type into another file
-// of the note meanwhile (a collaborative update each per `typeEveryMs`), which every stream receives
-// too.
+// of the note meanwhile (a collaborative update each per `typeEveryMs`). With `follow`, every stream
+// is a tab that has the saved file open and says so (`GET …/collab?client_id=`, as the web client
+// does): the typists' updates of their own files are not sent to it. Without, every stream receives
+// every update.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpuMicros } from './lib.mjs';
@@ -16,10 +18,11 @@ const WORKERS = 4;
 // as the server's latency). A worker reports once per save, when all its streams have it.
 const clientScript = `
   const net = require('node:net');
-  const [port, path, count, auth] = [Number(process.argv[1]), process.argv[2], Number(process.argv[3]), process.argv[4]];
+  const [port, base, count, auth] = [Number(process.argv[1]), process.argv[2], Number(process.argv[3]), process.argv[4]];
   let ready = 0;
   const arrivals = new Map();
   for (let i = 0; i < count; i++) {
+    const path = base + '&client_id=' + process.argv[5] + '-' + i;
     const socket = net.connect(port, '127.0.0.1', () =>
       socket.write('GET ' + path + ' HTTP/1.1\\r\\nHost: bench\\r\\nAuthorization: ' + auth + '\\r\\n\\r\\n'));
     let buffer = '';
@@ -65,6 +68,7 @@ export async function fanOut({
   typeEveryMs = 200,
   Y,
   pid,
+  follow = false,
 }) {
   const delays = [];
   /** revision → {sent (ns), count, resolve} */
@@ -82,6 +86,7 @@ export async function fanOut({
           `/api/events?note_id=${note}`,
           String(count),
           `Bearer ${api.token}`,
+          `tab${w}`,
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
@@ -107,6 +112,23 @@ export async function fanOut({
       });
     }),
   );
+  if (follow) {
+    // In groups, as tabs opening the note would: each says which file it has open.
+    const tabs = workers.flatMap((_, w) =>
+      Array.from(
+        { length: Math.floor(clients / WORKERS) + (w < clients % WORKERS ? 1 : 0) },
+        (_, i) => `tab${w}-${i}`,
+      ),
+    );
+    for (let i = 0; i < tabs.length; i += 32) {
+      await Promise.all(
+        tabs.slice(i, i + 32).map(async (tab) => {
+          const res = await api(`/api/notes/${note}/files/${file}/collab?client_id=${tab}`);
+          if (res.status !== 200) throw new Error(`follow ${tab}: ${res.status} ${res.body}`);
+        }),
+      );
+    }
+  }
   const typing = typists > 0 ? await startTypists({ api, note, typists, typeEveryMs, Y }) : null;
   const path = `/api/notes/${note}/files/${file}`;
   let revision = JSON.parse((await api(path)).body).revision;

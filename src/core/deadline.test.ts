@@ -2,7 +2,7 @@
 // through both HTTP clients rune uses (undici's fetch and node:http), the wait ends at its time.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { whileCollecting } from '../../tests/helpers/gc.ts';
+import { collectGarbage, whileCollecting } from '../../tests/helpers/gc.ts';
 import { type SilentServer, startSilentServer } from '../../tests/helpers/silent-server.ts';
 import { formatSeconds, startDeadline } from './deadline.ts';
 
@@ -23,14 +23,20 @@ function nodeGet(url: string, signal: AbortSignal): Promise<string> {
 describe('startDeadline', () => {
   it("Node 20's AbortSignal.any with a timeout loses it under GC (why this module exists)", async () => {
     const parent = new AbortController();
-    const lost = AbortSignal.any([parent.signal, AbortSignal.timeout(200)]);
+    // Made in a scope of its own and collected at once after a turn (no handle left to it), with a
+    // timeout far longer than that takes, so a loaded machine cannot fire it before it is lost.
+    const combined = () => AbortSignal.any([parent.signal, AbortSignal.timeout(1000)]);
+    const lost = combined();
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    collectGarbage();
     const outcome = await whileCollecting(
       Promise.race([
         fetch(silent.url, { signal: lost }).then(
           () => 'answered',
           (error: Error) => error.name,
         ),
-        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1500)),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2500)),
       ]),
     );
     parent.abort();

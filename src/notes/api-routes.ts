@@ -208,6 +208,7 @@ export const API = {
   },
   'GET /api/notes/:note/files/:file/collab': {
     params: FILE,
+    querystring: z.object({ client_id: z.string().max(64).optional() }),
     response: { 200: z.object({ state: z.string(), revision: z.number(), text: z.string() }) },
   },
   'POST /api/notes/:note/files/:file/collab': {

@@ -136,6 +136,7 @@ describe('event permissions at send time', () => {
       adminsOnly: true,
       data: { note_id: noteId },
     });
+    kit.server.hub.flush();
     expect(asAdmin.names()).toContain('approval.requested');
     expect(asUser.names()).not.toContain('approval.requested');
   });
@@ -354,5 +355,131 @@ describe('presence', () => {
     const joined = await change(watcher, (d) => (d.set as unknown[]).length >= 50);
     expect(joined.set.length).toBe(51);
     expect(watcher.events.filter((e) => e.name === 'presence.changed').length).toBe(1);
+  });
+});
+
+describe('a stream that follows one file', () => {
+  /** The files whose collaborative updates a stream received, in order, without repeats. */
+  const updatedFiles = (s: Stream) => [
+    ...new Set(s.events.filter((e) => e.name === 'collab.update').map((e) => e.data.file_id)),
+  ];
+  /** Fetches a file's collaborative state, as the tab `tab` when given. */
+  const fetchState = async (c: Client, name: string, tab?: string) => {
+    const res = await c.request(
+      'GET',
+      `/api/notes/pub/files/${name}/collab${tab ? `?client_id=${tab}` : ''}`,
+    );
+    expect(res.statusCode).toBe(200);
+  };
+  const save = async (name: string, content: string) => {
+    const file = kit.server.store.findFile(noteId, name)!;
+    const res = await user.request('PUT', `/api/notes/pub/files/${name}`, {
+      content,
+      base_revision: file.revision,
+    });
+    expect(res.statusCode).toBe(200);
+  };
+
+  it("receives only that file's live updates once its tab fetched the file's state by its id", async () => {
+    const open_ = kit.server.store.findFile(noteId, 'open.md')!.id;
+    const hidden = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const follower = open(sessionPrincipal(user), noteId, null, 'tab-a');
+    const other = open(sessionPrincipal(user), noteId, null, 'tab-b');
+    const unnamed = open(sessionPrincipal(user), noteId);
+    // Both files live (their documents loaded), so plain saves reach streams as collab updates.
+    await fetchState(user, 'hidden.md');
+    await fetchState(user, 'open.md', 'tab-a');
+    // Another person naming the same tab id gets another stamp: it cannot re-point uma's stream.
+    await fetchState(admin, 'hidden.md', 'tab-a');
+    await save('open.md', 'o3\n');
+    await save('hidden.md', 'h3\n');
+    expect(updatedFiles(follower)).toEqual([open_]);
+    expect(updatedFiles(other)).toEqual([open_, hidden]);
+    expect(updatedFiles(unnamed)).toEqual([open_, hidden]);
+    // Every other event still reaches the follower: both files' saves.
+    const saved = follower.events.filter((e) => e.name === 'file.saved').map((e) => e.data.file_id);
+    expect(saved).toEqual(expect.arrayContaining([open_, hidden]));
+
+    // The tab switches files: from its next fetch on, it follows the other one.
+    follower.events.length = 0;
+    await fetchState(user, 'hidden.md', 'tab-a');
+    await save('open.md', 'o4\n');
+    await save('hidden.md', 'h4\n');
+    expect(updatedFiles(follower)).toEqual([hidden]);
+  });
+
+  it('changes nothing for a tab whose stream is not open (it keeps every file)', async () => {
+    const hidden = kit.server.store.findFile(noteId, 'hidden.md')!.id;
+    const open_ = kit.server.store.findFile(noteId, 'open.md')!.id;
+    await fetchState(user, 'open.md', 'tab-c');
+    await fetchState(user, 'hidden.md');
+    const late = open(sessionPrincipal(user), noteId, null, 'tab-c');
+    await save('open.md', 'o5\n');
+    await save('hidden.md', 'h5\n');
+    expect(updatedFiles(late)).toEqual([open_, hidden]);
+  });
+
+  it('refuses a tab id longer than 64 characters', async () => {
+    const res = await user.request('GET', `/api/notes/pub/files/open.md/collab?client_id=${'x'.repeat(65)}`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('client_id') });
+  });
+});
+
+describe('one write per stream per turn', () => {
+  /** A stream whose sink takes bytes, as the HTTP route's does, recording each write. */
+  function byteStream(p: Principal | null, note: number) {
+    const writes: Buffer[] = [];
+    const sink: Sink = {
+      write() {},
+      writeBytes: (chunk) => writes.push(chunk),
+      end() {},
+    };
+    kit.server.hub.subscribe({ principal: p, noteId: note, clientId: null, lastEventId: null, sink });
+    return writes;
+  }
+  const names = (b: Buffer) => [...b.toString().matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+
+  it("sends a save's events to each stream in one write, the same buffer for the same view", async () => {
+    const one = byteStream(sessionPrincipal(user), noteId);
+    const two = byteStream(sessionPrincipal(admin), noteId);
+    const reader = byteStream(null, noteId);
+    // Live, so the save is a collaborative update as well as a new revision.
+    expect((await user.request('GET', '/api/notes/pub/files/open.md/collab')).statusCode).toBe(200);
+    const res = await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'o9\n', base_revision: 1 });
+    expect(res.statusCode).toBe(200);
+    for (const writes of [one, two, reader]) {
+      expect(writes).toHaveLength(1);
+      expect(names(writes[0]!)).toEqual(['collab.update', 'file.saved']);
+    }
+    expect(two[0]).toBe(one[0]);
+    expect(reader[0]).not.toBe(one[0]);
+  });
+
+  it('writes what a stream had queued before it is told its access ended', async () => {
+    const writes: string[] = [];
+    let ended = false;
+    kit.server.hub.subscribe({
+      principal: null,
+      noteId,
+      clientId: null,
+      lastEventId: null,
+      sink: {
+        write: (chunk) => writes.push(`text ${names(Buffer.from(chunk)).join()}`),
+        writeBytes: (chunk) => writes.push(`bytes ${names(chunk).join()}`),
+        end: () => {
+          ended = true;
+        },
+      },
+    });
+    writes.length = 0;
+    const { hub, store } = kit.server;
+    const fileId = store.findFile(noteId, 'open.md')!.id;
+    hub.publish({ name: 'chat.token', noteId, live: true, data: { note_id: noteId, delta: 'x' } });
+    store.db.prepare('update notes set public = 0 where id = ?').run(noteId);
+    hub.publish({ name: 'file.saved', noteId, fileId, data: { note_id: noteId, file_id: fileId } });
+    hub.flush();
+    expect(writes).toEqual(['bytes chat.token', 'text access.revoked']);
+    expect(ended).toBe(true);
   });
 });

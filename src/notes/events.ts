@@ -8,6 +8,7 @@ import type { FileRow, NoteRow, Store } from './db.ts';
 import type { Limits } from './limits.ts';
 import { Presence, type PresenceChange, stampClientId } from './presence.ts';
 import { atLeast, type Principal, type Role } from './roles.ts';
+import { TurnWrites } from './turn-writes.ts';
 
 export interface HubEvent {
   name: string;
@@ -24,7 +25,10 @@ export interface HubEvent {
 
 export interface Sink {
   write(chunk: string): void;
-  /** The same frame, already encoded: one encoding for every recipient of a large event. */
+  /**
+   * Frames already encoded, the same buffer for every recipient of the same events: all a turn's
+   * events for this stream in one call. Without it, each frame is written as text.
+   */
   writeBytes?(chunk: Buffer): void;
   end(): void;
 }
@@ -44,6 +48,12 @@ interface Connection {
   kind: Kind;
   sink: Sink;
   closed: boolean;
+  /**
+   * The one file whose live collaborative updates this stream wants (null: every file's). A tab
+   * edits one file at a time and drops the others' updates; with hundreds of watchers and a few
+   * typists, sending them anyway was most of the server's work.
+   */
+  follows: number | null;
 }
 
 export type StreamLimits = Pick<
@@ -118,6 +128,14 @@ interface Context {
   file?: FileRow;
 }
 
+/** An event committed this turn, with the streams it may concern as they were then. */
+interface Queued {
+  event: HubEvent;
+  id: number | null;
+  ctx: Context;
+  recipients: Connection[];
+}
+
 /**
  * May a recipient with this role, watching `watching` (a note id or null for the note list),
  * receive the event now?
@@ -158,6 +176,8 @@ export class EventHub {
   private readonly limits: StreamLimits;
   private nextId = 1;
   private inserted = 0;
+  /** Events committed this turn, sent when it ends. */
+  private turn: Queued[] = [];
   /** The newest stored event id, kept here so a stream opening costs no query. */
   private lastId: number | null = null;
   /** Unclaimed streams get ids from this process-wide secret and their number, no hash needed. */
@@ -259,6 +279,7 @@ export class EventHub {
       kind: kindOf(opts.principal),
       sink: opts.sink,
       closed: false,
+      follows: null,
     };
     if (conn.noteId !== null && conn.claimed) {
       // The same tab again (a reconnect racing the old stream's close): one stream per client id.
@@ -371,10 +392,10 @@ export class EventHub {
     this.send(conn, frame(id, name, data));
   }
 
-  private send(conn: Connection, text: string, bytes?: () => Buffer): void {
+  private send(conn: Connection, text: string, bytes?: Buffer): void {
     if (conn.closed) return;
     try {
-      if (bytes && conn.sink.writeBytes) conn.sink.writeBytes(bytes());
+      if (bytes && conn.sink.writeBytes) conn.sink.writeBytes(bytes);
       else conn.sink.write(text);
     } catch {
       this.drop(conn);
@@ -445,32 +466,54 @@ export class EventHub {
     return id;
   }
 
+  /**
+   * Queues the event for its recipients as they are now; they receive it at the end of the turn,
+   * with the turn's other events (see turn-writes.ts).
+   */
   private fanOut(event: HubEvent, id: number | null, ctx: Context): void {
-    let text: string | undefined;
-    let readerText: string | undefined;
-    // A collaborative update of 256 KiB to 256 watchers is 64 MiB of writes: encoded once, not per
-    // recipient.
-    let encoded: Buffer | undefined;
-    let readerEncoded: Buffer | undefined;
-    for (const conn of this.recipients(event)) {
+    if (this.turn.length === 0) process.nextTick(() => this.flush());
+    this.turn.push({ event, id, ctx, recipients: this.recipients(event) });
+  }
+
+  /** Sends the turn's events: each stream that takes bytes gets them in one write. */
+  flush(): void {
+    const turn = this.turn;
+    this.turn = [];
+    const writes = new TurnWrites<Connection>();
+    for (const queued of turn) this.deliver(queued, writes);
+    for (const [conn, bytes] of writes.drain()) this.send(conn, '', bytes);
+  }
+
+  private deliver({ event, id, ctx, recipients }: Queued, writes: TurnWrites<Connection>): void {
+    // Serialised and encoded once per view for all recipients: a collaborative update of 256 KiB to
+    // 256 watchers would be 64 MiB of work per recipient otherwise.
+    let member: { text: string; index?: number } | undefined;
+    let reader: { text: string; index?: number } | undefined;
+    for (const conn of recipients) {
       if (conn.closed) continue;
       const role = roleOf(this.principalOf(conn));
       // A stream of a note its recipient can no longer see is closed, whatever the event.
       if (conn.noteId !== null && conn.noteId === event.noteId && !canSee(role, ctx.note)) {
+        const queued = writes.take(conn);
+        if (queued) this.send(conn, '', queued);
         this.revoke(conn, conn.noteId);
         continue;
       }
+      if (event.name === 'collab.update' && conn.follows !== null && conn.follows !== event.fileId) continue;
       if (!visible(role, conn.noteId, event, ctx)) continue;
-      // Serialised once per view for all recipients: with hundreds of streams this is most of the work.
-      if (!atLeast(role, 'user')) {
-        readerText ??= frame(id, event.name, event.readerData ?? forReader('guest', event.name, event.data));
-        const reader = readerText;
-        this.send(conn, reader, () => (readerEncoded ??= Buffer.from(reader)));
+      let view: { text: string; index?: number };
+      if (atLeast(role, 'user')) view = member ??= { text: frame(id, event.name, event.data) };
+      else {
+        view = reader ??= {
+          text: frame(id, event.name, event.readerData ?? forReader('guest', event.name, event.data)),
+        };
+      }
+      if (!conn.sink.writeBytes) {
+        this.send(conn, view.text);
         continue;
       }
-      text ??= frame(id, event.name, event.data);
-      const member = text;
-      this.send(conn, member, () => (encoded ??= Buffer.from(member)));
+      view.index ??= writes.add(Buffer.from(view.text));
+      writes.queue(conn, view.index);
     }
   }
 
@@ -517,6 +560,22 @@ export class EventHub {
     return this.presence.update(noteId, stamp, fields);
   }
 
+  /**
+   * From now on the stream of this tab (the same person and chosen id) receives the live updates of
+   * `fileId` only. Called before the file's state is read (`GET …/collab`), so every update after
+   * that state reaches the tab. False: no such stream (it keeps every file's updates).
+   */
+  follow(subject: string | null, noteId: number, chosenId: string, fileId: number): boolean {
+    const stamp = stampClientId(subject, chosenId);
+    let found = false;
+    for (const conn of this.byNote.get(noteId) ?? []) {
+      if (conn.clientId !== stamp || (conn.principal?.subject ?? null) !== subject) continue;
+      conn.follows = fileId;
+      found = true;
+    }
+    return found;
+  }
+
   /** Sends a comment line to every stream so proxies keep them open and dead ones are found. */
   ping(): void {
     for (const conn of [...this.connections.values()]) this.send(conn, ': ping\n\n');
@@ -524,6 +583,8 @@ export class EventHub {
 
   /** Ends every stream (shutdown). */
   closeAll(): void {
+    // What this turn committed goes out before the streams end.
+    if (this.turn.length > 0) this.flush();
     this.presence.close();
     for (const conn of [...this.connections.values()]) this.end(conn);
   }

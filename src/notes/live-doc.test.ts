@@ -75,6 +75,7 @@ describe('loadLive', () => {
     const live = loadLive(file, context);
     expect(live.doc.getText(TEXT_NAME).toString()).toBe('plain\n');
     expect(live.doc.share.has('other')).toBe(false);
+    context.hub.flush();
     expect(events).toContain('collab.reset');
     expect(warnings.join()).toMatch(/held more than plain text; rebuilt from the saved text/);
   });
@@ -83,6 +84,9 @@ describe('loadLive', () => {
     const { file, context, events } = await aFile('a\n');
     const live = loadLive(file, context);
     live.doc.getText(TEXT_NAME).insert(0, 'b');
+    // Streams hear of it when the turn ends.
+    expect(events).not.toContain('collab.update');
+    context.hub.flush();
     expect(events).toContain('collab.update');
     expect(live).toMatchObject({ updated: true, stateExact: false, cachedText: null });
   });

@@ -127,4 +127,62 @@ describe('two editors at once', () => {
     await a.context.close();
     await b.context.close();
   });
+
+  it("a tab is sent only its open file's typing, and keeps in step with the file it switches to", async () => {
+    await admin.call('POST', '/api/notes/pad/files', { name: 'mine.md', content: 'mine\n' });
+    await admin.call('POST', '/api/notes/pad/files', { name: 'theirs.md', content: 'theirs\n' });
+    const theirs = (await admin.call('GET', '/api/notes/pad/files/theirs.md')).id as number;
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    // What alice's stream delivers, and when her tab last fetched its file's state after the stream
+    // joined the note (from then on the stream follows that file). A string: no DOM types here.
+    await context.addInitScript(`
+      window.__seen = { files: [], hello: 0, followed: 0 };
+      const add = EventSource.prototype.addEventListener;
+      EventSource.prototype.addEventListener = function (type, listener, options) {
+        const wrapped = (event) => {
+          if (type === 'hello') window.__seen.hello = performance.now();
+          if (type === 'collab.update') window.__seen.files.push(JSON.parse(event.data).file_id);
+          return listener.call(this, event);
+        };
+        return add.call(this, type, wrapped, options);
+      };
+      const fetch0 = window.fetch;
+      window.fetch = async function (input, init) {
+        const started = performance.now();
+        const res = await fetch0.call(this, input, init);
+        if (String(input).includes('/collab?client_id=') && window.__seen.hello && started > window.__seen.hello)
+          window.__seen.followed++;
+        return res;
+      };`);
+    const { page, errors } = await watchedPage(context);
+    await loginPage(page, server.url, 'alice');
+    await openEditor(page, server.url, 'pad', 'mine.md');
+    const seen = () => page.evaluate('window.__seen') as Promise<{ files: number[]; followed: number }>;
+    await expect.poll(async () => (await seen()).followed, { timeout: 10_000 }).toBeGreaterThan(0);
+    const b = await editor('bob', 'theirs.md');
+    await b.page.keyboard.press('Control+End');
+    await b.page.keyboard.type('bob was here. ', { delay: 10 });
+    await expect
+      .poll(async () => (await admin.call('GET', '/api/notes/pad/files/theirs.md/collab')).text, {
+        timeout: 10_000,
+      })
+      .toBe('theirs\nbob was here. ');
+    expect((await seen()).files).not.toContain(theirs);
+    // Alice opens bob's file: she sees what he typed, and what he types from now on, live.
+    await page.evaluate(`location.hash = '#/n/pad/theirs.md'`);
+    await expect.poll(() => text(page), { timeout: 10_000 }).toBe('theirs\nbob was here. ');
+    await b.page.keyboard.type('and still is.', { delay: 10 });
+    await expect.poll(() => text(page), { timeout: 10_000 }).toBe('theirs\nbob was here. and still is.');
+    expect((await seen()).files).toContain(theirs);
+    // And what she types there reaches him.
+    await page.click('.cm-content');
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.type('alice: ', { delay: 10 });
+    await expect
+      .poll(() => text(b.page), { timeout: 10_000 })
+      .toBe('alice: theirs\nbob was here. and still is.');
+    expect([...errors, ...b.errors]).toEqual([]);
+    await context.close();
+    await b.context.close();
+  });
 });

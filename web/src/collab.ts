@@ -62,10 +62,13 @@ export class CollabSession {
 
   /** Fetches the server's document (again, after a reconnect) and sends whatever it is missing. */
   async sync(): Promise<void> {
-    const state = await call('GET /api/notes/:note/files/:file/collab', {
-      note: this.options.note,
-      file: this.options.fileId,
-    });
+    // Named by this tab's id, the tab's event stream follows this file: only its updates arrive.
+    const state = await call(
+      'GET /api/notes/:note/files/:file/collab',
+      { note: this.options.note, file: this.options.fileId },
+      undefined,
+      `?client_id=${encodeURIComponent(this.options.clientId)}`,
+    );
     if (this.closed) return;
     const serverUpdate = fromBase64(state.state);
     Y.applyUpdate(this.doc, serverUpdate, REMOTE);

@@ -30,6 +30,8 @@ export class NoteView {
   private present: Presence[] = [];
   /** This tab's client id as the server stamped it (the `hello` event says it). */
   private stampedId: string | null = null;
+  /** The event stream has joined the note once (its first `hello`). */
+  private streamJoined = false;
   private mode: Mode = 'preview';
   private closed = false;
   private readonly canEdit: boolean;
@@ -416,6 +418,10 @@ export class NoteView {
       case 'hello':
         this.stampedId = typeof data['client_id'] === 'string' ? data['client_id'] : null;
         this.presence.announce();
+        // The open file was fetched before the stream joined the note: fetched again now, the
+        // updates made in between are not missed, and the stream follows that file.
+        if (!this.streamJoined && this.fileSession) void this.fileSession.resync().catch(toast);
+        this.streamJoined = true;
         break;
       case 'note.updated': {
         const note = data['note'] as Note;

@@ -29,6 +29,11 @@ export async function collabRoutes(root: FastifyInstance): Promise<void> {
     async (req) => {
       const note = req.note(req.params.note);
       const file = req.file(note, req.params.file);
+      // The tab's stream follows this file from now on, before its state is read: every update
+      // after this moment reaches the tab live, every one before is in the state (Yjs ignores what
+      // it gets twice).
+      const tab = req.query.client_id;
+      if (tab) hub.follow(req.principal?.subject ?? null, note.id, tab, file.id);
       return collab.state(file);
     },
   );

@@ -1,5 +1,6 @@
 // The event stream (Server-Sent Events): one per browser tab, replayed from Last-Event-ID. How many
 // may be open is bounded (in all, per client address, per note): past that, 429.
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as Y from 'yjs';
 import { API } from '../api-routes.ts';
@@ -45,6 +46,37 @@ function syncRequest(
   }
   return { file, stateVector };
 }
+
+/** Each shared frame buffer framed once as an HTTP chunk (the same buffer goes to every stream). */
+const chunks = new WeakMap<Buffer, Buffer>();
+
+/**
+ * Writes frames straight to the stream's socket, as one HTTP chunk when the answer is chunked: the
+ * response's own write costs a cork, a tick and a four-part writev per stream, and with a thousand
+ * streams that was a third of a save's work. The head and every earlier write went out through the
+ * response (they reach the socket in call order), so the bytes follow them. A response not yet on
+ * its socket (a pipelined request waiting its turn) is written the usual way.
+ */
+function writeDirect(raw: ServerResponse, frames: Buffer): void {
+  const socket = raw.socket;
+  if (!socket || !raw.headersSent) {
+    raw.write(frames);
+    return;
+  }
+  if (socket.destroyed) throw new Error('event stream closed');
+  if (!raw.chunkedEncoding) {
+    socket.write(frames);
+    return;
+  }
+  let chunk = chunks.get(frames);
+  if (!chunk) {
+    chunk = Buffer.concat([Buffer.from(`${frames.length.toString(16)}\r\n`), frames, CRLF]);
+    chunks.set(frames, chunk);
+  }
+  socket.write(chunk);
+}
+
+const CRLF = Buffer.from('\r\n');
 
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
   const { hub, collab } = app.notes;
@@ -95,7 +127,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
             raw.destroy();
             throw new Error('event stream client too slow');
           }
-          raw.write(chunk);
+          writeDirect(raw, chunk);
         },
         end: () => raw.end(),
       },
