@@ -1,7 +1,8 @@
 // The system prompt of a run: the built-in default or an override (flag, config text, config file),
 // with AGENTS.md from the working directory always appended.
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { settingName } from '../config/load.ts';
 import type { RuneConfig } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { isUnder, realPath } from '../core/paths.ts';
@@ -25,16 +26,6 @@ export const ANSWER_NOW_PROMPT =
 
 const AGENTS_MD_CAP = 32 * 1024;
 
-function readText(path: string, what: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new RuneError('IO', `cannot read the ${what} ${path}: ${(error as NodeJS.ErrnoException).code}`, {
-      cause: error,
-    });
-  }
-}
-
 export interface SystemPromptInput {
   config: Pick<RuneConfig, 'system_prompt' | 'system_prompt_file'>;
   cwd: string;
@@ -47,10 +38,8 @@ export interface SystemPromptInput {
 export function buildSystemPrompt(input: SystemPromptInput): string {
   let prompt: string;
   if (input.systemPrompt !== undefined) prompt = input.systemPrompt;
-  else if (input.config.system_prompt_file) {
-    const file = input.config.system_prompt_file;
-    prompt = readText(isAbsolute(file) ? file : resolve(input.cwd, file), 'system prompt file');
-  } else if (input.config.system_prompt !== undefined) prompt = input.config.system_prompt;
+  else if (input.config.system_prompt_file) prompt = readPromptFile(input);
+  else if (input.config.system_prompt !== undefined) prompt = input.config.system_prompt;
   else prompt = DEFAULT_SYSTEM_PROMPT;
 
   if (input.appendSystemPrompt) prompt += `\n\n${input.appendSystemPrompt}`;
@@ -63,6 +52,74 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
 }
 
 /**
+ * `system_prompt_file`, read as AGENTS.md is: a relative path (resolved in the working folder, usually
+ * a writable grant) must really lead to a file inside that folder, so a link planted there cannot
+ * send `~/.ssh/id_rsa` to the model's provider; an absolute path the person configured may be a
+ * link (dotfile managers). Either way it must be a regular file, opened without blocking (a FIFO
+ * would hold rune at start).
+ */
+function readPromptFile(input: SystemPromptInput): string {
+  const file = input.config.system_prompt_file as string;
+  const setting = settingName(
+    input.config as RuneConfig,
+    'system_prompt_file',
+    'system_prompt_file in rune.toml',
+  );
+  const read = isAbsolute(file) ? readRegular(file, false) : readInside(input.cwd, file);
+  if (read.kind === 'text') return read.text;
+  if (read.kind === 'missing')
+    throw new RuneError('IO', `cannot read the system prompt file ${file} (${setting}): ${read.code}`);
+  throw new RuneError(
+    'CONFIG_INVALID',
+    `${setting} = ${JSON.stringify(file)}: ${read.reason}; name a regular file${isAbsolute(file) ? '' : ' inside the working folder, or give an absolute path'}`,
+  );
+}
+
+type Read =
+  | { kind: 'text'; text: string }
+  | { kind: 'missing'; code: string }
+  | { kind: 'refused'; reason: string };
+
+/**
+ * `name` (relative) in `cwd` when it resolves to a regular file inside that folder: a link to a file
+ * inside it is followed, one leading out is refused.
+ */
+function readInside(cwd: string, name: string): Read {
+  const folder = realPath(resolve(cwd));
+  const file = realPath(resolve(folder, name));
+  if (file === folder || !isUnder(file, folder))
+    return { kind: 'refused', reason: `it leads out of the working folder ${folder} (to ${file})` };
+  return readRegular(file, true);
+}
+
+/** A regular file's text, opened with O_NONBLOCK (and O_NOFOLLOW when `noFollow`): nothing else is read. */
+function readRegular(path: string, noFollow: boolean): Read {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+    if (code === 'ELOOP') return { kind: 'refused', reason: 'it is a symbolic link' };
+    return { kind: 'missing', code };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { kind: 'refused', reason: `it is ${kindOf(stat)}, not a regular file` };
+    return { kind: 'text', text: readFileSync(fd, 'utf8') };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return 'a folder';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
  * AGENTS.md of `cwd`, when it is a regular file inside that folder. The folder is usually a
  * writable grant and a repository's content: a call of an earlier run, or the repository itself,
  * could leave `AGENTS.md` as a link to `~/.ssh/id_rsa` (whose text would go to the model's
@@ -71,18 +128,6 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
  * process of an earlier call outlives it (README, Processes): nothing races this check.
  */
 function readAgentsMd(cwd: string): string | undefined {
-  const folder = realPath(resolve(cwd));
-  const file = realPath(join(folder, 'AGENTS.md'));
-  if (file === folder || !isUnder(file, folder)) return undefined;
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : undefined;
-  } finally {
-    closeSync(fd);
-  }
+  const read = readInside(cwd, 'AGENTS.md');
+  return read.kind === 'text' ? read.text : undefined;
 }
