@@ -71,6 +71,11 @@ export const sandboxSchema = once(() =>
       .optional()
       .describe('Largest file a tool process may write, in MiB (RLIMIT_FSIZE)'),
     tmp_mb: positiveInt().optional().describe('Size of the private /tmp each tool process gets, in MiB'),
+    accept_unprotected_grants: z()
+      .boolean()
+      .describe(
+        "Without namespaces, run anyway with a writable grant that holds your home folder's start-up files or rune's own folder (Landlock cannot keep them read-only); refused otherwise",
+      ),
     cpu_percent: positiveInt()
       .optional()
       .describe('CPU limit of each tool process tree, in percent of one core (cgroup cpu.max); unset: none'),
@@ -230,7 +235,14 @@ export const DEFAULTS = {
     max_memory_mb: 2048,
     max_pids: 512,
   },
-  sandbox: { mode: 'auto', command_timeout_secs: 30, env_passthrough: [], max_file_mb: 1024, tmp_mb: 512 },
+  sandbox: {
+    mode: 'auto',
+    command_timeout_secs: 30,
+    env_passthrough: [],
+    max_file_mb: 1024,
+    tmp_mb: 512,
+    accept_unprotected_grants: false,
+  },
   checkpoints: { enabled: true, max_mb: 2048, max_file_mb: 64 },
   notes: {
     bind: '127.0.0.1',

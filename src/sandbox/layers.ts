@@ -148,7 +148,10 @@ export function mergeLayers(
       // The helper says what it stood in with; the capability probe says why there was no view.
       const why = prepared.base.find((l) => l.layer === 'namespaces');
       if (why && !why.applied && !report.detail.includes(why.detail.split(';')[0] ?? ''))
-        return { ...report, detail: `${why.detail.split(';')[0]}; ${report.detail}` };
+        return {
+          ...report,
+          detail: `${why.detail.split(';')[0]}; ${report.detail}${note ? `; ${note.detail}` : ''}`,
+        };
     }
     return note ? { ...report, detail: `${report.detail}; ${note.detail}` } : report;
   });

@@ -26,6 +26,7 @@ import {
   SYSTEM_READ_ONLY,
 } from './plan.ts';
 import type { LayerReport, SandboxRequest } from './types.ts';
+import { decideGrants } from './unprotected.ts';
 
 export const REPORT_FD = 3;
 
@@ -107,16 +108,27 @@ interface Grants {
  * refuses a path that turned into a symlink since. A grant named through a symlink keeps that name
  * as a symlink.
  */
-function realGrants(request: CallRequest, cwd: string, namespaces: boolean): Grants {
+function realGrants(
+  request: CallRequest,
+  cwd: string,
+  namespaces: boolean,
+  vet: (rwRoots: readonly string[]) => void,
+): Grants {
   const pins = request.grants ?? new Pins();
   try {
-    return pinnedGrants(request, cwd, namespaces, pins);
+    return pinnedGrants(request, cwd, namespaces, pins, vet);
   } finally {
     if (!request.grants) pins.close();
   }
 }
 
-function pinnedGrants(request: CallRequest, cwd: string, namespaces: boolean, pins: Pins): Grants {
+function pinnedGrants(
+  request: CallRequest,
+  cwd: string,
+  namespaces: boolean,
+  pins: Pins,
+  vet: (rwRoots: readonly string[]) => void,
+): Grants {
   const realCwd = pins.pin(cwd);
   const links: { path: string; target: string }[] = [];
   const realGrant = (path: string): string => {
@@ -127,12 +139,12 @@ function pinnedGrants(request: CallRequest, cwd: string, namespaces: boolean, pi
     return real;
   };
   if (realCwd !== cwd) links.push({ path: cwd, target: realCwd });
+  const granted = request.readWritePaths.map(realGrant);
+  vet(granted);
   // Without a view there is no private /tmp: the call gets its own folder instead (TMPDIR), made
   // here with mode 0700 and removed when the call ends.
   const callTmp = namespaces ? undefined : mkdtempSync(join(tmpdir(), 'rune-call-'));
-  const rwRoots = [
-    ...new Set([...request.readWritePaths.map(realGrant), ...(callTmp ? [realPath(callTmp)] : [])]),
-  ];
+  const rwRoots = [...new Set([...granted, ...(callTmp ? [realPath(callTmp)] : [])])];
   const roRoots = [...new Set(request.readOnlyPaths.map(realGrant))];
   return { realCwd, links, ...(callTmp ? { callTmp } : {}), rwRoots, roRoots };
 }
@@ -230,6 +242,28 @@ function watchMissing(
   );
 }
 
+/**
+ * Without namespaces, a writable grant holding rune's folder or the home folder's start-up files is
+ * refused (src/sandbox/unprotected.ts), unless the person accepted it: then the note the
+ * namespaces layer's report carries.
+ */
+function vetWritable(
+  config: RuneConfig,
+  request: CallRequest,
+  rwRoots: readonly string[],
+  namespaces: boolean,
+  runeFolder: string,
+): string | undefined {
+  const userHome = request.env.HOME ?? process.env.HOME;
+  const realHome = userHome ? realPath(resolve(userHome)) : undefined;
+  const decision = decideGrants(rwRoots, namespaces, config.sandbox.accept_unprotected_grants, {
+    ...(realHome ? { userHome: realHome } : {}),
+    runeFolders: [...new Set([runeFolder, ...(realHome ? [join(realHome, '.rune')] : [])])],
+  });
+  if (decision.kind === 'refused') throw decision.error;
+  return decision.kind === 'accepted' ? decision.note : undefined;
+}
+
 /** The call's cgroups from the executor's pool, and the cgroups layer as this call gets it. */
 function acquireCgroups(ctx: PrepareContext): {
   cgroupDirs: string[];
@@ -286,10 +320,13 @@ export function prepareCall(ctx: PrepareContext, request: CallRequest, resolved:
     return unsandboxed(request, env, cwd, why);
   }
   const namespaces = base.find((l) => l.layer === 'namespaces')?.applied ?? false;
-  const grants = realGrants(request, cwd, namespaces);
-  if (grants.callTmp) env.TMPDIR = grants.callTmp;
   // rune's own folder (rune.toml with the API key, sessions, audit log), as a real path.
   const home = realPath(resolve(runeHome()));
+  let accepted: string | undefined;
+  const grants = realGrants(request, cwd, namespaces, (rwRoots) => {
+    accepted = vetWritable(config, request, rwRoots, namespaces, home);
+  });
+  if (grants.callTmp) env.TMPDIR = grants.callTmp;
   const protection = protectInside(ctx, request, grants.rwRoots, home);
   const hidden = hideInside(ctx, request, cwd, grants, home);
   const absent = watchMissing(request, hidden, protection, grants.rwRoots, home);
@@ -322,7 +359,7 @@ export function prepareCall(ctx: PrepareContext, request: CallRequest, resolved:
     cgroupDirs: cgroups.cgroupDirs,
     reportFd: REPORT_FD,
   });
-  const gitNote = protection.gitNotes.join('; ');
+  const gitNote = [...protection.gitNotes, ...(accepted ? [accepted] : [])].join('; ');
   const notes = gitNote
     ? [...plan.notes, { layer: 'namespaces' as const, applied: true, detail: gitNote }]
     : plan.notes;
