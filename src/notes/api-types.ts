@@ -10,3 +10,4 @@ export type Revision = z.infer<typeof objects.Revision>;
 export type ChatMessage = z.infer<typeof objects.ChatMessage>;
 export type Approval = z.infer<typeof objects.Approval>;
 export type User = z.infer<typeof objects.User>;
+export type SearchHit = z.infer<typeof objects.SearchHit>;

@@ -446,7 +446,10 @@ describe('one write per stream per turn', () => {
     const reader = byteStream(null, noteId);
     // Live, so the save is a collaborative update as well as a new revision.
     expect((await user.request('GET', '/api/notes/pub/files/open.md/collab')).statusCode).toBe(200);
-    const res = await user.request('PUT', '/api/notes/pub/files/open.md', { content: 'o9\n', base_revision: 1 });
+    const res = await user.request('PUT', '/api/notes/pub/files/open.md', {
+      content: 'o9\n',
+      base_revision: 1,
+    });
     expect(res.statusCode).toBe(200);
     for (const writes of [one, two, reader]) {
       expect(writes).toHaveLength(1);

@@ -87,6 +87,13 @@ export type ReplyOf<K extends Route> =
       : undefined
     : never;
 
+/** The method and path of a declared route, its parameters filled in. */
+function target<K extends Route>(route: K, params: ParamsOf<K>): [method: string, path: string] {
+  const [method, pattern] = (route as string).split(' ') as [string, string];
+  const values = params as Record<string, string | number>;
+  return [method, pattern.replace(/:(\w+)/g, (_, name: string) => enc(String(values[name])))];
+}
+
 /**
  * A call of a declared route, typed from its declaration (src/notes/api-routes.ts): `params`
  * fill the path, `body` and the answer have the declared shapes; `query` is added as it is.
@@ -97,23 +104,24 @@ export function call<K extends Route>(
   body?: BodyOf<K>,
   query = '',
 ): Promise<ReplyOf<K>> {
-  const [method, pattern] = (route as string).split(' ') as [string, string];
-  const values = params as Record<string, string | number>;
-  const path = pattern.replace(/:(\w+)/g, (_, name: string) => enc(String(values[name])));
+  const [method, path] = target(route, params);
   return api<ReplyOf<K>>(method, `${path}${query}`, body);
+}
+
+/** A declared route whose body is bytes (an upload), its answer typed from the declaration. */
+export function send<K extends Route>(
+  route: K,
+  params: ParamsOf<K>,
+  raw: Blob,
+  query = '',
+): Promise<ReplyOf<K>> {
+  const [method, path] = target(route, params);
+  return api<ReplyOf<K>>(method, `${path}${query}`, undefined, { raw, contentType: raw.type });
 }
 
 export type User = import('../../src/notes/api-types.ts').User;
 export type Role = 'anonymous' | 'guest' | 'user' | 'admin';
-export type { Approval, FileInfo, Note } from '../../src/notes/api-types.ts';
-export interface Revision {
-  revision: number;
-  file_id: number;
-  author: string | null;
-  created_at: string;
-  size: number;
-  content?: string;
-}
+export type { Approval, FileInfo, Note, Revision } from '../../src/notes/api-types.ts';
 export type ChatMessage = import('../../src/notes/api-types.ts').ChatMessage;
 export interface Presence {
   client_id: string;
@@ -127,15 +135,8 @@ export interface Presence {
    */
   state?: Record<string, unknown> | null;
 }
-export interface SearchResult {
-  kind: 'file' | 'chat';
-  note_id: number;
-  note: string;
-  file_id?: number;
-  file?: string;
-  message_id?: number;
-  snippet: { text: string; match: boolean }[];
-}
+/** A hit of `GET /api/search`, as declared. */
+export type SearchResult = import('../../src/notes/api-types.ts').SearchHit;
 
 export const rank: Record<Role, number> = { anonymous: 0, guest: 1, user: 2, admin: 3 };
 

@@ -1,7 +1,7 @@
 // One note's workspace: the files pane, the open file (editor, live preview, save state, remote
 // cursors), presence, history, and the chat pane, all kept current by the note's event stream.
 // Loaded as its own chunk when a note is opened; the editor chunk (CodeMirror) only for editors.
-import { ApiError, api, call, enc, type FileInfo, type Note, type Presence, rank } from './api.ts';
+import { ApiError, call, enc, type FileInfo, type Note, type Presence, rank, send } from './api.ts';
 import { colourFor } from './awareness.ts';
 import { ChatPane } from './chat.ts';
 import { clear, h } from './dom.ts';
@@ -325,11 +325,11 @@ export class NoteView {
   private async upload(files: File[], insert?: (markdown: string) => void): Promise<void> {
     for (const file of files) {
       try {
-        const result = await api<{ url: string; name: string; type: string }>(
-          'POST',
-          `/api/notes/${this.note.id}/uploads?name=${enc(file.name)}`,
-          undefined,
-          { raw: file, contentType: file.type },
+        const result = await send(
+          'POST /api/notes/:note/uploads',
+          { note: this.note.id },
+          file,
+          `?name=${enc(file.name)}`,
         );
         const label = result.name.replace(/[[\]\\]/g, '');
         const markdown = SAFE_IMAGE.test(result.type)
