@@ -4,6 +4,7 @@
 import { existsSync, lstatSync, mkdtempSync, readdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { settingName } from '../config/load.ts';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
 import { RuneError } from '../core/errors.ts';
 import { Grants as Pins } from '../core/fd/index.ts';
@@ -26,7 +27,7 @@ import {
   SYSTEM_READ_ONLY,
 } from './plan.ts';
 import type { LayerReport, SandboxRequest } from './types.ts';
-import { decideGrants } from './unprotected.ts';
+import { ACCEPT_SETTING, decideGrants } from './unprotected.ts';
 
 export const REPORT_FD = 3;
 
@@ -256,10 +257,16 @@ function vetWritable(
 ): string | undefined {
   const userHome = request.env.HOME ?? process.env.HOME;
   const realHome = userHome ? realPath(resolve(userHome)) : undefined;
-  const decision = decideGrants(rwRoots, namespaces, config.sandbox.accept_unprotected_grants, {
-    ...(realHome ? { userHome: realHome } : {}),
-    runeFolders: [...new Set([runeFolder, ...(realHome ? [join(realHome, '.rune')] : [])])],
-  });
+  const decision = decideGrants(
+    rwRoots,
+    namespaces,
+    config.sandbox.accept_unprotected_grants,
+    {
+      ...(realHome ? { userHome: realHome } : {}),
+      runeFolders: [...new Set([runeFolder, ...(realHome ? [join(realHome, '.rune')] : [])])],
+    },
+    settingName(config, ACCEPT_SETTING),
+  );
   if (decision.kind === 'refused') throw decision.error;
   return decision.kind === 'accepted' ? decision.note : undefined;
 }

@@ -61,6 +61,8 @@ export function decideGrants(
   namespaces: boolean,
   accepted: boolean,
   places: ProtectedPlaces,
+  /** How this person sets it: `sandbox.accept_unprotected_grants`, `source.sandbox.…` in Concourse. */
+  setting: string = ACCEPT_SETTING,
 ): GrantDecision {
   if (namespaces) return { kind: 'ok' };
   const found = unprotectedGrants(rwRoots, places);
@@ -69,13 +71,13 @@ export function decideGrants(
   if (accepted)
     return {
       kind: 'accepted',
-      note: `accepted by ${ACCEPT_SETTING}: without namespaces Landlock cannot keep paths inside a writable grant read-only, so a command may change what runs later outside the sandbox: ${list.join('; ')}`,
+      note: `accepted by ${setting}: without namespaces Landlock cannot keep paths inside a writable grant read-only, so a command may change what runs later outside the sandbox: ${list.join('; ')}`,
     };
   return {
     kind: 'refused',
     error: new RuneError(
       'SANDBOX_SETUP',
-      `without namespaces (a container runtime's seccomp profile, or a kernel that refuses them) Landlock cannot keep a path inside a writable grant read-only, so a command could change what runs later outside the sandbox; refused, nothing ran:\n${list.map((line) => `  ${line}`).join('\n')}\n  Run rune in a project folder and grant narrower folders (not your home folder, a folder holding it, or rune's folder), or set ${ACCEPT_SETTING} = true to accept this.`,
+      `without namespaces (a container runtime's seccomp profile, or a kernel that refuses them) Landlock cannot keep a path inside a writable grant read-only, so a command could change what runs later outside the sandbox; refused, nothing ran:\n${list.map((line) => `  ${line}`).join('\n')}\n  Run rune in a project folder and grant narrower folders (not your home folder, a folder holding it, or rune's folder), or set ${setting} = true to accept this.`,
     ),
   };
 }
