@@ -2,7 +2,7 @@
 // read-only or is hidden inside them, its cgroups, and the helper's command line (plan.ts). Each
 // step is a function of its own; prepareCall puts them together in the order the comments give.
 import { existsSync, lstatSync, mkdtempSync, readdirSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { settingName } from '../config/load.ts';
 import type { RuneConfig, SandboxMode } from '../config/schema.ts';
@@ -255,20 +255,26 @@ function vetWritable(
   namespaces: boolean,
   runeFolder: string,
 ): string | undefined {
-  const userHome = request.env.HOME ?? process.env.HOME;
-  const realHome = userHome ? realPath(resolve(userHome)) : undefined;
+  const homes = [request.env.HOME, process.env.HOME, accountHome()].filter((h): h is string => !!h);
+  const userHomes = [...new Set(homes.map((h) => realPath(resolve(h))))];
   const decision = decideGrants(
     rwRoots,
     namespaces,
     config.sandbox.accept_unprotected_grants,
-    {
-      ...(realHome ? { userHome: realHome } : {}),
-      runeFolders: [...new Set([runeFolder, ...(realHome ? [join(realHome, '.rune')] : [])])],
-    },
+    { userHomes, runeFolders: [...new Set([runeFolder, ...userHomes.map((h) => join(h, '.rune'))])] },
     settingName(config, ACCEPT_SETTING),
   );
   if (decision.kind === 'refused') throw decision.error;
   return decision.kind === 'accepted' ? decision.note : undefined;
+}
+
+/** The account's home folder from the password database, where a login shell starts. */
+function accountHome(): string | undefined {
+  try {
+    return userInfo().homedir || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The call's cgroups from the executor's pool, and the cgroups layer as this call gets it. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideGrants, unprotectedGrants } from './unprotected.ts';
 
-const places = { userHome: '/home/ann', runeFolders: ['/home/ann/.rune'] };
-const moved = { userHome: '/home/ann', runeFolders: ['/srv/rune-home', '/home/ann/.rune'] };
+const places = { userHomes: ['/home/ann'], runeFolders: ['/home/ann/.rune'] };
+const moved = { userHomes: ['/home/ann'], runeFolders: ['/srv/rune-home', '/home/ann/.rune'] };
 
 // grant (writable, real path) × mode → decision; `accepted` is sandbox.accept_unprotected_grants.
 const TABLE: {
@@ -60,6 +60,13 @@ describe('writable grants without namespaces', () => {
     expect(text).toContain('sandbox.accept_unprotected_grants = true');
   });
 
+  it("the account's home counts as well as $HOME", () => {
+    const both = { userHomes: ['/var/tmp/h', '/root'], runeFolders: ['/var/tmp/h/.rune'] };
+    expect(decideGrants(['/root'], false, false, both).kind).toBe('refused');
+    expect(decideGrants(['/var/tmp'], false, false, both).kind).toBe('refused');
+    expect(decideGrants(['/root/project'], false, false, both).kind).toBe('ok');
+  });
+
   it('lists the start-up files inside a folder of the home', () => {
     const [found] = unprotectedGrants(['/home/ann/.config'], places);
     expect(found?.exposes).toEqual([
@@ -79,7 +86,11 @@ describe('writable grants without namespaces', () => {
   });
 
   it("without a home folder only rune's folder counts", () => {
-    expect(decideGrants(['/'], false, false, { runeFolders: ['/var/lib/rune'] }).kind).toBe('refused');
-    expect(decideGrants(['/work'], false, false, { runeFolders: ['/var/lib/rune'] }).kind).toBe('ok');
+    expect(decideGrants(['/'], false, false, { userHomes: [], runeFolders: ['/var/lib/rune'] }).kind).toBe(
+      'refused',
+    );
+    expect(
+      decideGrants(['/work'], false, false, { userHomes: [], runeFolders: ['/var/lib/rune'] }).kind,
+    ).toBe('ok');
   });
 });

@@ -12,8 +12,11 @@ import { HOME_RUNS_LATER, isInside } from './plan.ts';
 export const ACCEPT_SETTING = 'sandbox.accept_unprotected_grants';
 
 export interface ProtectedPlaces {
-  /** The user's home folder (real path), whose start-up files and git config run later. */
-  userHome?: string;
+  /**
+   * The home folders (real paths) whose start-up files and git config run later: the person's
+   * `$HOME`, the call's, and the account's own (a login shell starts there).
+   */
+  userHomes: readonly string[];
   /** rune's own folders (real paths): `$RUNE_HOME`, and `~/.rune` when RUNE_HOME is elsewhere. */
   runeFolders: readonly string[];
 }
@@ -37,17 +40,19 @@ export function unprotectedGrants(rwRoots: readonly string[], places: ProtectedP
     for (const folder of places.runeFolders)
       if (isInside(folder, grant) || isInside(grant, folder))
         exposes.push(`${folder} (rune's own folder: its caches are loaded by rune's next start)`);
-    const home = places.userHome;
-    if (home && isInside(home, grant))
-      exposes.push(`the home folder ${home} (its start-up files ~/.bashrc, ~/.profile, … and ~/.gitconfig)`);
-    else if (home)
-      for (const name of HOME_RUNS_LATER) {
-        const path = join(home, name);
-        if (path !== grant && isInside(path, grant)) exposes.push(path);
-      }
+    for (const home of places.userHomes) exposes.push(...homeExposed(grant, home));
     if (exposes.length > 0) out.push({ grant, exposes: [...new Set(exposes)] });
   }
   return out;
+}
+
+/** The home folder, or the start-up files of it, that a writable `grant` holds. */
+function homeExposed(grant: string, home: string): string[] {
+  if (isInside(home, grant))
+    return [`the home folder ${home} (its start-up files ~/.bashrc, ~/.profile, … and ~/.gitconfig)`];
+  return HOME_RUNS_LATER.map((name) => join(home, name)).filter(
+    (path) => path !== grant && isInside(path, grant),
+  );
 }
 
 export type GrantDecision =
