@@ -112,7 +112,9 @@ export function useZodSchemas(app: FastifyInstance): void {
       if (method === 'HEAD') continue;
       const key = `${method} ${route.url}`;
       if (!(key in API) || route.schema !== API[key as keyof typeof API]) {
-        throw new Error(`notes route ${key}: its schema must be API['${key}'] of src/notes/api-routes.ts`);
+        throw new Error(
+          `notes route ${key}: declare it in src/notes/api-routes.ts and register it with route() (routes/route.ts)`,
+        );
       }
     }
   });
