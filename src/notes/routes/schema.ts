@@ -1,5 +1,5 @@
 // Fastify's schema mechanism over zod, the project's schema language: a route's `schema` holds zod
-// types (declared once in src/notes/api-schema.ts), requests are validated by zod (a failure is
+// types (declared once in src/notes/api-routes.ts), requests are validated by zod (a failure is
 // the API's 400 BAD_REQUEST naming the field), and 2xx JSON answers are serialized by
 // fast-json-stringify from the JSON Schema of the declared response. Why not a published zod
 // type provider: docs/adr/0040-notes-http-schemas.md.
