@@ -1,8 +1,9 @@
 // Every JSON route of the notes HTTP API, declared once: its path parameters, query, body and 2xx
-// answer, in zod. The route plugins pass these as fastify's `schema` (validation and
-// serialization: routes/schema.ts), the browser's `api()` takes its types from them
-// (web/src/api.ts), and api-routes.test.ts fails when docs/notes-api.md lists other routes,
-// parameters or fields. A key is "METHOD path" as fastify registers it.
+// answer, in zod. The route plugins register each by its key (`route()`, routes/route.ts), which
+// passes it as fastify's `schema` (validation and serialization: routes/schema.ts), the browser's
+// `call()` takes its types from them (web/src/api.ts), and api-routes.test.ts fails when
+// docs/notes-api.md lists other routes, parameters or fields. A key is "METHOD path" as fastify
+// registers it.
 import { z } from '../config/zod.ts';
 import {
   Approval,

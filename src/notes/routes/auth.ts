@@ -3,13 +3,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../../core/version.ts';
-import { API } from '../api-routes.ts';
 import type { SessionSubject } from '../auth.ts';
 import { rateLimited } from '../guard.ts';
 import { ApiError } from '../http.ts';
 import type { LocalAccount } from '../local-accounts.ts';
 import type { Principal } from '../roles.ts';
 import { type NotesContext, SESSION_COOKIE } from './kit.ts';
+import { route } from './route.ts';
 import type { ZodApp, ZodProvider } from './schema.ts';
 
 const OAUTH_COOKIE = 'rune_oauth_state';
@@ -29,15 +29,15 @@ const userOf = (p: Principal) => ({ name: p.name, role: p.role, provider: p.prov
 
 /** Health, who is asking, and which logins there are: reads anyone may make. */
 function identityRoutes(app: ZodApp, oauth: NotesContext['oauth']): void {
-  app.get('/healthz', { schema: API['GET /healthz'] }, async () => ({ ok: true as const, version: VERSION }));
+  route(app, 'GET /healthz', async () => ({ ok: true as const, version: VERSION }));
 
-  app.get('/api/me', { schema: API['GET /api/me'] }, async (req) => ({
+  route(app, 'GET /api/me', async (req) => ({
     user: req.principal ? userOf(req.principal) : null,
     role: req.role,
     csrf_token: req.principal?.csrf ?? null,
   }));
 
-  app.get('/auth/providers', { schema: API['GET /auth/providers'] }, async () => ({
+  route(app, 'GET /auth/providers', async () => ({
     local: true as const,
     ...oauth.list(),
   }));
@@ -131,14 +131,10 @@ export async function authRoutes(root: FastifyInstance): Promise<void> {
     }
   };
 
-  app.post(
-    '/auth/local',
-    {
-      preHandler: loginLimits,
-      bodyLimit: SMALL_BODY,
-      config: { need: 'anyone' },
-      schema: API['POST /auth/local'],
-    },
+  route(
+    app,
+    'POST /auth/local',
+    { preHandler: loginLimits, bodyLimit: SMALL_BODY, config: { need: 'anyone' } },
     async (req, reply) => {
       const { username, password } = req.body;
       const account = await auth.checkLocal(username, password);
@@ -166,9 +162,10 @@ export async function authRoutes(root: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post(
-    '/auth/logout',
-    { bodyLimit: SMALL_BODY, config: { need: 'anyone' }, schema: API['POST /auth/logout'] },
+  route(
+    app,
+    'POST /auth/logout',
+    { bodyLimit: SMALL_BODY, config: { need: 'anyone' } },
     async (req, reply) => {
       if (req.principal?.sessionHash) {
         auth.endSession(req.principal.sessionHash);
@@ -202,22 +199,12 @@ export async function authRoutes(root: FastifyInstance): Promise<void> {
     reply.clearCookie(OAUTH_COOKIE, cookieOptions(req, 0, '/auth/'));
     return reply.redirect('/', 303);
   };
-  app.get('/auth/oauth/:name/start', { schema: API['GET /auth/oauth/:name/start'] }, (req, reply) =>
-    startExternal(req.params.name, req, reply),
-  );
+  route(app, 'GET /auth/oauth/:name/start', (req, reply) => startExternal(req.params.name, req, reply));
   // The callbacks record the identity and start a session: answered once that is durable.
   const committing = { config: { acknowledges: true } };
-  app.get(
-    '/auth/oauth/:name/callback',
-    { ...committing, schema: API['GET /auth/oauth/:name/callback'] },
-    (req, reply) => finishExternal(req.params.name, req, reply),
+  route(app, 'GET /auth/oauth/:name/callback', committing, (req, reply) =>
+    finishExternal(req.params.name, req, reply),
   );
-  app.get('/auth/github/start', { schema: API['GET /auth/github/start'] }, (req, reply) =>
-    startExternal('github', req, reply),
-  );
-  app.get(
-    '/auth/github/callback',
-    { ...committing, schema: API['GET /auth/github/callback'] },
-    (req, reply) => finishExternal('github', req, reply),
-  );
+  route(app, 'GET /auth/github/start', (req, reply) => startExternal('github', req, reply));
+  route(app, 'GET /auth/github/callback', committing, (req, reply) => finishExternal('github', req, reply));
 }

@@ -1,12 +1,12 @@
 // The agent chat of a note and the approvals an admin answers while a run waits.
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { toApproval } from '../approvals.ts';
 import { toMessage } from '../chat.ts';
 import { TOOL_OUTPUT_HIDDEN } from '../events.ts';
 import { ApiError, notFound } from '../http.ts';
 import { atLeast } from '../roles.ts';
 import { ADMIN, USER } from './gate.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 export async function chatRoutes(root: FastifyInstance): Promise<void> {
@@ -14,7 +14,7 @@ export async function chatRoutes(root: FastifyInstance): Promise<void> {
   const { store, chat } = app.notes;
   const { approvals } = chat;
 
-  app.get('/api/notes/:note/chat', { schema: API['GET /api/notes/:note/chat'] }, async (req) => {
+  route(app, 'GET /api/notes/:note/chat', async (req) => {
     const note = req.note(req.params.note);
     const { limit, before } = req.query;
     const reader = !atLeast(req.role, 'user');
@@ -28,38 +28,30 @@ export async function chatRoutes(root: FastifyInstance): Promise<void> {
     };
   });
 
-  app.post(
-    '/api/notes/:note/chat',
-    { ...USER, schema: API['POST /api/notes/:note/chat'] },
-    async (req, reply) => {
-      const note = req.note(req.params.note);
-      const user = req.need('user');
-      const { message } = req.body;
-      const started = chat.start(note, user, message);
-      if (!started)
-        throw new ApiError('CONFLICT', 'the assistant is already answering in this note; cancel it or wait');
-      return reply.status(202).send({ run_id: started.runId, message: toMessage(started.message) });
-    },
-  );
+  route(app, 'POST /api/notes/:note/chat', USER, async (req, reply) => {
+    const note = req.note(req.params.note);
+    const user = req.need('user');
+    const { message } = req.body;
+    const started = chat.start(note, user, message);
+    if (!started)
+      throw new ApiError('CONFLICT', 'the assistant is already answering in this note; cancel it or wait');
+    return reply.status(202).send({ run_id: started.runId, message: toMessage(started.message) });
+  });
 
-  app.post(
-    '/api/notes/:note/chat/cancel',
-    { ...USER, schema: API['POST /api/notes/:note/chat/cancel'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      req.need('user');
-      return { cancelled: chat.cancel(note.id) };
-    },
-  );
+  route(app, 'POST /api/notes/:note/chat/cancel', USER, async (req) => {
+    const note = req.note(req.params.note);
+    req.need('user');
+    return { cancelled: chat.cancel(note.id) };
+  });
 
-  app.get('/api/approvals', { schema: API['GET /api/approvals'] }, async (req) => {
+  route(app, 'GET /api/approvals', async (req) => {
     req.need('admin');
     const ref = req.query.note;
     const note = ref ? req.note(ref) : undefined;
     return { approvals: approvals.pending(note?.id).map(toApproval) };
   });
 
-  app.post('/api/approvals/:id', { ...ADMIN, schema: API['POST /api/approvals/:id'] }, async (req) => {
+  route(app, 'POST /api/approvals/:id', ADMIN, async (req) => {
     const admin = req.need('admin');
     const { answer, instead } = req.body;
     const row = approvals.approval(req.params.id);

@@ -1,13 +1,13 @@
 // Live editing: a file's Yjs state, clients' updates (checked before they touch the document,
 // see collab-check.ts), and presence (who is where, who types, the client's own bounded state).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { API } from '../api-routes.ts';
 import { tooLarge } from '../collab.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest } from '../http.ts';
 import { ByteBudget } from '../limits.ts';
 import { stampClientId } from '../presence.ts';
 import { atLeast } from '../roles.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 /** What the smallest update costs of a person's byte budget (the web editor batches keys per 50 ms). */
@@ -23,20 +23,15 @@ export async function collabRoutes(root: FastifyInstance): Promise<void> {
   // bytes per second, so no one multiplies traffic by the number of watchers at will.
   const budget = new ByteBudget(limits.collabBytesPerSecond, app.notes.clock);
 
-  app.get(
-    '/api/notes/:note/files/:file/collab',
-    { schema: API['GET /api/notes/:note/files/:file/collab'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
-      // The tab's stream follows this file from now on, before its state is read: every update
-      // after this moment reaches the tab live, every one before is in the state (Yjs ignores what
-      // it gets twice).
-      const tab = req.query.client_id;
-      if (tab) hub.follow(req.principal?.subject ?? null, note.id, tab, file.id);
-      return collab.state(file);
-    },
-  );
+  route(app, 'GET /api/notes/:note/files/:file/collab', async (req) => {
+    const { note, file } = req.noteAndFile(req.params);
+    // The tab's stream follows this file from now on, before its state is read: every update
+    // after this moment reaches the tab live, every one before is in the state (Yjs ignores what
+    // it gets twice).
+    const tab = req.query.client_id;
+    if (tab) hub.follow(req.principal?.subject ?? null, note.id, tab, file.id);
+    return collab.state(file);
+  });
 
   // Taken before the body is read or parsed: a client past its budget costs a 429, not a parse.
   const spend = async (req: FastifyRequest) => {
@@ -55,12 +50,12 @@ export async function collabRoutes(root: FastifyInstance): Promise<void> {
       throw rateLimited(wait, 'collaborative updates are coming faster than the server passes them on');
   };
 
-  app.post(
-    '/api/notes/:note/files/:file/collab',
-    { onRequest: spend, config: { need: 'user' }, schema: API['POST /api/notes/:note/files/:file/collab'] },
+  route(
+    app,
+    'POST /api/notes/:note/files/:file/collab',
+    { onRequest: spend, config: { need: 'user' } },
     async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
+      const { file } = req.noteAndFile(req.params);
       const user = req.need('user');
       const { update, client_id: chosen = '' } = req.body;
       if (update.length > Math.ceil((limits.maxUpdateBytes * 4) / 3) + 4) {
@@ -75,36 +70,30 @@ export async function collabRoutes(root: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post(
-    '/api/notes/:note/presence',
-    { ...PRESENCE, schema: API['POST /api/notes/:note/presence'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      const { client_id: clientId, file_id: fileRef, typing = false, state: sent } = req.body;
-      let fileId: number | null = null;
-      if (fileRef !== undefined && fileRef !== null) {
-        // A file of this note the caller may see (else 404, as for any lookup of it): presence must
-        // not tell watchers that someone is in a file they were never shown.
-        fileId = req.file(note, String(fileRef)).id;
+  route(app, 'POST /api/notes/:note/presence', PRESENCE, async (req) => {
+    const note = req.note(req.params.note);
+    const { client_id: clientId, file_id: fileRef, typing = false, state: sent } = req.body;
+    let fileId: number | null = null;
+    if (fileRef !== undefined && fileRef !== null) {
+      // A file of this note the caller may see (else 404, as for any lookup of it): presence must
+      // not tell watchers that someone is in a file they were never shown.
+      fileId = req.file(note, String(fileRef)).id;
+    }
+    let state: Record<string, unknown> | null | undefined;
+    if (sent !== undefined) {
+      const bytes = Buffer.byteLength(JSON.stringify(sent));
+      if (bytes > limits.presenceStateBytes) {
+        throw badRequest(`state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`);
       }
-      let state: Record<string, unknown> | null | undefined;
-      if (sent !== undefined) {
-        const bytes = Buffer.byteLength(JSON.stringify(sent));
-        if (bytes > limits.presenceStateBytes) {
-          throw badRequest(
-            `state: ${bytes} bytes of JSON, more than the ${limits.presenceStateBytes} allowed`,
-          );
-        }
-        // Guests and anonymous readers cannot edit: their cursors are nobody's business, and others
-        // never receive what they attach (docs/notes-api.md, Presence).
-        state = atLeast(req.role, 'user') ? sent : null;
-      }
-      const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
-        file_id: fileId,
-        typing,
-        ...(state !== undefined ? { state } : {}),
-      });
-      return { ok };
-    },
-  );
+      // Guests and anonymous readers cannot edit: their cursors are nobody's business, and others
+      // never receive what they attach (docs/notes-api.md, Presence).
+      state = atLeast(req.role, 'user') ? sent : null;
+    }
+    const ok = hub.setPresence(req.principal?.subject ?? null, note.id, clientId, {
+      file_id: fileId,
+      typing,
+      ...(state !== undefined ? { state } : {}),
+    });
+    return { ok };
+  });
 }

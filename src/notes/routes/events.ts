@@ -3,11 +3,11 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as Y from 'yjs';
-import { API } from '../api-routes.ts';
 import type { FileRow, NoteRow } from '../db.ts';
 import { rateLimited } from '../guard.ts';
 import { badRequest } from '../http.ts';
-import type { Query } from './kit.ts';
+import { rawRoute } from './route.ts';
+import type { ZodProvider } from './schema.ts';
 
 /**
  * A client that stopped reading is dropped rather than buffered without bound: with the stream
@@ -24,10 +24,11 @@ const MAX_SYNC_STATE = 16 * 1024;
  * (`sync_state`, base64 of its Yjs state vector; absent: nothing), checked before the stream opens.
  */
 function syncRequest(
-  req: FastifyRequest<Query>,
+  req: FastifyRequest,
+  query: { sync_file?: string | undefined; sync_state?: string | undefined },
   note: NoteRow | null,
 ): { file: FileRow; stateVector: Uint8Array | null } | null {
-  const { sync_file: ref, sync_state: state } = req.query;
+  const { sync_file: ref, sync_state: state } = query;
   if (ref === undefined) {
     if (state !== undefined) throw badRequest('sync_state: give sync_file too');
     return null;
@@ -78,14 +79,15 @@ function writeDirect(raw: ServerResponse, frames: Buffer): void {
 
 const CRLF = Buffer.from('\r\n');
 
-export async function eventRoutes(app: FastifyInstance): Promise<void> {
+export async function eventRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodProvider>();
   const { hub, collab } = app.notes;
 
-  // Typed by hand (`Query`): the answer is a stream the handler writes itself (hijacked).
-  app.get<Query>('/api/events', { schema: API['GET /api/events'] }, (req, reply) => {
+  // The answer is a stream the handler writes itself (hijacked), not the declared JSON.
+  rawRoute(app, 'GET /api/events', (req, reply) => {
     const q = req.query;
     const note = q.note_id ? req.note(q.note_id) : null;
-    const sync = syncRequest(req, note);
+    const sync = syncRequest(req, q, note);
     const lastHeader = req.headers['last-event-id'] ?? q.last_event_id;
     const last = typeof lastHeader === 'string' && /^\d{1,15}$/.test(lastHeader) ? Number(lastHeader) : null;
     const clientId =

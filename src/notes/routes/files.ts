@@ -1,13 +1,13 @@
 // Files of a note: list, create, read, save (3-way merged against the base revision), rename and
 // visibility. The trash is trash.ts, the revision history revisions.ts.
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { toFile } from '../db.ts';
 import { ApiError, badRequest } from '../http.ts';
 import { plainSave } from '../plain-save.ts';
 import { sendRendered } from '../read-cache.ts';
 import { atLeast } from '../roles.ts';
 import { USER } from './gate.ts';
+import { rawRoute, route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -16,7 +16,7 @@ export async function fileRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodProvider>();
   const { store, collab, tasks, quotas, readCache, publishFile } = app.notes;
 
-  app.get('/api/notes/:note/files', { schema: API['GET /api/notes/:note/files'] }, async (req) => {
+  route(app, 'GET /api/notes/:note/files', async (req) => {
     const note = req.note(req.params.note);
     const { deleted } = req.query;
     if (deleted) req.need('user');
@@ -24,9 +24,10 @@ export async function fileRoutes(root: FastifyInstance): Promise<void> {
     return { files: store.listFiles(note.id, { publicOnly, deleted }).map((f) => toFile(f)) };
   });
 
-  app.post(
-    '/api/notes/:note/files',
-    { ...USER, onRequest: quotas.hook('files', 'revisions'), schema: API['POST /api/notes/:note/files'] },
+  route(
+    app,
+    'POST /api/notes/:note/files',
+    { ...USER, onRequest: quotas.hook('files', 'revisions') },
     async (req, reply) => {
       const note = req.note(req.params.note);
       const user = req.need('user');
@@ -45,38 +46,33 @@ export async function fileRoutes(root: FastifyInstance): Promise<void> {
 
   // Answers JSON text it rendered (and, for visitors, cached): the declared schema validates the
   // path and tells clients the shape; fastify does not serialize text again.
-  root.get<{ Params: { note: string; file: string } }>(
-    '/api/notes/:note/files/:file',
-    { schema: API['GET /api/notes/:note/files/:file'] },
-    (req, reply) => {
-      const read = () => {
-        const note = req.note(req.params.note);
-        const file = req.file(note, req.params.file);
-        // The size of the text returned, live edits included (not the size of the last revision).
-        const content = collab.text(file);
-        return {
-          noteId: note.id,
-          body: JSON.stringify({ ...toFile(file), size: Buffer.byteLength(content), content }),
-        };
+  rawRoute(app, 'GET /api/notes/:note/files/:file', (req, reply) => {
+    const read = () => {
+      const { note, file } = req.noteAndFile(req.params);
+      // The size of the text returned, live edits included (not the size of the last revision).
+      const content = collab.text(file);
+      return {
+        noteId: note.id,
+        body: JSON.stringify({ ...toFile(file), size: Buffer.byteLength(content), content }),
       };
-      if (req.principal) return reply.type(JSON_TYPE).send(read().body);
-      // What a visitor reads is public and the same for every visitor: rendered once per version.
-      const key = `json\0${req.params.note}\0${req.params.file}`;
-      let rendered = readCache.get(key);
-      if (!rendered) {
-        const { noteId, body } = read();
-        rendered = readCache.put(key, noteId, JSON_TYPE, body);
-      }
-      return sendRendered(req, reply, rendered);
-    },
-  );
+    };
+    if (req.principal) return reply.type(JSON_TYPE).send(read().body);
+    // What a visitor reads is public and the same for every visitor: rendered once per version.
+    const key = `json\0${req.params.note}\0${req.params.file}`;
+    let rendered = readCache.get(key);
+    if (!rendered) {
+      const { noteId, body } = read();
+      rendered = readCache.put(key, noteId, JSON_TYPE, body);
+    }
+    return sendRendered(req, reply, rendered);
+  });
 
-  app.put(
-    '/api/notes/:note/files/:file',
-    { ...USER, onRequest: quotas.hook('revisions'), schema: API['PUT /api/notes/:note/files/:file'] },
+  route(
+    app,
+    'PUT /api/notes/:note/files/:file',
+    { ...USER, onRequest: quotas.hook('revisions') },
     async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
+      const { file } = req.noteAndFile(req.params);
       const user = req.need('user');
       const { content, base_revision: base } = req.body;
       if (base > file.revision)
@@ -94,26 +90,21 @@ export async function fileRoutes(root: FastifyInstance): Promise<void> {
     },
   );
 
-  app.patch(
-    '/api/notes/:note/files/:file',
-    { ...USER, schema: API['PATCH /api/notes/:note/files/:file'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
-      req.need('user');
-      const fields: { name?: string; public?: boolean } = {};
-      const { name, public: pub } = req.body;
-      if (name !== undefined) fields.name = name;
-      if (pub !== undefined) fields.public = pub;
-      if (fields.name && fields.name !== file.name && store.findFile(note.id, fields.name)) {
-        throw new ApiError('CONFLICT', `a file named '${fields.name}' exists in this note`);
-      }
-      const updated = store.tx(() => {
-        const row = store.updateFile(file.id, fields);
-        publishFile('file.updated', row);
-        return row;
-      });
-      return { ...toFile(updated), content: collab.text(updated) };
-    },
-  );
+  route(app, 'PATCH /api/notes/:note/files/:file', USER, async (req) => {
+    const { note, file } = req.noteAndFile(req.params);
+    req.need('user');
+    const fields: { name?: string; public?: boolean } = {};
+    const { name, public: pub } = req.body;
+    if (name !== undefined) fields.name = name;
+    if (pub !== undefined) fields.public = pub;
+    if (fields.name && fields.name !== file.name && store.findFile(note.id, fields.name)) {
+      throw new ApiError('CONFLICT', `a file named '${fields.name}' exists in this note`);
+    }
+    const updated = store.tx(() => {
+      const row = store.updateFile(file.id, fields);
+      publishFile('file.updated', row);
+      return row;
+    });
+    return { ...toFile(updated), content: collab.text(updated) };
+  });
 }

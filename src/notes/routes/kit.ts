@@ -89,13 +89,16 @@ declare module 'fastify' {
     note(ref: string, opts?: { deleted?: boolean }): NoteRow;
     /** A file of `note` the caller may see (404 otherwise). */
     file(note: NoteRow, ref: string, opts?: { deleted?: boolean }): FileRow;
+    /** `note()` then `file()` of a route's `:note/:file` (`opts` for the file); 404 as each. */
+    noteAndFile(
+      params: { note: string; file: string },
+      opts?: { deleted?: boolean },
+    ): { note: NoteRow; file: FileRow };
   }
 }
 
 /** Route parameters by name, for `app.get<Params<'note' | 'file'>>(…)`. */
 export type Params<K extends string> = { Params: Record<K, string> };
-/** Query strings are read field by field and validated where used. */
-export type Query = { Querystring: Record<string, string | undefined> };
 
 /** The cookies of a request that sends none (read-only; setting a cookie parses them anew). */
 const NO_COOKIES: Readonly<Record<string, string | undefined>> = Object.freeze({});
@@ -173,6 +176,13 @@ async function kit(app: FastifyInstance, context: NotesContext): Promise<void> {
       const row = store.findFile(note.id, lookupName(ref), opts.deleted ?? false);
       if (!row || !canSee(this.role, note, row)) throw notFound(`file '${ref}'`);
       return row;
+    },
+  );
+  app.decorateRequest(
+    'noteAndFile',
+    function noteAndFile(this: FastifyRequest, params: { note: string; file: string }, opts = {}) {
+      const note = this.note(params.note);
+      return { note, file: this.file(note, params.file, opts) };
     },
   );
 

@@ -2,7 +2,6 @@
 
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { toFile, toNote } from '../db.ts';
 import { type Pace, tarNote, zipNote } from '../export.ts';
 import { rateLimited } from '../guard.ts';
@@ -11,6 +10,7 @@ import { ByteBudget } from '../limits.ts';
 import { atLeast } from '../roles.ts';
 import { ADMIN, clientKey } from './gate.ts';
 import { expensive } from './limits.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 export async function noteRoutes(root: FastifyInstance): Promise<void> {
@@ -18,14 +18,14 @@ export async function noteRoutes(root: FastifyInstance): Promise<void> {
   const { store, hub, collab, chat, db, uploads, publishNote, limits } = app.notes;
   const exportCpu = new ByteBudget(limits.exportCpuMsPerMinute / 60, app.notes.clock, 60);
 
-  app.get('/api/notes', { schema: API['GET /api/notes'] }, async (req) => {
+  route(app, 'GET /api/notes', async (req) => {
     const { deleted } = req.query;
     if (deleted) req.need('admin');
     const publicOnly = !atLeast(req.role, 'user');
     return { notes: store.listNotes({ publicOnly, deleted }).map(toNote) };
   });
 
-  app.post('/api/notes', { ...ADMIN, schema: API['POST /api/notes'] }, async (req, reply) => {
+  route(app, 'POST /api/notes', ADMIN, async (req, reply) => {
     req.need('admin');
     const { name, public: isPublic = false } = req.body;
     if (store.findNote(name)) throw new ApiError('CONFLICT', `a note named '${name}' exists`);
@@ -37,7 +37,7 @@ export async function noteRoutes(root: FastifyInstance): Promise<void> {
     return reply.status(201).send(toNote(note));
   });
 
-  app.get('/api/notes/:note', { schema: API['GET /api/notes/:note'] }, async (req) => {
+  route(app, 'GET /api/notes/:note', async (req) => {
     const note = req.note(req.params.note);
     const publicOnly = !atLeast(req.role, 'user');
     return {
@@ -46,7 +46,7 @@ export async function noteRoutes(root: FastifyInstance): Promise<void> {
     };
   });
 
-  app.patch('/api/notes/:note', { ...ADMIN, schema: API['PATCH /api/notes/:note'] }, async (req) => {
+  route(app, 'PATCH /api/notes/:note', ADMIN, async (req) => {
     const note = req.note(req.params.note);
     req.need('admin');
     const fields: { name?: string; public?: boolean; model?: string | null } = {};
@@ -67,7 +67,7 @@ export async function noteRoutes(root: FastifyInstance): Promise<void> {
     return toNote(updated);
   });
 
-  app.delete('/api/notes/:note', { ...ADMIN, schema: API['DELETE /api/notes/:note'] }, async (req) => {
+  route(app, 'DELETE /api/notes/:note', ADMIN, async (req) => {
     const { purge } = req.query;
     req.need('admin');
     const note = req.note(req.params.note, { deleted: purge });
@@ -104,60 +104,52 @@ export async function noteRoutes(root: FastifyInstance): Promise<void> {
     return { ok: true };
   });
 
-  app.post(
-    '/api/notes/:note/restore',
-    { ...ADMIN, schema: API['POST /api/notes/:note/restore'] },
-    async (req) => {
-      req.need('admin');
-      const note = req.note(req.params.note, { deleted: true });
-      if (!note.deleted_at) return toNote(note);
-      if (store.findNote(note.name))
-        throw new ApiError('CONFLICT', `a note named '${note.name}' exists; rename it first`);
-      const restored = store.tx(() => {
-        const row = store.setNoteDeleted(note.id, false);
-        publishNote('note.created', row);
-        return row;
-      });
-      return toNote(restored);
-    },
-  );
+  route(app, 'POST /api/notes/:note/restore', ADMIN, async (req) => {
+    req.need('admin');
+    const note = req.note(req.params.note, { deleted: true });
+    if (!note.deleted_at) return toNote(note);
+    if (store.findNote(note.name))
+      throw new ApiError('CONFLICT', `a note named '${note.name}' exists; rename it first`);
+    const restored = store.tx(() => {
+      const row = store.setNoteDeleted(note.id, false);
+      publishNote('note.created', row);
+      return row;
+    });
+    return toNote(restored);
+  });
 
-  app.get(
-    '/api/notes/:note/export',
-    { config: expensive(limits), schema: API['GET /api/notes/:note/export'] },
-    async (req, reply) => {
-      const note = req.note(req.params.note);
-      const { format } = req.query;
-      // Compressing costs CPU: each client (person, or address) has a budget of it per minute.
-      const spent = exportCpu.waitFor(clientKey(req), 1);
-      if (spent > 0)
-        throw rateLimited(
-          Math.ceil(spent),
-          'exports from this client used up their CPU budget (export_cpu_ms_per_minute)',
-        );
-      const publicOnly = !atLeast(req.role, 'user');
-      // Streamed: each file's text is read when the archive reaches it (export.ts).
-      const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
-        name: f.name,
-        content: () => collab.text(store.fileById(f.id) ?? f),
-        mtime: new Date(f.updated_at),
-      }));
-      const key = clientKey(req);
-      const pace: Pace = async (cpuMs) => {
-        exportCpu.charge(key, cpuMs);
-        // A client past its budget is slowed to it: its export waits, others' requests do not.
-        const wait = exportCpu.waitFor(key, 1);
-        await (wait > 0 ? sleep(Math.min(wait * 1000, 60_000)) : nextTurn());
-      };
-      const body = format === 'zip' ? zipNote(note.name, files, pace) : tarNote(note.name, files, pace);
-      const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
-      return reply
-        .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')
-        .header(
-          'Content-Disposition',
-          `attachment; filename="${ascii}.${format}"; filename*=UTF-8''${encodeURIComponent(note.name)}.${format}`,
-        )
-        .send(body);
-    },
-  );
+  route(app, 'GET /api/notes/:note/export', { config: expensive(limits) }, async (req, reply) => {
+    const note = req.note(req.params.note);
+    const { format } = req.query;
+    // Compressing costs CPU: each client (person, or address) has a budget of it per minute.
+    const spent = exportCpu.waitFor(clientKey(req), 1);
+    if (spent > 0)
+      throw rateLimited(
+        Math.ceil(spent),
+        'exports from this client used up their CPU budget (export_cpu_ms_per_minute)',
+      );
+    const publicOnly = !atLeast(req.role, 'user');
+    // Streamed: each file's text is read when the archive reaches it (export.ts).
+    const files = store.listFiles(note.id, { publicOnly, deleted: false }).map((f) => ({
+      name: f.name,
+      content: () => collab.text(store.fileById(f.id) ?? f),
+      mtime: new Date(f.updated_at),
+    }));
+    const key = clientKey(req);
+    const pace: Pace = async (cpuMs) => {
+      exportCpu.charge(key, cpuMs);
+      // A client past its budget is slowed to it: its export waits, others' requests do not.
+      const wait = exportCpu.waitFor(key, 1);
+      await (wait > 0 ? sleep(Math.min(wait * 1000, 60_000)) : nextTurn());
+    };
+    const body = format === 'zip' ? zipNote(note.name, files, pace) : tarNote(note.name, files, pace);
+    const ascii = note.name.replace(/[^A-Za-z0-9._-]/g, '_');
+    return reply
+      .header('Content-Type', format === 'zip' ? 'application/zip' : 'application/x-tar')
+      .header(
+        'Content-Disposition',
+        `attachment; filename="${ascii}.${format}"; filename*=UTF-8''${encodeURIComponent(note.name)}.${format}`,
+      )
+      .send(body);
+  });
 }

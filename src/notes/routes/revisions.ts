@@ -1,44 +1,34 @@
 // The revision history of a file: list, view, diff (off the event loop, with a budget) and restore.
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { toFile } from '../db.ts';
 import { notFound } from '../http.ts';
 import { USER } from './gate.ts';
 import { asker, expensive } from './limits.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 export async function revisionRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodProvider>();
   const { store, collab, tasks, limits, quotas } = app.notes;
 
-  app.get(
-    '/api/notes/:note/files/:file/revisions',
-    { schema: API['GET /api/notes/:note/files/:file/revisions'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
-      return { revisions: store.listRevisions(file.id) };
-    },
-  );
+  route(app, 'GET /api/notes/:note/files/:file/revisions', async (req) => {
+    const { file } = req.noteAndFile(req.params);
+    return { revisions: store.listRevisions(file.id) };
+  });
 
-  app.get(
-    '/api/notes/:note/files/:file/revisions/:rev',
-    { schema: API['GET /api/notes/:note/files/:file/revisions/:rev'] },
-    async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
-      const rev = store.revision(file.id, Number(req.params.rev));
-      if (!rev) throw notFound(`revision ${req.params.rev}`);
-      return { ...rev, size: Buffer.byteLength(rev.content) };
-    },
-  );
+  route(app, 'GET /api/notes/:note/files/:file/revisions/:rev', async (req) => {
+    const { file } = req.noteAndFile(req.params);
+    const rev = store.revision(file.id, Number(req.params.rev));
+    if (!rev) throw notFound(`revision ${req.params.rev}`);
+    return { ...rev, size: Buffer.byteLength(rev.content) };
+  });
 
-  app.get(
-    '/api/notes/:note/files/:file/revisions/:rev/diff',
-    { config: expensive(limits), schema: API['GET /api/notes/:note/files/:file/revisions/:rev/diff'] },
+  route(
+    app,
+    'GET /api/notes/:note/files/:file/revisions/:rev/diff',
+    { config: expensive(limits) },
     async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
+      const { file } = req.noteAndFile(req.params);
       const to = Number(req.params.rev);
       const { against } = req.query;
       const from = against === undefined ? to - 1 : Number(against);
@@ -63,16 +53,12 @@ export async function revisionRoutes(root: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post(
-    '/api/notes/:note/files/:file/revisions/:rev/restore',
-    {
-      ...USER,
-      onRequest: quotas.hook('revisions'),
-      schema: API['POST /api/notes/:note/files/:file/revisions/:rev/restore'],
-    },
+  route(
+    app,
+    'POST /api/notes/:note/files/:file/revisions/:rev/restore',
+    { ...USER, onRequest: quotas.hook('revisions') },
     async (req) => {
-      const note = req.note(req.params.note);
-      const file = req.file(note, req.params.file);
+      const { file } = req.noteAndFile(req.params);
       const user = req.need('user');
       const rev = store.revision(file.id, Number(req.params.rev));
       if (!rev) throw notFound(`revision ${req.params.rev}`);

@@ -1,5 +1,5 @@
 // Fastify's schema mechanism over zod, the project's schema language: a route's `schema` holds zod
-// types (declared once in src/notes/api-schema.ts), requests are validated by zod (a failure is
+// types (declared once in src/notes/api-routes.ts), requests are validated by zod (a failure is
 // the API's 400 BAD_REQUEST naming the field), and 2xx JSON answers are serialized by
 // fast-json-stringify from the JSON Schema of the declared response. Why not a published zod
 // type provider: docs/adr/0040-notes-http-schemas.md.
@@ -112,7 +112,9 @@ export function useZodSchemas(app: FastifyInstance): void {
       if (method === 'HEAD') continue;
       const key = `${method} ${route.url}`;
       if (!(key in API) || route.schema !== API[key as keyof typeof API]) {
-        throw new Error(`notes route ${key}: its schema must be API['${key}'] of src/notes/api-routes.ts`);
+        throw new Error(
+          `notes route ${key}: declare it in src/notes/api-routes.ts and register it with route() (routes/route.ts)`,
+        );
       }
     }
   });

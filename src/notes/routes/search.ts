@@ -1,18 +1,18 @@
 // Full-text search over files and chats, only within what the caller may see. The query is
 // checked at the boundary; the search itself runs in a worker under a time budget (search.ts).
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { badRequest } from '../http.ts';
 import { atLeast } from '../roles.ts';
 import { parseQuery } from '../search.ts';
 import { asker, expensive } from './limits.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 export async function searchRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodProvider>();
   const { tasks, limits, searchIndex } = app.notes;
 
-  app.get('/api/search', { config: expensive(limits), schema: API['GET /api/search'] }, async (req) => {
+  route(app, 'GET /api/search', { config: expensive(limits) }, async (req) => {
     const { q, limit, note: noteRef } = req.query;
     const parsed = parseQuery(q ?? '', limits);
     if (!parsed.ok) throw badRequest(parsed.message);

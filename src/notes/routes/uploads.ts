@@ -5,11 +5,11 @@
 
 import { createReadStream, fstatSync, openSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { API } from '../api-routes.ts';
 import { rateLimited } from '../guard.ts';
 import { ApiError, badRequest, notFound, SAFE_IMAGE_TYPES, UPLOAD_CSP } from '../http.ts';
 import { UploadTooLarge } from '../uploads.ts';
 import { BodyBudget, declaredLength } from './gate.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 function tooLarge(max: number): ApiError {
@@ -49,13 +49,10 @@ export async function uploadRoutes(root: FastifyInstance): Promise<void> {
     reply.raw.once('close', release);
   };
 
-  app.post(
-    '/api/notes/:note/uploads',
-    {
-      onRequest: admit,
-      config: { need: 'user', streamed: true },
-      schema: API['POST /api/notes/:note/uploads'],
-    },
+  route(
+    app,
+    'POST /api/notes/:note/uploads',
+    { onRequest: admit, config: { need: 'user', streamed: true } },
     async (req, reply) => {
       const note = req.note(req.params.note);
       req.need('user');
@@ -100,39 +97,35 @@ export async function uploadRoutes(root: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get(
-    '/api/notes/:note/uploads/:hash',
-    { schema: API['GET /api/notes/:note/uploads/:hash'] },
-    async (req, reply) => {
-      const note = req.note(req.params.note);
-      const hash = req.params.hash;
-      if (!/^[0-9a-f]{64}$/.test(hash)) throw notFound('upload');
-      const row = db.prepare('select * from uploads where note_id = ? and hash = ?').get(note.id, hash) as
-        | { name: string; type: string }
-        | undefined;
-      if (!row) throw notFound('upload');
-      // The bytes never change under a hash; who may see them can. A public note's upload is
-      // revalidated (a 304 costs nothing), anything else is not kept by browsers or proxies.
-      const etag = `"${hash}"`;
-      if (note.public === 1) {
-        reply.header('Cache-Control', 'public, no-cache').header('ETag', etag);
-        if (req.headers['if-none-match'] === etag) return reply.status(304).send();
-      }
-      // Streamed as the client takes it: a slow reader holds a chunk of memory, not the whole upload
-      // (and one that stops reading is cut after the send timeout, connections.ts).
-      const fd = openSync(uploads.path(hash), 'r');
-      const size = fstatSync(fd).size;
-      const inline = SAFE_IMAGE_TYPES.has(row.type);
-      const ascii = row.name.replace(/[^A-Za-z0-9._-]/g, '_');
-      return reply
-        .header('Content-Type', inline ? row.type : 'application/octet-stream')
-        .header('Content-Security-Policy', UPLOAD_CSP)
-        .header(
-          'Content-Disposition',
-          `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.name)}`,
-        )
-        .header('Content-Length', size)
-        .send(createReadStream('', { fd }));
-    },
-  );
+  route(app, 'GET /api/notes/:note/uploads/:hash', async (req, reply) => {
+    const note = req.note(req.params.note);
+    const hash = req.params.hash;
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw notFound('upload');
+    const row = db.prepare('select * from uploads where note_id = ? and hash = ?').get(note.id, hash) as
+      | { name: string; type: string }
+      | undefined;
+    if (!row) throw notFound('upload');
+    // The bytes never change under a hash; who may see them can. A public note's upload is
+    // revalidated (a 304 costs nothing), anything else is not kept by browsers or proxies.
+    const etag = `"${hash}"`;
+    if (note.public === 1) {
+      reply.header('Cache-Control', 'public, no-cache').header('ETag', etag);
+      if (req.headers['if-none-match'] === etag) return reply.status(304).send();
+    }
+    // Streamed as the client takes it: a slow reader holds a chunk of memory, not the whole upload
+    // (and one that stops reading is cut after the send timeout, connections.ts).
+    const fd = openSync(uploads.path(hash), 'r');
+    const size = fstatSync(fd).size;
+    const inline = SAFE_IMAGE_TYPES.has(row.type);
+    const ascii = row.name.replace(/[^A-Za-z0-9._-]/g, '_');
+    return reply
+      .header('Content-Type', inline ? row.type : 'application/octet-stream')
+      .header('Content-Security-Policy', UPLOAD_CSP)
+      .header(
+        'Content-Disposition',
+        `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.name)}`,
+      )
+      .header('Content-Length', size)
+      .send(createReadStream('', { fd }));
+  });
 }

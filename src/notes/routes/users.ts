@@ -1,17 +1,17 @@
 // Users (admin): who can log in or has logged in, and role changes that take effect at once,
 // event streams included.
 import type { FastifyInstance } from 'fastify';
-import { API } from '../api-routes.ts';
 import { badRequest } from '../http.ts';
 import type { Role } from '../roles.ts';
 import { ADMIN } from './gate.ts';
+import { route } from './route.ts';
 import type { ZodProvider } from './schema.ts';
 
 export async function userRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodProvider>();
   const { auth, hub, db } = app.notes;
 
-  app.get('/api/users', { schema: API['GET /api/users'] }, async (req) => {
+  route(app, 'GET /api/users', async (req) => {
     req.need('admin');
     const local = [...auth.accounts.values()].map((a) => ({
       subject: `local:${a.name}`,
@@ -32,7 +32,7 @@ export async function userRoutes(root: FastifyInstance): Promise<void> {
     return { users: [...local, ...current] };
   });
 
-  app.patch('/api/users/:subject', { ...ADMIN, schema: API['PATCH /api/users/:subject'] }, async (req) => {
+  route(app, 'PATCH /api/users/:subject', ADMIN, async (req) => {
     const admin = req.need('admin');
     const { subject } = req.params;
     const { role: newRole } = req.body;
