@@ -29,10 +29,15 @@ describe('Collab documents', () => {
       for (const u of updates) collab.apply(store.fileById(file.id)!, u, UMA, 'c1');
     };
     send(() => client.getText('content').insert(5, 'one\n'));
-    await new Promise((r) => setTimeout(r, 60));
-    // Saved and unloaded by now; the next update loads the stored document again.
-    expect(store.fileById(file.id)!.content).toBe('base\none\n');
-    expect(collab.loaded).toBe(0);
+    // Saved after 5 ms idle, unloaded 10 ms later (waited for, not timed: a loaded machine runs
+    // timers late); the next update loads the stored document again.
+    await vi.waitFor(
+      () => {
+        expect(store.fileById(file.id)!.content).toBe('base\none\n');
+        expect(collab.loaded).toBe(0);
+      },
+      { timeout: 5000, interval: 10 },
+    );
     send(() => client.getText('content').insert(0, 'zero\n'));
     expect(collab.text(store.fileById(file.id)!)).toBe('zero\nbase\none\n');
     collab.flushAll();
